@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { runCommand } from './run.ts';
+
+export function registerMigrate(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply the warehouse migrations to DATABASE_URL (or the embedded PostgreSQL)')
+    .action(() =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { migrateToLatest } = await import('../db/migrate.ts');
+        const handle = await openDatabase(config);
+        try {
+          const result = await migrateToLatest(handle.db);
+          const applied =
+            result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
+          process.stdout.write(
+            applied.length
+              ? `applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}\n`).join('')}`
+              : 'warehouse is up to date\n',
+          );
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+}

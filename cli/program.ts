@@ -1,0 +1,19 @@
+import { Command } from 'commander';
+import { registerMigrate } from './migrate.ts';
+
+/**
+ * The `recon` command line. Each command lives in its own module under cli/ and imports its heavy
+ * dependencies lazily, so `recon --help` and `recon parse` start fast.
+ */
+export function buildProgram(): Command {
+  const program = new Command('recon')
+    .description('ibt-recon: provider reports into Postgres, matched against the ledger and notifications')
+    .showHelpAfterError()
+    .configureHelp({ sortSubcommands: false });
+  registerMigrate(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  await buildProgram().parseAsync(argv);
+}

@@ -1,0 +1,61 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Spec } from './columns.ts';
+import { discrepanciesColumns, type DiscrepanciesTable } from './discrepancies.table.ts';
+import { discrepancyEventsColumns, type DiscrepancyEventsTable } from './discrepancy-events.table.ts';
+import { legacyTransactionsColumns, type LegacyTransactionsTable } from './legacy-transactions.table.ts';
+import { loadsColumns, type LoadsTable } from './loads.table.ts';
+import { merchantLedgerColumns, type MerchantLedgerTable } from './merchant-ledger.table.ts';
+import {
+  notificationQuarantineColumns,
+  type NotificationQuarantineTable,
+} from './notification-quarantine.table.ts';
+import { notificationsColumns, type NotificationsTable } from './notifications.table.ts';
+import { providerAdjustmentsColumns, type ProviderAdjustmentsTable } from './provider-adjustments.table.ts';
+import { providerReturnsColumns, type ProviderReturnsTable } from './provider-returns.table.ts';
+import {
+  providerTransactionsColumns,
+  type ProviderTransactionsTable,
+} from './provider-transactions.table.ts';
+import { rejectedRowsColumns, type RejectedRowsTable } from './rejected-rows.table.ts';
+import { rowHistoryColumns, type RowHistoryTable } from './row-history.table.ts';
+import { statusLookupsColumns, type StatusLookupsTable } from './status-lookups.table.ts';
+import { warehouseSettingsColumns, type WarehouseSettingsTable } from './warehouse-settings.table.ts';
+
+/** The warehouse as Kysely sees it. Add a table here and in {@link tableColumns} together. */
+export interface Database {
+  discrepancies: DiscrepanciesTable;
+  discrepancy_events: DiscrepancyEventsTable;
+  legacy_transactions: LegacyTransactionsTable;
+  loads: LoadsTable;
+  merchant_ledger: MerchantLedgerTable;
+  notification_quarantine: NotificationQuarantineTable;
+  notifications: NotificationsTable;
+  provider_adjustments: ProviderAdjustmentsTable;
+  provider_returns: ProviderReturnsTable;
+  provider_transactions: ProviderTransactionsTable;
+  rejected_rows: RejectedRowsTable;
+  row_history: RowHistoryTable;
+  status_lookups: StatusLookupsTable;
+  warehouse_settings: WarehouseSettingsTable;
+}
+
+/** Runtime column specs of every table, compared with the migrated schema by a test. */
+export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Spec> } = {
+  discrepancies: discrepanciesColumns,
+  discrepancy_events: discrepancyEventsColumns,
+  legacy_transactions: legacyTransactionsColumns,
+  loads: loadsColumns,
+  merchant_ledger: merchantLedgerColumns,
+  notification_quarantine: notificationQuarantineColumns,
+  notifications: notificationsColumns,
+  provider_adjustments: providerAdjustmentsColumns,
+  provider_returns: providerReturnsColumns,
+  provider_transactions: providerTransactionsColumns,
+  rejected_rows: rejectedRowsColumns,
+  row_history: rowHistoryColumns,
+  status_lookups: statusLookupsColumns,
+  warehouse_settings: warehouseSettingsColumns,
+};
+
+/** A database or an open transaction: query functions take either as their first argument. */
+export type Db = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,11 @@
+import { bigint, jsonb, text, timestamptz, type TableOf } from './columns.ts';
+
+export const discrepancyEventsColumns = {
+  event_id: bigint.defaulted,
+  discrepancy_id: bigint.required,
+  event: text.required,
+  details: jsonb.nullable,
+  at: timestamptz.defaulted,
+} as const;
+
+export type DiscrepancyEventsTable = TableOf<typeof discrepancyEventsColumns>;

@@ -1,0 +1,13 @@
+import { bigint, jsonb, text, textArray, timestamptz, type TableOf } from './columns.ts';
+
+export const rowHistoryColumns = {
+  history_id: bigint.defaulted,
+  table_name: text.required,
+  row_key: text.required,
+  previous: jsonb.required,
+  changed_columns: textArray.required,
+  load_id: bigint.required,
+  changed_at: timestamptz.defaulted,
+} as const;
+
+export type RowHistoryTable = TableOf<typeof rowHistoryColumns>;

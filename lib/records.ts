@@ -1,0 +1,53 @@
+import type { Selectable } from 'kysely';
+import type { Database } from '../db/database.ts';
+
+/**
+ * Normalised records: what the parsers yield and the loader writes, named with the warehouse columns
+ * (so `recon parse` prints exactly what `recon import` would load). Money is integer cents, instants
+ * are ISO-8601 UTC strings kept to the microsecond (`2026-03-08T07:30:00.123456Z`), dates `YYYY-MM-DD`.
+ */
+type Row<T extends keyof Database> = Selectable<Database[T]>;
+type Lineage = 'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at';
+
+export type TransactionRecord = { kind: 'transaction' } & Omit<Row<'provider_transactions'>, Lineage>;
+export type LegacyTransactionRecord = { kind: 'legacy-transaction' } & Omit<
+  Row<'legacy_transactions'>,
+  Lineage
+>;
+export type ReturnRecord = { kind: 'return' } & Omit<Row<'provider_returns'>, Lineage>;
+/** adjustment_key is completed by the loader with the occurrence number (#1, #2...) of identical rows. */
+export type AdjustmentRecord = { kind: 'adjustment' } & Omit<
+  Row<'provider_adjustments'>,
+  Lineage | 'adjustment_id'
+>;
+export type LedgerRecord = { kind: 'ledger' } & Omit<
+  Row<'merchant_ledger'>,
+  'load_id' | 'created_at' | 'updated_at'
+>;
+
+export type ReportRecord = TransactionRecord | LegacyTransactionRecord | ReturnRecord | AdjustmentRecord;
+export type AnyRecord = ReportRecord | LedgerRecord;
+
+/** One data record read from a file: either a normalised record or the reason it was rejected. */
+export type ParsedRow<R = AnyRecord> =
+  | { readonly ok: true; readonly line: number; readonly raw: string; readonly record: R }
+  | { readonly ok: false; readonly line: number; readonly raw: string; readonly reason: string };
+
+/** Input formats of `recon parse` / `recon import` (PRODUCT.md). */
+export type ReportFormat = 'legacy' | 'report-json' | 'report-csv';
+export type LegacyQueryType = '1' | '4' | '5' | '6';
+export type ReportQueryType = 'TRANSACTION' | 'RETURN';
+
+/** The five pull sources of PRODUCT.md, plus the ledger. */
+export const SOURCES = [
+  'report-transactions',
+  'report-returns',
+  'legacy-transactions',
+  'legacy-returns',
+  'legacy-adjustments',
+] as const;
+export type Source = (typeof SOURCES)[number];
+export type LoadSource = Source | 'ledger';
+
+export const CANONICAL_STATUSES = ['SUCCESSFUL', 'PENDING', 'REJECTED', 'FAILED', 'RETURNED'] as const;
+export type CanonicalStatus = (typeof CANONICAL_STATUSES)[number];

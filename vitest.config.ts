@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // The Temporal native bridge does not survive worker threads (known SDK issue): every suite runs in forks.
+    pool: 'forks',
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    fileParallelism: true,
+    maxWorkers: 2,
+  },
+});
