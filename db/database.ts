@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Spec } from './columns.ts';
 import { discrepanciesColumns, type DiscrepanciesTable } from './discrepancies.table.ts';
 import { discrepancyEventsColumns, type DiscrepancyEventsTable } from './discrepancy-events.table.ts';
+import { feeScheduleColumns, type FeeScheduleTable } from './fee-schedule.table.ts';
 import { legacyTransactionsColumns, type LegacyTransactionsTable } from './legacy-transactions.table.ts';
 import { loadsColumns, type LoadsTable } from './loads.table.ts';
 import { merchantLedgerColumns, type MerchantLedgerTable } from './merchant-ledger.table.ts';
@@ -9,6 +10,7 @@ import {
   notificationQuarantineColumns,
   type NotificationQuarantineTable,
 } from './notification-quarantine.table.ts';
+import { notificationMatchesColumns, type NotificationMatchesTable } from './notification-matches.table.ts';
 import { notificationsColumns, type NotificationsTable } from './notifications.table.ts';
 import { providerAdjustmentsColumns, type ProviderAdjustmentsTable } from './provider-adjustments.table.ts';
 import { providerReturnsColumns, type ProviderReturnsTable } from './provider-returns.table.ts';
@@ -16,26 +18,36 @@ import {
   providerTransactionsColumns,
   type ProviderTransactionsTable,
 } from './provider-transactions.table.ts';
+import { reconcileRunsColumns, type ReconcileRunsTable } from './reconcile-runs.table.ts';
 import { rejectedRowsColumns, type RejectedRowsTable } from './rejected-rows.table.ts';
+import { returnMatchesColumns, type ReturnMatchesTable } from './return-matches.table.ts';
 import { rowHistoryColumns, type RowHistoryTable } from './row-history.table.ts';
+import { sourceMatchesColumns, type SourceMatchesTable } from './source-matches.table.ts';
 import { statusLookupsColumns, type StatusLookupsTable } from './status-lookups.table.ts';
+import { transactionMatchesColumns, type TransactionMatchesTable } from './transaction-matches.table.ts';
 import { warehouseSettingsColumns, type WarehouseSettingsTable } from './warehouse-settings.table.ts';
 
 /** The warehouse as Kysely sees it. Add a table here and in {@link tableColumns} together. */
 export interface Database {
   discrepancies: DiscrepanciesTable;
   discrepancy_events: DiscrepancyEventsTable;
+  fee_schedule: FeeScheduleTable;
   legacy_transactions: LegacyTransactionsTable;
   loads: LoadsTable;
   merchant_ledger: MerchantLedgerTable;
+  notification_matches: NotificationMatchesTable;
   notification_quarantine: NotificationQuarantineTable;
   notifications: NotificationsTable;
   provider_adjustments: ProviderAdjustmentsTable;
   provider_returns: ProviderReturnsTable;
   provider_transactions: ProviderTransactionsTable;
+  reconcile_runs: ReconcileRunsTable;
   rejected_rows: RejectedRowsTable;
+  return_matches: ReturnMatchesTable;
   row_history: RowHistoryTable;
+  source_matches: SourceMatchesTable;
   status_lookups: StatusLookupsTable;
+  transaction_matches: TransactionMatchesTable;
   warehouse_settings: WarehouseSettingsTable;
 }
 
@@ -43,17 +55,23 @@ export interface Database {
 export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Spec> } = {
   discrepancies: discrepanciesColumns,
   discrepancy_events: discrepancyEventsColumns,
+  fee_schedule: feeScheduleColumns,
   legacy_transactions: legacyTransactionsColumns,
   loads: loadsColumns,
   merchant_ledger: merchantLedgerColumns,
+  notification_matches: notificationMatchesColumns,
   notification_quarantine: notificationQuarantineColumns,
   notifications: notificationsColumns,
   provider_adjustments: providerAdjustmentsColumns,
   provider_returns: providerReturnsColumns,
   provider_transactions: providerTransactionsColumns,
+  reconcile_runs: reconcileRunsColumns,
   rejected_rows: rejectedRowsColumns,
+  return_matches: returnMatchesColumns,
   row_history: rowHistoryColumns,
+  source_matches: sourceMatchesColumns,
   status_lookups: statusLookupsColumns,
+  transaction_matches: transactionMatchesColumns,
   warehouse_settings: warehouseSettingsColumns,
 };
 

@@ -1,0 +1,12 @@
+import { bigint, text, timestamptz, type TableOf } from './columns.ts';
+
+export const returnMatchesColumns = {
+  return_transaction_id: text.required,
+  original_transaction_id: text.nullable,
+  ledger_merchant_transaction_id: text.nullable,
+  rule: text.required,
+  run_id: bigint.nullable,
+  matched_at: timestamptz.defaulted,
+} as const;
+
+export type ReturnMatchesTable = TableOf<typeof returnMatchesColumns>;

@@ -1,0 +1,11 @@
+import { bigint, text, timestamptz, type TableOf } from './columns.ts';
+
+export const transactionMatchesColumns = {
+  transaction_id: text.required,
+  merchant_transaction_id: text.required,
+  rule: text.required,
+  run_id: bigint.nullable,
+  matched_at: timestamptz.defaulted,
+} as const;
+
+export type TransactionMatchesTable = TableOf<typeof transactionMatchesColumns>;
