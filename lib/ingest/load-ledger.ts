@@ -1,0 +1,43 @@
+import type { Readable } from 'node:stream';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { loadParsedRows, type ParseRows } from './load-rows.ts';
+import { loadParsers } from './parsers.ts';
+import type { LedgerLoadRequest, LoadSummary } from './types.ts';
+
+export type { LedgerLoadRequest } from './types.ts';
+
+/**
+ * Loads merchant ledger entries (CSV with a header, or NDJSON: detected from the content) into
+ * merchant_ledger, keyed by merchant_transaction_id. Same guarantees as loadReport: idempotent, whole
+ * or nothing, changed entries keep their earlier version in row_history, rejected lines go to
+ * rejected_rows, another environment is refused.
+ */
+export async function loadLedger(
+  handle: DatabaseHandle,
+  req: LedgerLoadRequest,
+  input: Readable,
+  parse?: ParseRows,
+): Promise<LoadSummary> {
+  const parseRows: ParseRows =
+    parse ??
+    (await loadParsers().then(
+      (p) => (stream: Readable) => p.parseLedger(stream, { fileName: req.fileName }),
+    ));
+  return loadParsedRows(
+    handle,
+    {
+      source: 'ledger',
+      format: (input) => (input.firstChar === '{' ? 'ledger-ndjson' : 'ledger-csv'),
+      fileName: req.fileName,
+      origin: req.origin,
+      environment: req.environment,
+      workflowId: req.workflowId,
+      legacy: false,
+      kinds: new Set(['ledger']),
+      onProgress: req.onProgress,
+      signal: req.signal,
+    },
+    input,
+    parseRows,
+  );
+}

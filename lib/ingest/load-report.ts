@@ -1,0 +1,74 @@
+import type { Readable } from 'node:stream';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { loadParsedRows, type ParseRows } from './load-rows.ts';
+import { loadParsers } from './parsers.ts';
+import type { RecordKind } from './targets.ts';
+import type { LoadRequest, LoadSummary } from './types.ts';
+
+export type { LoadRequest, LoadSummary } from './types.ts';
+
+const LEGACY_KINDS: Readonly<Record<string, RecordKind>> = {
+  '1': 'return',
+  '4': 'adjustment',
+  '5': 'legacy-transaction',
+  '6': 'legacy-transaction',
+};
+
+/**
+ * Loads one provider report (legacy CSV, report JSON or CSV, zipped or not) into the warehouse.
+ *
+ * - Idempotent: loading the same data again changes no warehouse row and adds only a `loads` row
+ *   (its rows counted as rows_unchanged). A restated row (new status, changed fee) is updated and its
+ *   earlier version kept in row_history.
+ * - Whole or nothing: on any error nothing of this load is kept, the `loads` row says `failed` with
+ *   the error, and the error is rethrown (UnreadableInput for a file broken beyond its rows).
+ * - Refuses (EnvironmentMismatch, before writing anything) data of another environment than the
+ *   warehouse's; the first load fixes the warehouse's environment.
+ * - Report API rows take precedence over legacy rows for the same transaction or return id. A legacy
+ *   type 5/6 load always updates legacy_transactions and fills provider_transactions where no report
+ *   row exists. A report JSON mixing transactions and returns loads both.
+ * - Duplicate keys in one file: the last occurrence wins; every occurrence counts in rows_loaded.
+ * - Rows that fail to parse go to rejected_rows with their line and reason; the rest loads.
+ */
+export async function loadReport(
+  handle: DatabaseHandle,
+  req: LoadRequest,
+  input: Readable,
+  parse?: ParseRows,
+): Promise<LoadSummary> {
+  const legacy = req.format === 'legacy';
+  const kinds = new Set<RecordKind>(
+    legacy ? [LEGACY_KINDS[req.queryType ?? '5'] ?? 'legacy-transaction'] : ['transaction', 'return'],
+  );
+  const parseRows: ParseRows =
+    parse ??
+    (await loadParsers().then(
+      (p) => (stream: Readable) =>
+        p.parseReport(stream, {
+          format: req.format,
+          queryType: req.queryType,
+          fields: req.fields,
+          fileName: req.fileName,
+        }),
+    ));
+  return loadParsedRows(
+    handle,
+    {
+      source: req.source,
+      format: req.format,
+      queryType: req.queryType,
+      responseFields: req.fields?.join(','),
+      fileName: req.fileName,
+      origin: req.origin,
+      environment: req.environment,
+      window: req.window,
+      workflowId: req.workflowId,
+      legacy,
+      kinds,
+      onProgress: req.onProgress,
+      signal: req.signal,
+    },
+    input,
+    parseRows,
+  );
+}

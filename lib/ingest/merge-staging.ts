@@ -1,0 +1,176 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { TARGETS, type Target } from './targets.ts';
+
+/**
+ * Set-based merge of one staging table into its warehouse table, in one statement: deduplicate the
+ * staged rows (last occurrence in the file wins), write the earlier version of every row that changes
+ * into row_history, and upsert. Rows whose compared columns are all equal are left untouched (their
+ * load_id and updated_at stay), which makes re-loading a file a no-op on the warehouse.
+ *
+ * All three parts of the statement see the same snapshot, so row_history receives the rows exactly as
+ * they were before this load.
+ */
+export interface MergeResult {
+  inserted: number;
+  updated: number;
+}
+
+interface MergeSpec {
+  readonly target: Target;
+  /** SELECT yielding one row per key with the target's record columns (and `source` when it has one). */
+  readonly src: string;
+  readonly source: string | null;
+  /** Extra condition on the existing row `t` for it to be replaced (source precedence). */
+  readonly guard?: string;
+}
+
+const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+function mergeStatement(spec: MergeSpec, loadId: number): string {
+  const { target: t, src, source, guard } = spec;
+  const compared = source === null ? [...t.compared] : [...t.compared, 'source'];
+  const insertCols = source === null ? [...t.columns] : [...t.columns, 'source'];
+  const distinct = (left: string, right: string) =>
+    `(${compared.map((c) => `${left}.${c}`).join(', ')}) is distinct from (${compared.map((c) => `${right}.${c}`).join(', ')})`;
+  const changed = `array_remove(array[${compared
+    .map((c) => `case when t.${c} is distinct from s.${c} then '${c}' end`)
+    .join(', ')}]::text[], null)`;
+  const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
+  const guardSql = guard ? ` and ${guard}` : '';
+  return `
+with src as materialized (${src}),
+hist as (
+  insert into row_history (table_name, row_key, previous, changed_columns, load_id)
+  select ${quoteLiteral(t.table)}, t.${t.key}::text, to_jsonb(t), ${changed}, ${loadId}
+  from src s join ${t.table} t on t.${t.key} = s.${t.key}
+  where ${distinct('t', 's')}${guardSql}
+  returning 1
+),
+up as (
+  insert into ${t.table} as t (${[...insertCols, ...lineage].join(', ')})
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
+  from src s order by s.${t.key}
+  on conflict (${t.key}) do update set
+    ${[...insertCols.filter((c) => c !== t.key), 'load_id'].map((c) => `${c} = excluded.${c}`).join(', ')}, updated_at = now()
+  where ${distinct('t', 'excluded')}${guardSql}
+  returning (t.xmax = 0) as inserted
+)
+select count(*) filter (where inserted)::bigint as inserted,
+       count(*) filter (where not inserted)::bigint as updated,
+       (select count(*) from hist)::bigint as history
+from up`;
+}
+
+async function run(db: Db, spec: MergeSpec, loadId: number): Promise<MergeResult> {
+  const result = await sql<{ inserted: number; updated: number; history: number }>`${sql.raw(
+    mergeStatement(spec, loadId),
+  )}`.execute(db);
+  const row = result.rows[0]!;
+  if (row.history !== row.updated) {
+    // Both sides use the same condition on the same snapshot; a difference means a concurrent writer.
+    throw new Error(
+      `merge into ${spec.target.table}: ${row.updated} rows updated but ${row.history} history rows written`,
+    );
+  }
+  return { inserted: row.inserted, updated: row.updated };
+}
+
+const cols = (t: Target, alias = '') => t.columns.map((c) => `${alias}${c}`).join(', ');
+
+/** Latest staged occurrence of every key, in key order (which also orders the row locks). */
+function latest(t: Target, staging: string, source: string | null): string {
+  const sourceCol = source === null ? '' : `, ${quoteLiteral(source)}::text as source`;
+  return `select distinct on (${t.key}) ${cols(t)}${sourceCol} from ${staging} order by ${t.key}, seq desc`;
+}
+
+/** Report API rows always replace; legacy rows never replace a row that came from the report API. */
+const LEGACY_GUARD = `t.source not like 'report-%'`;
+
+export function mergeTransactions(db: Db, staging: string, loadId: number, source: string) {
+  const t = TARGETS.transaction;
+  const legacy = source.startsWith('legacy-');
+  return run(
+    db,
+    { target: t, src: latest(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    loadId,
+  );
+}
+
+export function mergeReturns(db: Db, staging: string, loadId: number, source: string) {
+  const t = TARGETS.return;
+  const legacy = source.startsWith('legacy-');
+  return run(
+    db,
+    { target: t, src: latest(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    loadId,
+  );
+}
+
+export function mergeLegacyTransactions(db: Db, staging: string, loadId: number) {
+  const t = TARGETS['legacy-transaction'];
+  return run(db, { target: t, src: latest(t, staging, null), source: null }, loadId);
+}
+
+/**
+ * How a legacy type 5/6 row reads as a provider_transactions row. Legacy type codes (field 2) and
+ * notification codes (field 12) have no published meaning, so transaction_type stays null with the
+ * raw code kept, and notify_status carries field 12 raw. Columns not listed are null.
+ */
+const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
+  transaction_id: 'transaction_id',
+  merchant_id: 'merchant_account_id',
+  merchant_transaction_id: 'merchant_transaction_id',
+  merchant_user_id: 'merchant_user_id',
+  product_user_id: 'internal_user_id',
+  raw_transaction_type: 'raw_transaction_type',
+  status: 'status',
+  raw_status: 'raw_status',
+  amount_cents: 'amount_cents',
+  fee_cents: 'fee_cents',
+  currency: 'currency',
+  transaction_at: 'transaction_at',
+  transaction_on: 'transaction_on',
+  local_time_flag: 'local_time_flag',
+  error_code: 'error_code',
+  notify_status: 'raw_notify_status',
+  country_code: 'country_code',
+  raw: 'raw',
+};
+
+/**
+ * Projects legacy transactions into provider_transactions where no report API row exists. A row
+ * whose response_fields left out amount, currency or status cannot stand as a provider transaction
+ * (those columns are required there); it stays in legacy_transactions only.
+ */
+export function mergeLegacyIntoProvider(db: Db, staging: string, loadId: number) {
+  const t = TARGETS.transaction;
+  const l = TARGETS['legacy-transaction'];
+  const select = t.columns
+    .map((c) => {
+      const from = LEGACY_AS_PROVIDER[c];
+      return from ? `${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
+    })
+    .join(', ');
+  const src = `select ${select}, 'legacy-transactions'::text as source from (${latest(l, staging, null)}) d
+    where amount_cents is not null and currency is not null and raw_status is not null order by transaction_id`;
+  return run(db, { target: t, src, source: 'legacy-transactions', guard: LEGACY_GUARD }, loadId);
+}
+
+/**
+ * Adjustments have no provider key: the parser's key (a hash of the normalised fields) is completed
+ * with the occurrence number among identical rows of this load, so two identical adjustments in one
+ * report stay two rows and re-loading the report finds the same keys.
+ */
+export function mergeAdjustments(db: Db, staging: string, loadId: number) {
+  const t = TARGETS.adjustment;
+  const others = t.columns.filter((c) => c !== 'adjustment_key').join(', ');
+  const src = `select adjustment_key || '#' || row_number() over (partition by adjustment_key order by seq) as adjustment_key,
+    ${others}, 'legacy-adjustments'::text as source from ${staging} order by 1`;
+  return run(db, { target: t, src, source: 'legacy-adjustments' }, loadId);
+}
+
+export function mergeLedger(db: Db, staging: string, loadId: number) {
+  const t = TARGETS.ledger;
+  return run(db, { target: t, src: latest(t, staging, null), source: null }, loadId);
+}
