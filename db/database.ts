@@ -18,6 +18,7 @@ import {
   providerTransactionsColumns,
   type ProviderTransactionsTable,
 } from './provider-transactions.table.ts';
+import { pullCursorsColumns, type PullCursorsTable } from './pull-cursors.table.ts';
 import { reconcileRunsColumns, type ReconcileRunsTable } from './reconcile-runs.table.ts';
 import { rejectedRowsColumns, type RejectedRowsTable } from './rejected-rows.table.ts';
 import { returnMatchesColumns, type ReturnMatchesTable } from './return-matches.table.ts';
@@ -41,6 +42,7 @@ export interface Database {
   provider_adjustments: ProviderAdjustmentsTable;
   provider_returns: ProviderReturnsTable;
   provider_transactions: ProviderTransactionsTable;
+  pull_cursors: PullCursorsTable;
   reconcile_runs: ReconcileRunsTable;
   rejected_rows: RejectedRowsTable;
   return_matches: ReturnMatchesTable;
@@ -65,6 +67,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   provider_adjustments: providerAdjustmentsColumns,
   provider_returns: providerReturnsColumns,
   provider_transactions: providerTransactionsColumns,
+  pull_cursors: pullCursorsColumns,
   reconcile_runs: reconcileRunsColumns,
   rejected_rows: rejectedRowsColumns,
   return_matches: returnMatchesColumns,

@@ -1,0 +1,49 @@
+import type { Kysely } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.ts';
+import type { Database } from '../db/database.ts';
+import type { Config } from '../lib/config.ts';
+import type { Source } from '../lib/records.ts';
+
+/** What a pull reports back: the loader's summary (lib/ingest), of which activities keep counts. */
+export interface PullLoadSummary {
+  readonly loadId: number;
+  readonly status: string;
+  readonly rowsRead: number;
+  readonly rowsLoaded: number;
+  readonly rowsRejected: number;
+  readonly rowsInserted: number;
+  readonly rowsUpdated: number;
+  readonly rowsUnchanged: number;
+  readonly fileSha256: string | null;
+  readonly durationMs: number;
+}
+
+export interface PullRequest {
+  source: Source;
+  from: string;
+  to: string;
+  origin: 'pull' | 'workflow';
+  workflowId?: string;
+  onProgress?: (p: { rowsRead: number; bytes: number }) => void;
+  signal?: AbortSignal;
+}
+
+/** provider/pull.ts `pullSource`: one source, one window, HTTP stream → parser → loader. */
+export type PullSourceFn<Client> = (
+  deps: { handle: DatabaseHandle; client: Client; config: Config },
+  req: PullRequest,
+) => Promise<PullLoadSummary>;
+
+/** reconcile/reconcile-range.ts `reconcileRange`: idempotent matching of Eastern days from..to. */
+export type ReconcileRangeFn = (db: Kysely<Database>, req: { from: string; to: string }) => Promise<unknown>;
+
+/** Everything the activities touch, handed in by the worker (or a test): no module-level state. */
+export interface ActivityDependencies<Client> {
+  readonly handle: DatabaseHandle;
+  readonly provider: Client;
+  readonly config: Config;
+  readonly pullSource: PullSourceFn<Client>;
+  readonly reconcileRange: ReconcileRangeFn;
+  /** Seconds between heartbeats while a pull waits on the network (default 5). */
+  readonly heartbeatEverySeconds?: number;
+}

@@ -1,0 +1,20 @@
+import type { ActivityDependencies } from './dependencies.ts';
+import { withFailureMapping } from './failure-mapping.ts';
+import { createPullSource } from './ingest/pull-source.ts';
+import { createReconcileWindow } from './reconcile/reconcile-window.ts';
+
+export type { ActivityDependencies } from './dependencies.ts';
+
+/**
+ * The activities the worker registers, built from their dependencies (no module state, so a test
+ * hands in a real database and a real or sandbox provider). The property names are durable: the
+ * workflow histories record them. Every activity maps its typed errors to Temporal failures.
+ */
+export function createActivities<Client>(deps: ActivityDependencies<Client>) {
+  return {
+    pullSource: withFailureMapping(createPullSource(deps)),
+    reconcileWindow: withFailureMapping(createReconcileWindow(deps)),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

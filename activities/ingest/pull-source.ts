@@ -1,0 +1,135 @@
+import { Context } from '@temporalio/activity';
+import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
+import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
+import type { ActivityDependencies, PullLoadSummary } from '../dependencies.ts';
+
+/** Heartbeat details: what a later attempt of the same activity can trust. */
+export interface PullHeartbeat {
+  readonly phase: 'pulling' | 'committed';
+  readonly rowsRead: number;
+  readonly bytes: number;
+  readonly loadId?: number;
+}
+
+function toSummary(input: PullSourceInput, load: PullLoadSummary, skipped: boolean): PullSummary {
+  return {
+    source: input.source,
+    from: input.from,
+    to: input.to,
+    loadId: load.loadId,
+    status: load.status,
+    rowsRead: load.rowsRead,
+    rowsLoaded: load.rowsLoaded,
+    rowsRejected: load.rowsRejected,
+    rowsInserted: skipped ? 0 : load.rowsInserted,
+    rowsUpdated: skipped ? 0 : load.rowsUpdated,
+    rowsUnchanged: skipped ? load.rowsLoaded : load.rowsUnchanged,
+    skipped,
+    durationMs: skipped ? 0 : load.durationMs,
+  };
+}
+
+/**
+ * Builds the pull activity: one source, one window, streamed from the provider into Postgres by
+ * `pullSource`; only counts come back. It heartbeats with the rows read (and every few seconds while
+ * the network is quiet) and stops when cancelled. A load is whole or nothing, so a response cannot be
+ * resumed half-way: what a retry resumes from is the last committed load. When this workflow run
+ * already committed the source and window (the cursor in `pull_cursors`, or the previous attempt's
+ * heartbeat), the attempt returns that load's counts without pulling again. A new run (another
+ * backfill, tomorrow's nightly) always pulls again: statuses change and the loader is idempotent.
+ */
+export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
+  const { db } = deps.handle;
+  return async function pullSource(input: PullSourceInput): Promise<PullSummary> {
+    const ctx = Context.current();
+    // Always set when a workflow schedules the activity; a standalone run keys on the activity itself.
+    const workflowExecution = ctx.info.workflowExecution ?? {
+      workflowId: `activity-${ctx.info.activityId}`,
+      runId: ctx.info.activityId,
+    };
+    const key = { source: input.source, from: input.from, to: input.to };
+
+    const cursor = await readPullCursor(db, key);
+    const previous = ctx.info.heartbeatDetails as PullHeartbeat | undefined;
+    const committedLoadId =
+      cursor &&
+      cursor.workflow_id === workflowExecution.workflowId &&
+      cursor.run_id === workflowExecution.runId
+        ? cursor.load_id
+        : previous?.phase === 'committed'
+          ? previous.loadId
+          : undefined;
+    if (committedLoadId !== undefined) {
+      const load = await db
+        .selectFrom('loads')
+        .select([
+          'load_id',
+          'status',
+          'rows_read',
+          'rows_loaded',
+          'rows_rejected',
+          'rows_inserted',
+          'rows_updated',
+          'rows_unchanged',
+          'file_sha256',
+        ])
+        .where('load_id', '=', committedLoadId)
+        .where('status', '=', 'committed')
+        .executeTakeFirst();
+      if (load) {
+        ctx.log.info('pull already committed by this run: skipped', { ...key, loadId: load.load_id });
+        return toSummary(
+          input,
+          {
+            loadId: load.load_id,
+            status: load.status,
+            rowsRead: load.rows_read,
+            rowsLoaded: load.rows_loaded,
+            rowsRejected: load.rows_rejected,
+            rowsInserted: load.rows_inserted,
+            rowsUpdated: load.rows_updated,
+            rowsUnchanged: load.rows_unchanged,
+            fileSha256: load.file_sha256,
+            durationMs: 0,
+          },
+          true,
+        );
+      }
+    }
+
+    let progress = { rowsRead: 0, bytes: 0 };
+    const beat = () => ctx.heartbeat({ phase: 'pulling', ...progress } satisfies PullHeartbeat);
+    beat();
+    const timer = setInterval(beat, (deps.heartbeatEverySeconds ?? 5) * 1000);
+    let load: PullLoadSummary;
+    try {
+      load = await deps.pullSource(
+        { handle: deps.handle, client: deps.provider, config: deps.config },
+        {
+          ...key,
+          origin: 'workflow',
+          workflowId: workflowExecution.workflowId,
+          onProgress: (p) => {
+            progress = { rowsRead: p.rowsRead, bytes: p.bytes };
+            beat();
+          },
+          signal: ctx.cancellationSignal,
+        },
+      );
+    } finally {
+      clearInterval(timer);
+    }
+    if (load.status === 'committed') {
+      await savePullCursor(db, {
+        ...key,
+        loadId: load.loadId,
+        fileSha256: load.fileSha256,
+        rowsLoaded: load.rowsLoaded,
+        workflowId: workflowExecution.workflowId,
+        runId: workflowExecution.runId,
+      });
+      ctx.heartbeat({ phase: 'committed', ...progress, loadId: load.loadId } satisfies PullHeartbeat);
+    }
+    return toSummary(input, load, false);
+  };
+}

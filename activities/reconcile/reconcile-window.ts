@@ -1,0 +1,37 @@
+import { Context } from '@temporalio/activity';
+import type { ReconcileWindowSummary } from '../../workflows/types.ts';
+import type { ActivityDependencies } from '../dependencies.ts';
+
+/** The numeric fields of a summary, one level deep (`discrepancies.opened` and the like). */
+export function numericCounts(summary: unknown): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const visit = (value: unknown, prefix: string, depth: number) => {
+    if (typeof value === 'number' && Number.isFinite(value)) counts[prefix] = value;
+    else if (value && typeof value === 'object' && !Array.isArray(value) && depth < 2) {
+      for (const [k, v] of Object.entries(value)) visit(v, prefix ? `${prefix}.${k}` : k, depth + 1);
+    }
+  };
+  visit(summary, '', 0);
+  return counts;
+}
+
+/**
+ * Builds the reconciliation activity: matches the window's Eastern days with `reconcileRange`, which
+ * is idempotent and safe next to overlapping runs, so a retry simply runs it again. Only the counts
+ * of its summary go back into the workflow history.
+ */
+export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>) {
+  return async function reconcileWindow(input: {
+    from: string;
+    to: string;
+  }): Promise<ReconcileWindowSummary> {
+    const ctx = Context.current();
+    const timer = setInterval(() => ctx.heartbeat(), (deps.heartbeatEverySeconds ?? 5) * 1000);
+    try {
+      const summary = await deps.reconcileRange(deps.handle.db, { from: input.from, to: input.to });
+      return { from: input.from, to: input.to, counts: numericCounts(summary) };
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}

@@ -1,0 +1,63 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
+import type { NightlyInput, NightlyResult, WindowResult } from './types.ts';
+import { windowWorkflow } from './window-workflow.ts';
+import { addDays, easternDayOf, isIsoDate, splitWindows, windowWorkflowId } from './windows.ts';
+
+export const DEFAULT_LOOKBACK_DAYS = 3;
+
+/** Set by the server on every workflow a Schedule starts: the time the action stands for. */
+const scheduledStartTime = defineSearchAttributeKey(
+  'TemporalScheduledStartTime',
+  SearchAttributeType.DATETIME,
+);
+
+/** The instant this run stands for: the schedule's scheduled time, else the run's own start time. */
+function scheduledFor(): { instant: Date; fromSchedule: boolean } {
+  const info = workflowInfo();
+  const scheduled = info.typedSearchAttributes.get(scheduledStartTime);
+  if (scheduled) return { instant: scheduled, fromSchedule: true };
+  return { instant: info.runStartTime, fromSchedule: false };
+}
+
+/**
+ * The nightly run: pulls, loads and reconciles the scheduled Eastern day and the `lookbackDays` days
+ * before it (returns arrive days later and statuses change). The day comes from the schedule's own
+ * scheduled time (TemporalScheduledStartTime), not the clock when the run happens, so a catch-up or a
+ * schedule backfill covers the day it stands for. Windows run one after another as child window
+ * workflows with ids derived from the window, so a nightly never loads a window a backfill is loading.
+ */
+export async function nightlyWorkflow(input: NightlyInput = {}): Promise<NightlyResult> {
+  const lookback = input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS;
+  if (!Number.isInteger(lookback) || lookback < 0 || lookback > 366) {
+    throw ApplicationFailure.nonRetryable(
+      `lookbackDays ${lookback} is not valid: use a whole number of days from 0 to 366`,
+      'InvalidLookback',
+    );
+  }
+  if (input.day !== undefined && !isIsoDate(input.day)) {
+    throw ApplicationFailure.nonRetryable(
+      `day ${JSON.stringify(input.day)} is not a date: write it YYYY-MM-DD`,
+      'InvalidDay',
+    );
+  }
+  const { instant, fromSchedule } = scheduledFor();
+  const to = input.day ?? easternDayOf(instant);
+  const from = addDays(to, -lookback);
+  const windows: WindowResult[] = [];
+  for (const window of splitWindows(from, to)) {
+    windows.push(
+      await executeChild(windowWorkflow, {
+        workflowId: windowWorkflowId(window),
+        args: [{ ...window, ...(input.sources ? { sources: input.sources } : {}) }],
+      }),
+    );
+  }
+  return {
+    from,
+    to,
+    scheduledFor: fromSchedule ? instant.toISOString() : null,
+    rowsLoaded: windows.reduce((total, w) => total + w.rowsLoaded, 0),
+    windows,
+  };
+}

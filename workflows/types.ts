@@ -1,0 +1,126 @@
+import type { Source } from '../lib/records.ts';
+import type { DayWindow } from './windows.ts';
+
+/**
+ * Inputs and results of the workflows and activities. They travel through Temporal payloads and
+ * histories, so they hold dates, counts and messages only: never report data, never a secret.
+ */
+
+/** Input of the pull activity: one source, one window of Eastern days. */
+export interface PullSourceInput {
+  readonly source: Source;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** What one pull did, in counts. `skipped` means this workflow run had already committed it. */
+export interface PullSummary {
+  readonly source: Source;
+  readonly from: string;
+  readonly to: string;
+  readonly loadId: number | null;
+  readonly status: string;
+  readonly rowsRead: number;
+  readonly rowsLoaded: number;
+  readonly rowsRejected: number;
+  readonly rowsInserted: number;
+  readonly rowsUpdated: number;
+  readonly rowsUnchanged: number;
+  readonly skipped: boolean;
+  readonly durationMs: number;
+}
+
+/** What matching did for a window: the numeric fields of the reconciliation summary. */
+export interface ReconcileWindowSummary {
+  readonly from: string;
+  readonly to: string;
+  readonly counts: Readonly<Record<string, number>>;
+}
+
+export interface WindowInput extends DayWindow {
+  /** Sources to pull; all five when omitted. */
+  readonly sources?: readonly Source[];
+}
+
+export interface WindowResult extends DayWindow {
+  readonly rowsRead: number;
+  readonly rowsLoaded: number;
+  readonly rowsRejected: number;
+  readonly pulls: readonly PullSummary[];
+  readonly reconcile: ReconcileWindowSummary;
+}
+
+export interface WindowFailure extends DayWindow {
+  readonly message: string;
+}
+
+/** Progress of a backfill, carried across continue-as-new (small: dates and counts). */
+export interface BackfillState {
+  /** `from` of each window that completed. */
+  readonly done: string[];
+  readonly failures: WindowFailure[];
+  rowsRead: number;
+  rowsLoaded: number;
+  rowsRejected: number;
+  /** When the first run of this backfill started (ISO, UTC). */
+  readonly startedAt: string;
+  /** Runs of this workflow id so far (1 + continue-as-new count). */
+  runs: number;
+}
+
+export interface BackfillInput {
+  readonly from: string;
+  readonly to: string;
+  /** Windows loaded at the same time (default 2). */
+  readonly parallelism?: number;
+  /** Days per window, 1..40 (default 40). */
+  readonly windowDays?: number;
+  /** Windows started by one run before it continues as new (default 100), which keeps histories small. */
+  readonly maxWindowsPerRun?: number;
+  readonly sources?: readonly Source[];
+  /** Carried by continue-as-new; absent on the first run. */
+  readonly state?: BackfillState;
+}
+
+/** Answer of the backfill's `progress` query. */
+export interface BackfillProgress {
+  readonly from: string;
+  readonly to: string;
+  readonly windowsTotal: number;
+  readonly windowsDone: number;
+  readonly windowsFailed: number;
+  readonly windowsLeft: number;
+  readonly rowsRead: number;
+  readonly rowsLoaded: number;
+  readonly rowsRejected: number;
+  readonly failures: readonly WindowFailure[];
+  readonly running: readonly DayWindow[];
+  readonly startedAt: string;
+  readonly runs: number;
+  readonly finished: boolean;
+}
+
+export interface BackfillResult {
+  readonly from: string;
+  readonly to: string;
+  readonly windows: number;
+  readonly rowsRead: number;
+  readonly rowsLoaded: number;
+  readonly rowsRejected: number;
+  readonly runs: number;
+}
+
+export interface NightlyInput {
+  /** Days before the scheduled day also covered (default 3): statuses change and returns come late. */
+  readonly lookbackDays?: number;
+  /** Eastern day to cover up to; by default the Eastern day of the schedule's scheduled time. */
+  readonly day?: string;
+  readonly sources?: readonly Source[];
+}
+
+export interface NightlyResult extends DayWindow {
+  /** The scheduled time the run stands for (ISO, UTC), or null when started outside a schedule. */
+  readonly scheduledFor: string | null;
+  readonly rowsLoaded: number;
+  readonly windows: readonly WindowResult[];
+}

@@ -1,0 +1,63 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import type * as activities from '../activities/index.ts';
+import { SOURCES } from '../lib/records.ts';
+import { pullSourceOptions, reconcileWindowOptions } from './activity-options.ts';
+import type { PullSummary, WindowInput, WindowResult } from './types.ts';
+import { daysInclusive, MAX_WINDOW_DAYS } from './windows.ts';
+
+const { pullSource } = proxyActivities<activities.Activities>(pullSourceOptions);
+const { reconcileWindow } = proxyActivities<activities.Activities>(reconcileWindowOptions);
+
+/** The message a person should read for a failed activity: the typed error's, not the wrapper's. */
+export function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause) return error.cause.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/**
+ * One window of at most 40 Eastern days: pulls and loads every source in parallel (each activity
+ * streams the provider's answer into Postgres; only counts come back), then reconciles the window.
+ * When a source fails for good, the window fails with a message naming each failed source, after the
+ * other pulls have finished, and matching is not run on incomplete data.
+ */
+export async function windowWorkflow(input: WindowInput): Promise<WindowResult> {
+  const days = daysInclusive(input.from, input.to);
+  if (days > MAX_WINDOW_DAYS) {
+    throw ApplicationFailure.nonRetryable(
+      `window ${input.from}..${input.to} spans ${days} days; the limit is ${MAX_WINDOW_DAYS}: split it (the backfill does)`,
+      'WindowTooLarge',
+    );
+  }
+  const sources = input.sources ?? SOURCES;
+  const settled = await Promise.allSettled(
+    sources.map((source) => pullSource({ source, from: input.from, to: input.to })),
+  );
+  // A cancelled window stops as cancelled, not as a failure of its sources.
+  const cancelled = settled.find((o) => o.status === 'rejected' && isCancellation(o.reason));
+  if (cancelled?.status === 'rejected') throw cancelled.reason;
+  const pulls: PullSummary[] = [];
+  const failed: string[] = [];
+  settled.forEach((outcome, i) => {
+    if (outcome.status === 'fulfilled') pulls.push(outcome.value);
+    else failed.push(`${sources[i]}: ${failureMessage(outcome.reason)}`);
+  });
+  if (failed.length > 0) {
+    throw ApplicationFailure.nonRetryable(
+      `window ${input.from}..${input.to}: ${failed.length} of ${sources.length} sources failed; ${failed.join('; ')}`,
+      'WindowFailed',
+    );
+  }
+  const reconcile = await reconcileWindow({ from: input.from, to: input.to });
+  const sum = (key: 'rowsRead' | 'rowsLoaded' | 'rowsRejected') =>
+    pulls.reduce((total, p) => total + p[key], 0);
+  return {
+    from: input.from,
+    to: input.to,
+    rowsRead: sum('rowsRead'),
+    rowsLoaded: sum('rowsLoaded'),
+    rowsRejected: sum('rowsRejected'),
+    pulls,
+    reconcile,
+  };
+}
