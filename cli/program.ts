@@ -1,5 +1,8 @@
 import { Command } from 'commander';
+import { registerImport } from './import.ts';
+import { registerLedger } from './ledger.ts';
 import { registerMigrate } from './migrate.ts';
+import { registerParse } from './parse.ts';
 
 /**
  * The `recon` command line. Each command lives in its own module under cli/ and imports its heavy
@@ -11,6 +14,9 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: false });
   registerMigrate(program);
+  registerParse(program);
+  registerImport(program);
+  registerLedger(program);
   return program;
 }
 
