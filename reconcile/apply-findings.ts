@@ -1,0 +1,89 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/database.ts';
+
+export interface LifecycleCounts {
+  opened: number;
+  reopened: number;
+  changed: number;
+  resolved: number;
+  unchanged: number;
+}
+
+/**
+ * Turns the run's `findings` into the discrepancies lifecycle, in the run's transaction:
+ * - a finding with a new key opens a discrepancy (first_seen_at = asOf);
+ * - a finding whose discrepancy was resolved reopens it (status open, resolved_at cleared; the
+ *   acknowledgement and note are kept);
+ * - a finding whose expected/actual/amounts/rule changed updates it ('changed');
+ * - an unresolved discrepancy of the range with no finding any more is resolved (resolved_at = asOf).
+ * Every state change is written to discrepancy_events with the run id. last_seen_at moves on every run.
+ */
+export async function applyFindings(
+  trx: Transaction<Database>,
+  req: { from: string; to: string; asOf: string; runId: number },
+): Promise<LifecycleCounts> {
+  const { from, to, asOf, runId } = req;
+  await sql`create temp table transitions on commit drop as
+    select f.discrepancy_key, d.discrepancy_id,
+      case when d.discrepancy_id is null then 'opened'
+           when d.resolved_at is not null then 'reopened'
+           when (d.rule, d.expected, d.actual, d.expected_amount_cents, d.actual_amount_cents, d.candidates, d.currency)
+                is distinct from (f.rule, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents, f.candidates, f.currency)
+             then 'changed'
+      end as event,
+      case when d.discrepancy_id is not null then jsonb_build_object('expected', d.expected, 'actual', d.actual,
+        'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents) end as before
+    from findings f left join discrepancies d using (discrepancy_key)`.execute(trx);
+
+  await sql`insert into discrepancies (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id,
+      return_transaction_id, business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents,
+      difference_cents, candidates, status, first_seen_at, last_seen_at)
+    select f.discrepancy_key, f.kind, f.rule, f.transaction_id, f.merchant_transaction_id, f.return_transaction_id,
+      f.business_date, f.currency, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents,
+      f.difference_cents, f.candidates, 'open', ${asOf}::timestamptz, ${asOf}::timestamptz
+    from findings f join transitions t using (discrepancy_key) where t.event = 'opened'`.execute(trx);
+
+  await sql`update discrepancies d set rule = f.rule, transaction_id = f.transaction_id,
+      merchant_transaction_id = f.merchant_transaction_id, return_transaction_id = f.return_transaction_id,
+      business_date = f.business_date, currency = f.currency, expected = f.expected, actual = f.actual,
+      expected_amount_cents = f.expected_amount_cents, actual_amount_cents = f.actual_amount_cents,
+      difference_cents = f.difference_cents, candidates = f.candidates, last_seen_at = ${asOf}::timestamptz,
+      resolved_at = null,
+      status = case when t.event = 'reopened' then 'open' else d.status end
+    from findings f join transitions t using (discrepancy_key)
+    where d.discrepancy_key = f.discrepancy_key and t.event in ('reopened', 'changed')`.execute(trx);
+
+  await sql`update discrepancies d set last_seen_at = ${asOf}::timestamptz
+    from transitions t where d.discrepancy_key = t.discrepancy_key and t.event is null`.execute(trx);
+
+  await sql`insert into discrepancy_events (discrepancy_id, event, details, at)
+    select d.discrepancy_id, t.event,
+      jsonb_build_object('run_id', ${runId}::bigint) ||
+        case when t.event = 'opened' then jsonb_build_object('expected', d.expected, 'actual', d.actual)
+             else jsonb_build_object('before', t.before, 'after', jsonb_build_object('expected', d.expected,
+               'actual', d.actual, 'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents)) end,
+      ${asOf}::timestamptz
+    from transitions t join discrepancies d using (discrepancy_key) where t.event is not null`.execute(trx);
+
+  const resolved = await sql<{ discrepancy_id: number }>`update discrepancies d
+    set resolved_at = ${asOf}::timestamptz, status = 'resolved'
+    where d.business_date between ${from}::date and ${to}::date and d.resolved_at is null
+      and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)
+    returning d.discrepancy_id`.execute(trx);
+  if (resolved.rows.length > 0) {
+    await sql`insert into discrepancy_events (discrepancy_id, event, details, at)
+      select id, 'resolved', jsonb_build_object('run_id', ${runId}::bigint), ${asOf}::timestamptz
+      from unnest(${resolved.rows.map((r) => r.discrepancy_id)}::bigint[]) as id`.execute(trx);
+  }
+
+  const counts = await sql<{ event: string | null; n: number }>`
+    select event, count(*)::int as n from transitions group by event`.execute(trx);
+  const by = new Map(counts.rows.map((r) => [r.event, r.n]));
+  return {
+    opened: by.get('opened') ?? 0,
+    reopened: by.get('reopened') ?? 0,
+    changed: by.get('changed') ?? 0,
+    resolved: resolved.rows.length,
+    unchanged: by.get(null) ?? 0,
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * Contracted fees: fixed cents plus basis points of the amount, in integer arithmetic, rounded half
+ * up to the cent (amounts are never negative). The same formula runs in SQL in the matching rules
+ * (`fixed_cents + (amount_cents * basis_points + 5000) / 10000` on bigints); this is its reference.
+ */
+export interface FeeRule {
+  readonly fixedCents: number;
+  readonly basisPoints: number;
+}
+
+export function contractedFeeCents(amountCents: number, rule: FeeRule): number {
+  if (!Number.isSafeInteger(amountCents) || amountCents < 0) {
+    throw new RangeError(`fee of amount ${amountCents}: the amount must be a non-negative integer of cents`);
+  }
+  const product = BigInt(amountCents) * BigInt(rule.basisPoints);
+  return rule.fixedCents + Number((product + 5000n) / 10000n);
+}

@@ -1,0 +1,98 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+
+/** Inserts rows straight into the warehouse for reconciliation tests (no parser, no loader). */
+export async function insertLoad(
+  db: Kysely<Database>,
+  source: Insertable<Database['loads']>['source'],
+): Promise<number> {
+  const row = await db
+    .insertInto('loads')
+    .values({ source, environment: 'staging', origin: 'direct', format: 'report-json', status: 'committed' })
+    .returning('load_id')
+    .executeTakeFirstOrThrow();
+  return row.load_id;
+}
+
+export type TxnInput = Partial<Insertable<Database['provider_transactions']>> & { transaction_id: string };
+
+export async function insertTransactions(
+  db: Kysely<Database>,
+  loadId: number,
+  rows: TxnInput[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('provider_transactions')
+    .values(
+      rows.map((r) => ({
+        merchant_transaction_id: `M-${r.transaction_id}`,
+        product: 'IBT',
+        transaction_type: 'DEBIT',
+        raw_transaction_type: r.transaction_type ?? 'DEBIT',
+        status: 'SUCCESSFUL',
+        raw_status: r.status ?? 'SUCCESSFUL',
+        amount_cents: 1000,
+        fee_cents: 25,
+        currency: 'CAD',
+        transaction_at: '2026-03-02T15:00:00.000000Z',
+        transaction_on: '2026-03-02',
+        notify_status: 'C',
+        source: 'report-transactions' as const,
+        load_id: loadId,
+        first_load_id: loadId,
+        raw: '{}',
+        ...r,
+      })),
+    )
+    .execute();
+}
+
+export type LedgerInput = Partial<Insertable<Database['merchant_ledger']>> & {
+  merchant_transaction_id: string;
+};
+
+export async function insertLedger(db: Kysely<Database>, rows: LedgerInput[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('merchant_ledger')
+    .values(
+      rows.map((r) => ({
+        transaction_type: 'DEBIT',
+        amount_cents: 1000,
+        currency: 'CAD',
+        status: 'SUCCESSFUL',
+        booked_at: '2026-03-02T15:00:01Z',
+        ...r,
+      })),
+    )
+    .execute();
+}
+
+export type ReturnInput = Partial<Insertable<Database['provider_returns']>> & {
+  return_transaction_id: string;
+};
+
+export async function insertReturns(
+  db: Kysely<Database>,
+  loadId: number,
+  rows: ReturnInput[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('provider_returns')
+    .values(
+      rows.map((r) => ({
+        amount_cents: 1000,
+        currency: 'CAD',
+        returned_on: '2026-03-04',
+        return_code: '901',
+        source: 'report-returns' as const,
+        load_id: loadId,
+        first_load_id: loadId,
+        raw: '{}',
+        ...r,
+      })),
+    )
+    .execute();
+}
