@@ -1,0 +1,145 @@
+import type { ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
+import { UnreadableInput } from '../errors.ts';
+import {
+  currencyOf,
+  dateOf,
+  easternDate,
+  FieldProblem,
+  instant,
+  jsonCents,
+  nextActionDate,
+  optionalInstant,
+  optionalJsonCents,
+  optionalText,
+  reportStatus,
+  requiredText,
+  transactionType,
+} from './report-fields.ts';
+import { splitJsonArray } from './split-json-array.ts';
+
+/**
+ * JSON report (provider-api.md 2.7, 4.1): a top-level array mixing transaction records and return
+ * records, told apart by their fields (transactionType RETURN, or any of originalTransactionId,
+ * returnCode, reportDate, settlementCode). Read as a stream, one element in memory at a time.
+ *
+ * - An element that is valid JSON but does not validate (not an object, a missing or mistyped field)
+ *   is a rejected row naming the field; unknown extra fields are tolerated (they stay in `raw`).
+ * - JSON broken half-way (truncated, garbage, a syntax error) throws UnreadableInput naming the file
+ *   and the line.
+ * - `[]` yields nothing. An empty file throws UnreadableInput: the endpoint always sends an array, so
+ *   an empty body means a failed transfer, not a report without records.
+ */
+export async function* parseReportJson(
+  input: AsyncIterable<Buffer | string>,
+  fileName: string,
+): AsyncGenerator<ParsedRow<ReportRecord>> {
+  for await (const batch of splitJsonArray(input, fileName)) {
+    for (const element of batch) {
+      let value: unknown;
+      try {
+        value = JSON.parse(element.text);
+      } catch (error) {
+        throw new UnreadableInput(
+          fileName,
+          element.line,
+          `invalid JSON in the array element starting here: ${(error as Error).message}`,
+        );
+      }
+      yield jsonRow(value, element.text, element.line);
+    }
+  }
+}
+
+/** Turns one parsed array element into a parsed row. */
+export function jsonRow(value: unknown, raw: string, line: number): ParsedRow<ReportRecord> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, line, raw, reason: 'array element is not a JSON object' };
+  }
+  const o = value as Record<string, unknown>;
+  try {
+    const record = isReturn(o) ? returnRecord(o, raw) : transactionRecord(o, raw);
+    return { ok: true, line, raw, record };
+  } catch (error) {
+    if (error instanceof FieldProblem) return { ok: false, line, raw, reason: error.message };
+    throw error;
+  }
+}
+
+function isReturn(o: Record<string, unknown>): boolean {
+  return (
+    o.transactionType === 'RETURN' ||
+    o.originalTransactionId !== undefined ||
+    o.returnCode !== undefined ||
+    o.reportDate !== undefined ||
+    o.settlementCode !== undefined
+  );
+}
+
+function transactionRecord(o: Record<string, unknown>, raw: string): TransactionRecord {
+  const rawType = requiredText('transactionType', o.transactionType);
+  const rawStatus = requiredText('transactionStatus', o.transactionStatus);
+  const at = instant('transactionDateTime', o.transactionDateTime);
+  return {
+    kind: 'transaction',
+    transaction_id: requiredText('transactionId', o.transactionId),
+    merchant_id: optionalText('merchantId', o.merchantId),
+    merchant_transaction_id: optionalText('merchantTransactionId', o.merchantTransactionId),
+    merchant_user_id: optionalText('merchantUserId', o.merchantUserId),
+    product_user_id: optionalText('productUserId', o.productUserId),
+    product: optionalText('product', o.product),
+    transaction_type: transactionType(rawType),
+    raw_transaction_type: rawType,
+    status: reportStatus(rawStatus),
+    raw_status: rawStatus,
+    amount_cents: jsonCents('transactionAmount', o.transactionAmount),
+    fee_cents: optionalJsonCents('transactionFee', o.transactionFee),
+    currency: currencyOf('currencyCode', o.currencyCode),
+    transaction_at: at,
+    transaction_on: easternDate(at),
+    local_time_flag: null,
+    error_code: optionalText('errorCode', o.errorCode),
+    // Spec 2.7: the sample records name errorMessage errorDescription.
+    error_message: optionalText('errorMessage', o.errorMessage ?? o.errorDescription),
+    notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
+    region: optionalText('transactionRegion', o.transactionRegion),
+    country_code: optionalText('countryCode', o.countryCode),
+    payment_method: optionalText('transactionPaymentMethod', o.transactionPaymentMethod),
+    external_reference: optionalText('externalReference', o.externalReference),
+    device_type: optionalText('deviceType', o.deviceType),
+    request_type: optionalText('requestType', o.requestType),
+    raw,
+  };
+}
+
+function returnRecord(o: Record<string, unknown>, raw: string): ReturnRecord {
+  const next = nextActionDate('nextActionDate', o.nextActionDate);
+  return {
+    kind: 'return',
+    return_transaction_id: requiredText('transactionId', o.transactionId),
+    original_transaction_id: optionalText('originalTransactionId', o.originalTransactionId),
+    merchant_transaction_id: optionalText('merchantTransactionId', o.merchantTransactionId),
+    merchant_id: optionalText('merchantId', o.merchantId),
+    merchant_user_id: optionalText('merchantUserId', o.merchantUserId),
+    product_user_id: optionalText('productUserId', o.productUserId),
+    product: optionalText('product', o.product),
+    return_code: optionalText('returnCode', o.returnCode),
+    amount_cents: jsonCents('transactionAmount', o.transactionAmount),
+    currency: currencyOf('currencyCode', o.currencyCode),
+    returned_on:
+      o.reportDate === undefined || o.reportDate === null ? null : dateOf('reportDate', o.reportDate),
+    next_action_date: next.date,
+    raw_next_action_date: next.raw,
+    settlement_code: optionalText('settlementCode', o.settlementCode),
+    raw_transaction_type: optionalText('transactionType', o.transactionType),
+    original_transaction_type: optionalText('originalTransactionType', o.originalTransactionType),
+    original_transaction_at: optionalInstant('originalTransactionDateTime', o.originalTransactionDateTime),
+    original_external_reference: optionalText('originalExternalReference', o.originalExternalReference),
+    external_reference: optionalText('externalReference', o.externalReference),
+    notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
+    region: optionalText('transactionRegion', o.transactionRegion),
+    country_code: optionalText('countryCode', o.countryCode),
+    legacy_field_8: null,
+    legacy_field_9: null,
+    raw,
+  };
+}
