@@ -5,7 +5,8 @@ export default defineConfig({
     // The Temporal native bridge does not survive worker threads (known SDK issue): every suite runs in forks.
     pool: 'forks',
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
+    // The Postgres template for every test file; the workflow bundle, built once for every worker.
+    globalSetup: ['test/global-setup.ts', 'test/workflow-bundle-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     fileParallelism: true,

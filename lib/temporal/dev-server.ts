@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { NativeConnection } from '@temporalio/worker';
+import { findTemporalCli } from './find-temporal-cli.ts';
+
+/** An ephemeral Temporal dev server on 127.0.0.1, with a client and a worker connection to it. */
+export interface DevServer {
+  readonly address: string;
+  readonly namespace: string;
+  /** The Temporal web UI, when started with `ui: true`. */
+  readonly uiUrl: string | null;
+  readonly client: Client;
+  readonly nativeConnection: NativeConnection;
+  /** Stops the server (and closes the connections). Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the Temporal CLI dev server (found by {@link findTemporalCli}) bound to 127.0.0.1 on free
+ * ports. With `dbFile` its state (workflows, schedules) survives between commands, so
+ * `recon backfill` run again re-attaches to a backfill it started before; without it the state is
+ * in memory and gone at close.
+ */
+export async function startDevServer(
+  options: { dbFile?: string; ui?: boolean; uiPort?: number; namespace?: string } = {},
+): Promise<DevServer> {
+  if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
+  const namespace = options.namespace ?? 'default';
+  const ui = options.ui ?? false;
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: findTemporalCli(),
+      ip: '127.0.0.1',
+      namespace,
+      ui,
+      ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
+      ...(options.dbFile ? { dbFilename: options.dbFile } : {}),
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  const port = Number(env.address.split(':').pop());
+  const uiUrl = ui ? `http://127.0.0.1:${options.uiPort ?? port + 1000}` : null;
+  let closed: Promise<void> | undefined;
+  return {
+    address: env.address,
+    namespace,
+    uiUrl,
+    client: env.client,
+    nativeConnection: env.nativeConnection,
+    close: () => (closed ??= env.teardown()),
+  };
+}

@@ -1,0 +1,20 @@
+import { DefaultLogger, type LogLevel, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+
+let installed = false;
+
+/**
+ * Installs the Temporal runtime once per process, before any connection: SDK logs at `level` on
+ * stderr, the native core's only at ERROR (its WARN lines about late completions of cancelled
+ * activities are expected during a cancel or a shutdown). `shutdownSignals: []` leaves SIGINT and
+ * SIGTERM to the command (recon backfill detaches on Ctrl-C, recon demo cleans up); the default
+ * lets the SDK shut workers down gracefully on them, as `recon worker` wants.
+ */
+export function installRuntime(options: { level?: LogLevel; shutdownSignals?: NodeJS.Signals[] } = {}): void {
+  if (installed) return;
+  installed = true;
+  Runtime.install({
+    logger: new DefaultLogger(options.level ?? 'WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+    ...(options.shutdownSignals ? { shutdownSignals: options.shutdownSignals } : {}),
+  });
+}

@@ -1,0 +1,41 @@
+import { ConfigError } from '../lib/errors.ts';
+
+/**
+ * Worker tuning from the environment (documented in README, "Orchestration (Temporal)"):
+ *
+ * | variable | worker option | default |
+ * |---|---|---|
+ * | `RECON_WORKER_ACTIVITY_SLOTS` | maxConcurrentActivityTaskExecutions | 8 |
+ * | `RECON_WORKER_WORKFLOW_SLOTS` | maxConcurrentWorkflowTaskExecutions | 40 |
+ * | `RECON_PROVIDER_ACTIVITIES_PER_SECOND` | maxTaskQueueActivitiesPerSecond (whole task queue, all workers) | 5 |
+ * | `RECON_WORKER_SHUTDOWN_GRACE_SECONDS` | shutdownGraceTime | 30 |
+ */
+export interface WorkerSettings {
+  readonly maxConcurrentActivityTaskExecutions: number;
+  readonly maxConcurrentWorkflowTaskExecutions: number;
+  /** The provider's quota: activities started per second across the task queue. */
+  readonly maxTaskQueueActivitiesPerSecond: number;
+  readonly shutdownGraceSeconds: number;
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, integer: boolean): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(raw)} is not valid: set it to a positive ${integer ? 'whole ' : ''}number`,
+    );
+  }
+  return n;
+}
+
+/** Reads {@link WorkerSettings}; throws a ConfigError naming a malformed variable. */
+export function loadWorkerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
+  return Object.freeze({
+    maxConcurrentActivityTaskExecutions: positive(env, 'RECON_WORKER_ACTIVITY_SLOTS', 8, true),
+    maxConcurrentWorkflowTaskExecutions: positive(env, 'RECON_WORKER_WORKFLOW_SLOTS', 40, true),
+    maxTaskQueueActivitiesPerSecond: positive(env, 'RECON_PROVIDER_ACTIVITIES_PER_SECOND', 5, false),
+    shutdownGraceSeconds: positive(env, 'RECON_WORKER_SHUTDOWN_GRACE_SECONDS', 30, false),
+  });
+}
