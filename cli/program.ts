@@ -2,7 +2,12 @@ import { Command } from 'commander';
 import { registerImport } from './import.ts';
 import { registerLedger } from './ledger.ts';
 import { registerMigrate } from './migrate.ts';
+import { registerNotifications } from './notifications.ts';
 import { registerParse } from './parse.ts';
+import { registerPull } from './pull.ts';
+import { registerReconcile } from './reconcile.ts';
+import { registerReport } from './report.ts';
+import { registerSandbox } from './sandbox.ts';
 
 /**
  * The `recon` command line. Each command lives in its own module under cli/ and imports its heavy
@@ -17,6 +22,11 @@ export function buildProgram(): Command {
   registerParse(program);
   registerImport(program);
   registerLedger(program);
+  registerPull(program);
+  registerSandbox(program);
+  registerNotifications(program);
+  registerReconcile(program);
+  registerReport(program);
   return program;
 }
 

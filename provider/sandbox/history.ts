@@ -368,7 +368,7 @@ export function createHistory(input: HistoryOptions): History {
         feeCents: fee ? -(1 + (r(28) % 25)) : 0,
         notes: fee
           ? `Fee correction for transaction T${tag}${idDigits}`
-          : `Amount correction, ticket ${r(29) % 100000}`,
+          : `Amount correction ticket ${r(29) % 100000}`,
       };
     }
     return {
@@ -439,7 +439,8 @@ export function createHistory(input: HistoryOptions): History {
       const f = generated(i);
       if (f.atMicros >= startUs && f.atMicros < endUs && f.atMicros <= asOfUs) yield f;
     }
-    for (const f of added) if (f.atMicros >= startUs && f.atMicros < endUs && f.atMicros <= asOfUs) yield f;
+    // Added transactions happened for real (now): asOf, which dates the synthetic history, ignores them.
+    for (const f of added) if (f.atMicros >= startUs && f.atMicros < endUs) yield f;
   }
 
   /** Transactions with a return in [startUs, endUs): received at most 7 days before the window. */

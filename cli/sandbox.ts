@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+import { runCommand } from './run.ts';
+
+interface SandboxCliOptions {
+  port?: string;
+  seed: string;
+  transactions: string;
+  from: string;
+  to: string;
+  asOf?: string;
+  notifyUrl?: string;
+  faultErrorRate?: string;
+  faultRateLimitRate?: string;
+  faultRetryAfter?: string;
+  faultSlowMs?: string;
+  faultCutRate?: string;
+  faultCutAfterBytes?: string;
+  faultTruncateZip?: boolean;
+  faultTokenTtlMs?: string;
+  log?: boolean;
+}
+
+function number(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new RangeError(`${name} ${JSON.stringify(value)} is not a non-negative number`);
+  return n;
+}
+
+export function registerSandbox(program: Command): void {
+  program
+    .command('sandbox')
+    .description(
+      'run the simulated provider on 127.0.0.1 (token, report, status, ConfirmTrans, interactive, legacy query) and print the RECON_* variables that point recon pull at it',
+    )
+    .option('--port <port>', 'TCP port (default: PORT, else any free port)')
+    .option('--seed <seed>', 'history seed', '1')
+    .option('--transactions <n>', 'transactions in the history', '1000')
+    .option('--from <YYYY-MM-DD>', 'first Eastern day of the history', '2026-10-20')
+    .option('--to <YYYY-MM-DD>', 'last Eastern day of the history', '2026-11-10')
+    .option('--as-of <ISO>', 'statuses as known at this instant (default: all settled)')
+    .option(
+      '--notify-url <url>',
+      'merchant notification receiver (RECON_NOTIFICATION_SECRET is sent as bearer)',
+    )
+    .option('--fault-error-rate <0..1>', 'fraction of data requests answered 500')
+    .option('--fault-rate-limit-rate <0..1>', 'fraction of data requests answered 429')
+    .option('--fault-retry-after <value>', 'Retry-After of 429 answers: seconds or an HTTP date', '1')
+    .option('--fault-slow-ms <ms>', 'delay before every data response')
+    .option('--fault-cut-rate <0..1>', 'fraction of report/legacy bodies cut mid-way')
+    .option('--fault-cut-after-bytes <n>', 'bytes sent before a cut', '2048')
+    .option('--fault-truncate-zip', 'zipped reports lose their end (no central directory)')
+    .option('--fault-token-ttl-ms <ms>', 'tokens stop working after this, whatever expires_in says')
+    .option('--log', 'print one line per request (method, path, status) on stderr')
+    .action((o: SandboxCliOptions) =>
+      runCommand(async (config) => {
+        const { startSandbox } = await import('../provider/sandbox/server.ts');
+        const sandbox = await startSandbox({
+          port: number('--port', o.port) ?? config.port ?? 0,
+          seed: /^\d+$/.test(o.seed) ? Number(o.seed) : o.seed,
+          transactions: number('--transactions', o.transactions),
+          from: o.from,
+          to: o.to,
+          asOf: o.asOf,
+          notifyUrl: o.notifyUrl,
+          notifySecret: config.notificationSecret,
+          faults: {
+            errorRate: number('--fault-error-rate', o.faultErrorRate),
+            rateLimitRate: number('--fault-rate-limit-rate', o.faultRateLimitRate),
+            retryAfter: o.faultRetryAfter,
+            slowMs: number('--fault-slow-ms', o.faultSlowMs),
+            cutRate: number('--fault-cut-rate', o.faultCutRate),
+            cutAfterBytes: number('--fault-cut-after-bytes', o.faultCutAfterBytes),
+            truncateZip: o.faultTruncateZip === true,
+            tokenTtlMs: number('--fault-token-ttl-ms', o.faultTokenTtlMs),
+          },
+          log: o.log ? (line) => process.stderr.write(`${line}\n`) : undefined,
+        });
+        // The sandbox's own throwaway credentials are printed on purpose: they are what a user needs
+        // to point recon pull at it, and they open nothing else.
+        const env = { ...sandbox.env(), RECON_ENVIRONMENT: 'staging' };
+        process.stdout.write(
+          `# sandbox provider listening; transaction API at ${sandbox.transactionBaseUrl}\n` +
+            Object.entries(env)
+              .map(([k, v]) => `${k}=${v}\n`)
+              .join('') +
+            '# put these in a staging env file (or export them), then: recon pull --source report-transactions --from ... --to ...\n',
+        );
+        await new Promise<void>((resolve) => {
+          const stop = () => resolve();
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        await sandbox.close();
+      }),
+    );
+}
