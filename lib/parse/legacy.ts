@@ -434,7 +434,11 @@ function adjustmentRecord(raw: string): AdjustmentRecord {
   }
   // Field 9 (notes) is the last field and free text: unquoted commas in it belong to it.
   if (v.length > ADJUSTMENT_FIELDS.length) v = [...v.slice(0, 8), v.slice(8).join(',')];
-  for (let i = 0; i < v.length; i++) checkSize(i + 1, ADJUSTMENT_FIELDS[i] as FieldSpec, v[i] as string);
+  for (let i = 0; i < v.length; i++) {
+    // The size of the signed amounts (5, 7) counts their digits: a leading '-' comes on top.
+    const value = v[i] as string;
+    checkSize(i + 1, ADJUSTMENT_FIELDS[i] as FieldSpec, i === 4 || i === 6 ? value.replace(/^-/, '') : value);
+  }
   const f = (n: number) => v[n - 1] as string;
   const s = (n: number) => ADJUSTMENT_FIELDS[n - 1] as FieldSpec;
   const fields = {
