@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { runCommand } from './run.ts';
+
+export function registerNotifications(program: Command): void {
+  const notifications = program
+    .command('notifications')
+    .description('the notification receiver and the notification history');
+  notifications
+    .command('serve')
+    .description(
+      'run the notification receiver (POST /notifications/transaction, POST /notifications/return, GET /health) on PORT; callers send RECON_NOTIFICATION_SECRET as a bearer token or basic-auth password; RECON_NOTIFICATION_ALLOW limits caller CIDRs',
+    )
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .action((opts: { host: string }) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { startNotificationReceiver } = await import('../reconcile/notifications/server.ts');
+        const handle = await openDatabase(config);
+        const receiver = await startNotificationReceiver({
+          handle,
+          config,
+          port: config.port ?? 8080,
+          host: opts.host,
+          allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),
+          log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+        });
+        process.stdout.write(`notification receiver listening on ${receiver.url}\n`);
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await receiver.close();
+        await handle.close();
+      }),
+    );
+  notifications
+    .command('import')
+    .description(
+      'import a notification history export: NDJSON lines {kind, received_at, payload}; same validation and dedupe as the receiver, original received_at kept; prints a JSON summary',
+    )
+    .argument('<file>', 'NDJSON file')
+    .action((file: string) =>
+      runCommand(async (config) => {
+        const { createReadStream } = await import('node:fs');
+        const { openDatabase } = await import('../db/connect.ts');
+        const { importNotificationHistory } = await import('../reconcile/notifications/import-history.ts');
+        const handle = await openDatabase(config);
+        try {
+          const summary = await importNotificationHistory(handle.db, createReadStream(file), {
+            fileName: file,
+          });
+          process.stdout.write(`${JSON.stringify(summary)}\n`);
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+}

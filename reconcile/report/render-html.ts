@@ -1,0 +1,209 @@
+import { formatCents } from './format-money.ts';
+import type { ReportData } from './report-data.ts';
+
+/** What each kind means, in words a finance person uses. */
+export const KIND_HELP: Record<string, string> = {
+  missing_in_ledger: 'The provider moved money (or may still) but the merchant ledger has no entry.',
+  missing_at_provider:
+    'The ledger has an entry the provider never reported, after the grace period in business days.',
+  amount_mismatch: 'Both sides have the transaction (or return) but the amounts differ.',
+  currency_mismatch: 'Both sides have it but in different currencies.',
+  type_mismatch: 'The provider says payin (DEBIT) and the ledger payout (CREDIT), or the reverse.',
+  status_mismatch: 'One side says it succeeded, the other that it was rejected or failed.',
+  return_not_booked: 'The bank returned the payment but the ledger has no RETURN entry for it.',
+  fee_mismatch: 'The fee charged differs from the notification or from the contracted fee schedule.',
+  notification_missing: 'The provider says it notified us, but no notification was received.',
+  notification_late: 'The notification came later than the allowed delay.',
+  notification_undelivered:
+    'The provider reports the notification as not sent (I) or sent but not confirmed (S), and none was received.',
+  notification_mismatch: 'The notification says something different from the report (amount, status, ...).',
+  duplicate_merchant_transaction: 'The provider has two transactions for one merchant transaction id.',
+  source_conflict: 'The JSON report and the legacy report disagree about the same transaction.',
+};
+
+const PALETTE = [
+  '#1f77b4',
+  '#ff7f0e',
+  '#2ca02c',
+  '#d62728',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
+  '#393b79',
+  '#637939',
+  '#8c6d31',
+  '#843c39',
+];
+
+function esc(text: unknown): string {
+  return String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+interface Series {
+  name: string;
+  color: string;
+  values: number[];
+}
+
+/** A stacked vertical bar chart as inline SVG, with axis labels and a legend. */
+function barChart(
+  title: string,
+  categories: string[],
+  series: Series[],
+  format: (v: number) => string,
+): string {
+  const width = 860;
+  const height = 300;
+  const left = 90;
+  const bottom = 60;
+  const top = 20;
+  const plotH = height - top - bottom;
+  const plotW = width - left - 20;
+  const totals = categories.map((_, i) => series.reduce((n, s) => n + (s.values[i] ?? 0), 0));
+  const max = Math.max(1, ...totals);
+  const step = plotW / Math.max(1, categories.length);
+  const barW = Math.max(2, step * 0.7);
+  const parts: string[] = [];
+  for (let t = 0; t <= 4; t++) {
+    const v = (max * t) / 4;
+    const y = top + plotH - (plotH * t) / 4;
+    parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y}" y2="${y}" stroke="#ddd"/>`);
+    parts.push(
+      `<text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="11">${esc(format(Math.round(v)))}</text>`,
+    );
+  }
+  const labelEvery = Math.ceil(categories.length / 16);
+  categories.forEach((cat, i) => {
+    let y = top + plotH;
+    const x = left + i * step + (step - barW) / 2;
+    for (const s of series) {
+      const v = s.values[i] ?? 0;
+      if (v <= 0) continue;
+      const h = (plotH * v) / max;
+      y -= h;
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${s.color}"><title>${esc(cat)} ${esc(s.name)}: ${esc(format(v))}</title></rect>`,
+      );
+    }
+    if (i % labelEvery === 0) {
+      parts.push(
+        `<text x="${(x + barW / 2).toFixed(1)}" y="${top + plotH + 14}" text-anchor="end" font-size="10" transform="rotate(-35 ${(x + barW / 2).toFixed(1)} ${top + plotH + 14})">${esc(cat)}</text>`,
+      );
+    }
+  });
+  const legend = series
+    .map(
+      (s) =>
+        `<span class="key"><span class="swatch" style="background:${s.color}"></span>${esc(s.name)}</span>`,
+    )
+    .join(' ');
+  return `<figure><figcaption>${esc(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="${esc(title)}">${parts.join('')}</svg><div class="legend">${legend}</div></figure>`;
+}
+
+function htmlTable(header: string[], rows: (string | number)[][], numeric: number[] = []): string {
+  if (rows.length === 0) return '<p class="none">None.</p>';
+  const th = header.map((h, i) => `<th${numeric.includes(i) ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
+  const body = rows
+    .map(
+      (r) =>
+        `<tr>${r.map((c, i) => `<td${numeric.includes(i) ? ' class="num"' : ''}>${esc(c)}</td>`).join('')}</tr>`,
+    )
+    .join('');
+  return `<table><thead><tr>${th}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+/** A self-contained HTML page (no external resources): charts as inline SVG and the tables behind them. */
+export function renderHtmlReport(
+  d: ReportData,
+  options: { generatedAt?: string; detailLimit?: number } = {},
+): string {
+  const days = [...new Set([...d.volumes.map((v) => v.day), ...d.byDay.map((v) => v.day)])].sort();
+  const types = [...new Set(d.volumes.map((v) => v.type))].sort();
+  const volumeSeries = types.map((t, i) => ({
+    name: t === 'DEBIT' ? 'Payins (DEBIT)' : t === 'CREDIT' ? 'Payouts (CREDIT)' : t,
+    color: PALETTE[i % PALETTE.length]!,
+    values: days.map((day) => d.volumes.find((v) => v.day === day && v.type === t)?.cents ?? 0),
+  }));
+  const kinds = d.byKind.map((k) => k.kind);
+  const kindSeries = kinds.map((k, i) => ({
+    name: k,
+    color: PALETTE[i % PALETTE.length]!,
+    values: days.map((day) => d.byDay.find((v) => v.day === day && v.kind === k)?.count ?? 0),
+  }));
+  const totalOpen = d.byKind.reduce((n, k) => n + k.count, 0);
+  const totalCents = d.byKind.reduce((n, k) => n + k.cents, 0);
+  const limit = options.detailLimit ?? 500;
+  const open = d.discrepancies.filter((r) => r.resolved_at === null);
+  const count = (n: number) => n.toLocaleString('en-CA');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Reconciliation ${esc(d.from)} to ${esc(d.to)}</title>
+<style>
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:960px;color:#222;line-height:1.4}
+h1{font-size:1.5em;margin-bottom:4px}h2{font-size:1.15em;margin-top:32px;border-bottom:1px solid #ccc;padding-bottom:4px}
+.lead{color:#555}.cards{display:flex;gap:16px;margin:16px 0}.card{flex:1;border:1px solid #ddd;border-radius:6px;padding:12px}
+.card b{display:block;font-size:1.6em}table{border-collapse:collapse;width:100%;font-size:.9em;margin:8px 0}
+th,td{border-bottom:1px solid #eee;padding:4px 8px;text-align:left}th{background:#f6f6f6}.num{text-align:right;font-variant-numeric:tabular-nums}
+figure{margin:12px 0}figcaption{font-weight:600;margin-bottom:4px}.legend{font-size:.85em}.key{margin-right:12px;white-space:nowrap}
+.swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}.none{color:#777}
+</style></head><body>
+<h1>Reconciliation report, ${esc(d.from)} to ${esc(d.to)}</h1>
+<p class="lead">Eastern business dates. Amounts in dollars and cents as the provider and the ledger state them; a problem about a difference counts the difference, a missing item its whole amount. Generated ${esc(options.generatedAt ?? new Date().toISOString())}.</p>
+<div class="cards">
+<div class="card">Open problems<b>${count(totalOpen)}</b></div>
+<div class="card">Money concerned<b>${formatCents(totalCents)}</b></div>
+<div class="card">Successful transactions<b>${count(d.volumes.reduce((n, v) => n + v.count, 0))}</b></div>
+<div class="card">Returns<b>${count(d.returnsByCode.reduce((n, v) => n + v.count, 0))}</b></div>
+</div>
+<h2>Daily volumes</h2>
+<p>Successful payins and payouts per day, as the provider reports them.</p>
+${barChart('Successful transactions per day (amount)', days, volumeSeries, formatCents)}
+${htmlTable(
+  ['Day', 'Type', 'Transactions', 'Amount'],
+  d.volumes.map((v) => [v.day, v.type, count(v.count), formatCents(v.cents)]),
+  [2, 3],
+)}
+<h2>Open problems by kind over time</h2>
+<p>How many problems remain open for each day, by kind. A bar that does not shrink after a few days needs someone to look at it.</p>
+${barChart('Open problems per day, by kind', days, kindSeries, (v) => String(v))}
+${htmlTable(
+  ['Kind', 'What it means', 'Open', 'Amount'],
+  d.byKind.map((k) => [k.kind, KIND_HELP[k.kind] ?? '', count(k.count), formatCents(k.cents)]),
+  [2, 3],
+)}
+<h2>Returns by code</h2>
+<p>Payments the consumer's bank sent back, by the bank's return code.</p>
+${barChart(
+  'Returns by return code (count)',
+  d.returnsByCode.map((r) => r.code),
+  [{ name: 'Returns', color: PALETTE[3]!, values: d.returnsByCode.map((r) => r.count) }],
+  (v) => String(v),
+)}
+${htmlTable(
+  ['Return code', 'Returns', 'Amount'],
+  d.returnsByCode.map((r) => [r.code, count(r.count), formatCents(r.cents)]),
+  [1, 2],
+)}
+<h2>Open problems, one per line</h2>
+<p>${open.length > limit ? `The first ${limit} of ${count(open.length)}; the CSV export (recon report --csv) has them all.` : 'Every open problem of the range.'}</p>
+${htmlTable(
+  ['Day', 'Kind', 'Transaction', 'Merchant transaction', 'Expected', 'Actual', 'Difference', 'Note'],
+  open
+    .slice(0, limit)
+    .map((r) => [
+      r.business_date,
+      r.kind,
+      r.transaction_id ?? r.return_transaction_id ?? '',
+      r.merchant_transaction_id ?? '',
+      formatCents(r.expected_amount_cents),
+      formatCents(r.actual_amount_cents),
+      formatCents(r.difference_cents),
+      r.note ?? '',
+    ]),
+  [4, 5, 6],
+)}
+</body></html>
+`;
+}
