@@ -331,6 +331,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
       errorCode = typeof json.errorCode === 'string' ? json.errorCode : null;
       errorMessage = typeof json.errorMessage === 'string' ? json.errorMessage : null;
     } catch {
+      errorCode = null;
       errorMessage = text ? text.slice(0, 200) : null;
     }
     const detail =
