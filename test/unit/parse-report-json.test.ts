@@ -3,7 +3,7 @@ import { UnreadableInput } from '../../lib/errors.ts';
 import { parseReport } from '../../lib/parse/index.ts';
 import { JsonArraySplitter } from '../../lib/parse/split-json-array.ts';
 import type { ReturnRecord, TransactionRecord } from '../../lib/records.ts';
-import { collect, fixture, records, rejections, streamOf } from './parse-helpers.ts';
+import { collect, fixture, rejections, streamOf } from './parse-helpers.ts';
 
 const json = (data: string | Buffer, fileName = 'report.json', chunk = 7) =>
   collect(parseReport(streamOf(data, chunk), { format: 'report-json', fileName }));
