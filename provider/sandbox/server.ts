@@ -101,6 +101,8 @@ export interface Sandbox {
   readonly deliveries: readonly Delivery[];
   /** ConfirmTrans bodies received. */
   readonly confirmations: readonly unknown[];
+  /** Every access token issued so far (tests check that none leaks into output or the database). */
+  issuedTokens(): string[];
   /** RECON_* variables that point `recon pull` (and the client) at this sandbox. */
   env(): Record<string, string>;
   setFaults(faults: SandboxFaults): void;
@@ -389,7 +391,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }
       if (cut && sent + buffer.length > cutAfter) {
         buffer = buffer.subarray(0, Math.max(0, cutAfter - sent));
-        await write(res, buffer);
+        // Let the bytes reach the client before the connection goes, as a real cut would.
+        await new Promise<void>((resolve) => res.write(buffer, () => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, 20));
         res.destroy();
         return;
       }
@@ -585,6 +589,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     stats,
     deliveries,
     confirmations,
+    issuedTokens() {
+      return [...tokens.keys()];
+    },
     env() {
       return {
         RECON_BASE_URL: baseUrl,
