@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBackfill } from './backfill.ts';
 import { registerImport } from './import.ts';
 import { registerLedger } from './ledger.ts';
 import { registerMigrate } from './migrate.ts';
@@ -8,6 +9,8 @@ import { registerPull } from './pull.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerReport } from './report.ts';
 import { registerSandbox } from './sandbox.ts';
+import { registerSchedule } from './schedule.ts';
+import { registerWorker } from './worker.ts';
 
 /**
  * The `recon` command line. Each command lives in its own module under cli/ and imports its heavy
@@ -27,6 +30,9 @@ export function buildProgram(): Command {
   registerNotifications(program);
   registerReconcile(program);
   registerReport(program);
+  registerBackfill(program);
+  registerSchedule(program);
+  registerWorker(program);
   return program;
 }
 

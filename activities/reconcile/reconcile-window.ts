@@ -2,13 +2,19 @@ import { Context } from '@temporalio/activity';
 import type { ReconcileWindowSummary } from '../../workflows/types.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 
-/** The numeric fields of a summary, one level deep (`discrepancies.opened` and the like). */
+/**
+ * The numeric fields of a summary, up to three levels deep (`matched.transactions`,
+ * `discrepancies.fee_mismatch.cents`), settings left out: only counts go into the history.
+ */
 export function numericCounts(summary: unknown): Record<string, number> {
   const counts: Record<string, number> = {};
   const visit = (value: unknown, prefix: string, depth: number) => {
     if (typeof value === 'number' && Number.isFinite(value)) counts[prefix] = value;
-    else if (value && typeof value === 'object' && !Array.isArray(value) && depth < 2) {
-      for (const [k, v] of Object.entries(value)) visit(v, prefix ? `${prefix}.${k}` : k, depth + 1);
+    else if (value && typeof value === 'object' && !Array.isArray(value) && depth < 3) {
+      for (const [k, v] of Object.entries(value)) {
+        if (depth === 0 && k === 'settings') continue;
+        visit(v, prefix ? `${prefix}.${k}` : k, depth + 1);
+      }
     }
   };
   visit(summary, '', 0);

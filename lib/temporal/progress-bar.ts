@@ -1,0 +1,38 @@
+import type { BackfillProgress } from '../../workflows/types.ts';
+
+function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  return h > 0
+    ? `${h}h${String(m).padStart(2, '0')}m`
+    : m > 0
+      ? `${m}m${String(sec).padStart(2, '0')}s`
+      : `${sec}s`;
+}
+
+/**
+ * One line of backfill progress: a bar of finished windows, windows, rows loaded, failures, elapsed
+ * time and an estimate of the time left (from the pace of the windows finished so far).
+ */
+export function renderProgress(p: BackfillProgress, nowMs: number, width = 24): string {
+  const finished = p.windowsDone + p.windowsFailed;
+  const filled = p.windowsTotal === 0 ? width : Math.floor((finished / p.windowsTotal) * width);
+  const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
+  const elapsed = nowMs - Date.parse(p.startedAt);
+  const eta =
+    p.windowsLeft === 0
+      ? 'done'
+      : finished === 0
+        ? 'estimating'
+        : `~${duration((elapsed / finished) * p.windowsLeft)} left`;
+  const rate = elapsed > 0 ? Math.round((p.rowsLoaded * 1000) / elapsed) : 0;
+  return (
+    `[${bar}] ${finished}/${p.windowsTotal} windows` +
+    (p.running.length ? ` (${p.running.length} running)` : '') +
+    ` | ${p.rowsLoaded.toLocaleString('en-US')} rows (${rate.toLocaleString('en-US')}/s)` +
+    (p.windowsFailed ? ` | ${p.windowsFailed} failed` : '') +
+    ` | ${duration(elapsed)} elapsed, ${eta}`
+  );
+}

@@ -1,0 +1,20 @@
+import { createActivities, type Activities } from '../activities/index.ts';
+import type { DatabaseHandle } from '../db/connect.ts';
+import type { Config } from '../lib/config.ts';
+import { createProviderClient } from '../provider/client/index.ts';
+import { pullSource } from '../provider/pull.ts';
+import { reconcileRange } from '../reconcile/reconcile-range.ts';
+
+/**
+ * The activities of the product: the real provider client (from the RECON_* settings), the real
+ * pull (HTTP stream → parser → loader) and the real matching. `close` releases the client; the
+ * database handle stays the caller's.
+ */
+export function openProductionActivities(
+  config: Config,
+  handle: DatabaseHandle,
+): { activities: Activities; close(): Promise<void> } {
+  const provider = createProviderClient(config);
+  const activities = createActivities({ handle, provider, config, pullSource, reconcileRange });
+  return { activities, close: async () => provider.close() };
+}

@@ -1,0 +1,62 @@
+import { NativeConnection } from '@temporalio/worker';
+import { openDatabase } from '../db/connect.ts';
+import type { Config } from '../lib/config.ts';
+import { startDevServer } from '../lib/temporal/dev-server.ts';
+import { installRuntime } from '../lib/temporal/runtime.ts';
+import { createReconWorker } from './create-worker.ts';
+import { openProductionActivities } from './production-activities.ts';
+import { embeddedTemporalDbFile } from './temporal-session.ts';
+import { loadWorkerSettings } from './worker-settings.ts';
+
+/**
+ * `recon worker`: polls the recon task queue of TEMPORAL_ADDRESS until SIGINT or SIGTERM, then shuts
+ * down gracefully (running activities get RECON_WORKER_SHUTDOWN_GRACE_SECONDS, then are cancelled
+ * and retried by another worker; committed loads are not redone). With TEMPORAL_ADDRESS unset it
+ * starts the embedded dev server (state in the data directory, web UI on) and serves it.
+ */
+export async function runWorker(
+  config: Config,
+  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+): Promise<void> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const settings = loadWorkerSettings(options.env);
+  installRuntime({ level: 'INFO' });
+  const handle = await openDatabase(config, {
+    poolSize: settings.maxConcurrentActivityTaskExecutions + 2,
+  });
+  const embedded = config.temporalAddress
+    ? undefined
+    : await startDevServer({
+        dbFile: embeddedTemporalDbFile(config),
+        ui: true,
+        namespace: config.temporalNamespace,
+      });
+  const { activities, close } = openProductionActivities(config, handle);
+  let connection: NativeConnection | undefined;
+  try {
+    connection = embedded
+      ? embedded.nativeConnection
+      : await NativeConnection.connect({ address: config.temporalAddress as string });
+    const worker = await createReconWorker({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue: config.temporalTaskQueue,
+      activities,
+      settings,
+    });
+    log(
+      `recon worker: task queue ${config.temporalTaskQueue} on ${embedded?.address ?? config.temporalAddress} ` +
+        `(namespace ${config.temporalNamespace}); ${settings.maxConcurrentActivityTaskExecutions} activity slots, ` +
+        `${settings.maxTaskQueueActivitiesPerSecond} activities/s per queue` +
+        (embedded?.uiUrl ? `; Temporal UI ${embedded.uiUrl}` : '') +
+        '. Ctrl-C stops it gracefully.',
+    );
+    await worker.run();
+    log('recon worker: stopped');
+  } finally {
+    await close();
+    if (!embedded) await connection?.close();
+    await embedded?.close();
+    await handle.close();
+  }
+}

@@ -1,0 +1,98 @@
+import { resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import type { Activities } from '../activities/index.ts';
+import type { Config } from '../lib/config.ts';
+import { startDevServer } from '../lib/temporal/dev-server.ts';
+import { createReconWorker } from './create-worker.ts';
+import { loadWorkerSettings } from './worker-settings.ts';
+
+/** A client to Temporal for one command, with the in-process worker when Temporal is embedded. */
+export interface TemporalSession {
+  readonly client: Client;
+  readonly namespace: string;
+  readonly taskQueue: string;
+  readonly address: string;
+  /** True when this command started the dev server (TEMPORAL_ADDRESS unset). */
+  readonly embedded: boolean;
+  readonly uiUrl: string | null;
+  /** Stops the in-process worker (gracefully), then the dev server. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Where the embedded dev server keeps its state, so a later command re-attaches to its workflows. */
+export function embeddedTemporalDbFile(config: Pick<Config, 'dataDir'>): string {
+  return resolve(config.dataDir, 'temporal', 'dev-server.sqlite');
+}
+
+/**
+ * Opens Temporal for a command. With TEMPORAL_ADDRESS set: a client to that cluster, whose workers
+ * do the work. Unset: an ephemeral dev server on 127.0.0.1 (state in `dbFile` when given, else in
+ * memory) and an in-process worker with the activities `openActivities` builds, both for the length
+ * of the command.
+ */
+export async function openTemporalSession(
+  config: Config,
+  options: {
+    openActivities: () => Promise<{ activities: Activities; close(): Promise<void> }>;
+    dbFile?: string;
+    ui?: boolean;
+    env?: NodeJS.ProcessEnv;
+  },
+): Promise<TemporalSession> {
+  const taskQueue = config.temporalTaskQueue;
+  if (config.temporalAddress) {
+    const connection = await Connection.connect({ address: config.temporalAddress });
+    const client = new Client({ connection, namespace: config.temporalNamespace });
+    let closed: Promise<void> | undefined;
+    return {
+      client,
+      namespace: config.temporalNamespace,
+      taskQueue,
+      address: config.temporalAddress,
+      embedded: false,
+      uiUrl: null,
+      close: () => (closed ??= connection.close()),
+    };
+  }
+  const server = await startDevServer({
+    ...(options.dbFile ? { dbFile: options.dbFile } : {}),
+    ui: options.ui ?? false,
+    namespace: config.temporalNamespace,
+  });
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  let activities: { close(): Promise<void> } | undefined;
+  try {
+    const opened = await options.openActivities();
+    activities = opened;
+    worker = await createReconWorker({
+      connection: server.nativeConnection,
+      namespace: server.namespace,
+      taskQueue,
+      activities: opened.activities,
+      settings: { ...loadWorkerSettings(options.env), shutdownGraceSeconds: 5 },
+    });
+    running = worker.run();
+  } catch (error) {
+    await activities?.close();
+    await server.close();
+    throw error;
+  }
+  let closed: Promise<void> | undefined;
+  const close = async () => {
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await running?.catch(() => {});
+    await activities?.close();
+    await server.close();
+  };
+  return {
+    client: server.client,
+    namespace: server.namespace,
+    taskQueue,
+    address: server.address,
+    embedded: true,
+    uiUrl: server.uiUrl,
+    close: () => (closed ??= close()),
+  };
+}
