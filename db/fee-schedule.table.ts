@@ -8,6 +8,7 @@ export const feeScheduleColumns = {
   basis_points: integer.defaulted,
   valid_from: date.required,
   valid_to: date.nullable,
+  rounding: text.defaulted,
 } as const;
 
 export type FeeScheduleTable = TableOf<typeof feeScheduleColumns>;

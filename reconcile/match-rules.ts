@@ -219,15 +219,15 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
     sql`insert into findings
       select 'fee_mismatch:fee_vs_schedule:' || x.transaction_id, 'fee_mismatch', 'fee_vs_schedule', x.transaction_id,
         x.merchant_transaction_id, null, x.transaction_on, x.currency,
-        jsonb_build_object('fee_cents', x.expected_fee, 'fixed_cents', x.fixed_cents, 'basis_points', x.basis_points,
+        jsonb_build_object('fee_cents', x.expected_fee, 'fixed_cents', x.fixed_cents, 'basis_points', x.basis_points, 'rounding', x.rounding,
           'amount_cents', x.amount_cents),
         jsonb_build_object('fee_cents', x.fee_cents),
         x.expected_fee, x.fee_cents, x.fee_cents - x.expected_fee,
         jsonb_build_object('fee_schedule', jsonb_build_array(x.schedule_key))
       from (
         select distinct on (p.transaction_id) p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency,
-          p.amount_cents, p.fee_cents, f.fixed_cents, f.basis_points,
-          f.fixed_cents + (p.amount_cents * f.basis_points + 5000) / 10000 as expected_fee,
+          p.amount_cents, p.fee_cents, f.fixed_cents, f.basis_points, f.rounding,
+          f.fixed_cents + (p.amount_cents * f.basis_points + case when f.rounding = 'floor' then 0 else 5000 end) / 10000 as expected_fee,
           f.product || '/' || f.transaction_type || '/' || f.currency || '/' || f.valid_from as schedule_key
         from provider_transactions p join scope_p using (transaction_id)
         join fee_schedule f on f.product = p.product and f.transaction_type = p.transaction_type
