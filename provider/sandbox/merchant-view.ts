@@ -253,7 +253,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
       const amount = t.amount_cents < 100_000_000 ? t.amount_cents + 1 : t.amount_cents - 1;
       over = { transactionAmount: amount };
       expect(`notification_mismatch:${t.transaction_id}`, 'notification_mismatch', t.amount_cents, amount);
-    } else if (u < (c += rates.feeVsNotification)) {
+    } else if (u < c + rates.feeVsNotification) {
       over = { transactionFee: (t.fee_cents ?? 0) + 5 };
       expect(
         `fee_mismatch:fee_vs_notification:${t.transaction_id}`,
@@ -308,7 +308,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     } else if (u < (c += rates.typeMismatch)) {
       ledger.push(ledgerEntry(t, { transaction_type: t.transaction_type === 'DEBIT' ? 'CREDIT' : 'DEBIT' }));
       expect(`type_mismatch:${id}`, 'type_mismatch', t.amount_cents, t.amount_cents);
-    } else if (u < (c += rates.statusMismatch)) {
+    } else if (u < c + rates.statusMismatch) {
       ledger.push(ledgerEntry(t, { status: ok ? 'REJECTED' : 'SUCCESSFUL' }));
       expect(`status_mismatch:${id}`, 'status_mismatch', t.amount_cents, t.amount_cents);
     } else if (ok || draw(seed, i, 5) < 0.5) {
