@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerBackfill } from './backfill.ts';
+import { registerDemo } from './demo.ts';
 import { registerImport } from './import.ts';
 import { registerLedger } from './ledger.ts';
 import { registerMigrate } from './migrate.ts';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerNotifications(program);
   registerReconcile(program);
   registerReport(program);
+  registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);
   registerWorker(program);

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Activities } from '../activities/index.ts';
 import type { Config } from '../lib/config.ts';
 import { startDevServer } from '../lib/temporal/dev-server.ts';
@@ -38,9 +38,43 @@ export async function openTemporalSession(
     dbFile?: string;
     ui?: boolean;
     env?: NodeJS.ProcessEnv;
+    /** Also run an in-process worker against a cluster (the demo: only this process reaches its sandbox). */
+    workerWithCluster?: boolean;
+    /** Task queue instead of TEMPORAL_TASK_QUEUE. */
+    taskQueue?: string;
   },
 ): Promise<TemporalSession> {
-  const taskQueue = config.temporalTaskQueue;
+  const taskQueue = options.taskQueue ?? config.temporalTaskQueue;
+  if (config.temporalAddress && options.workerWithCluster) {
+    const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
+    const connection = await Connection.connect({ address: config.temporalAddress });
+    const opened = await options.openActivities();
+    const worker = await createReconWorker({
+      connection: nativeConnection,
+      namespace: config.temporalNamespace,
+      taskQueue,
+      activities: opened.activities,
+      settings: { ...loadWorkerSettings(options.env), shutdownGraceSeconds: 5 },
+    });
+    const running = worker.run();
+    let closed: Promise<void> | undefined;
+    return {
+      client: new Client({ connection, namespace: config.temporalNamespace }),
+      namespace: config.temporalNamespace,
+      taskQueue,
+      address: config.temporalAddress,
+      embedded: false,
+      uiUrl: null,
+      close: () =>
+        (closed ??= (async () => {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await running.catch(() => {});
+          await opened.close();
+          await nativeConnection.close();
+          await connection.close();
+        })()),
+    };
+  }
   if (config.temporalAddress) {
     const connection = await Connection.connect({ address: config.temporalAddress });
     const client = new Client({ connection, namespace: config.temporalNamespace });

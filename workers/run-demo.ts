@@ -1,0 +1,199 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDatabase, createPool, type DatabaseHandle, startEmbeddedPostgres } from '../db/connect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { type Config, loadConfig } from '../lib/config.ts';
+import { backfillProgress, startBackfill } from '../lib/temporal/backfill.ts';
+import { installRuntime } from '../lib/temporal/runtime.ts';
+import { upsertNightlySchedule } from '../lib/temporal/schedule.ts';
+import { watchBackfill } from '../lib/temporal/watch-backfill.ts';
+import { easternToUtc } from '../lib/time/eastern.ts';
+import { startSandbox } from '../provider/sandbox/server.ts';
+import { loadReportData } from '../reconcile/report/report-data.ts';
+import { formatReport } from '../reconcile/report/format-summary.ts';
+import type { NightlyResult } from '../workflows/types.ts';
+import { openProductionActivities } from './production-activities.ts';
+import { openTemporalSession } from './temporal-session.ts';
+
+export interface DemoOptions {
+  readonly from: string;
+  readonly to: string;
+  readonly transactions: number;
+  /** Stay up at the end until Ctrl-C. */
+  readonly keep: boolean;
+}
+
+/**
+ * `recon demo`: the whole pipeline on embedded defaults, from a fresh clone. A fresh embedded
+ * PostgreSQL in <data dir>/demo (reset each run), the sandbox provider on 127.0.0.1, an ephemeral
+ * Temporal dev server with its UI (or TEMPORAL_ADDRESS, with a worker in this process on its own task
+ * queue, since only this process reaches the sandbox) and a worker; a backfill of from..to, one
+ * nightly run through the schedule (a schedule backfill at 02:30 of `to`, so it covers the day it
+ * stands for), and the reconciliation report. Everything is stopped at the end and on Ctrl-C.
+ * Returns the exit code.
+ */
+export async function runDemo(config: Config, options: DemoOptions): Promise<number> {
+  const t0 = Date.now();
+  const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
+  const seconds = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+  installRuntime({ level: 'WARN', shutdownSignals: [] });
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (!controller.signal.aborted) say('stopping (Ctrl-C)...');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stopped = () => controller.signal.aborted;
+  try {
+    const dir = resolve(config.dataDir, 'demo');
+    rmSync(dir, { recursive: true, force: true });
+    say(`starting PostgreSQL in ${dir} (fresh)`);
+    const pg = await startEmbeddedPostgres(dir, { persistent: false });
+    cleanups.push(() => pg.stop());
+    const pool = createPool(pg.connectionString, 16);
+    // Ctrl-C reaches the embedded server too: idle connections then die, which is expected.
+    pool.on('error', () => {});
+    const db = createDatabase(pool);
+    cleanups.push(() => db.destroy());
+    const handle: DatabaseHandle = {
+      db,
+      pool,
+      connectionString: pg.connectionString,
+      close: () => db.destroy(),
+    };
+    const migrated = await migrateToLatest(db);
+    if (migrated.error) throw migrated.error;
+    if (stopped()) return 130;
+
+    const sandbox = await startSandbox({
+      seed: 'demo',
+      transactions: options.transactions,
+      from: options.from,
+      to: options.to,
+    });
+    cleanups.push(() => sandbox.close());
+    say(
+      `sandbox provider at ${sandbox.baseUrl}: ${options.transactions} transactions ${options.from}..${options.to}`,
+    );
+    const demoConfig = loadConfig({
+      ...process.env,
+      ...sandbox.env(),
+      DATABASE_URL: pg.connectionString,
+      RECON_DATA_DIR: dir,
+      RECON_ENVIRONMENT: 'staging',
+    });
+
+    const session = await openTemporalSession(demoConfig, {
+      ui: true,
+      workerWithCluster: true,
+      ...(demoConfig.temporalAddress ? { taskQueue: `recon-demo-${randomBytes(3).toString('hex')}` } : {}),
+      openActivities: async () => openProductionActivities(demoConfig, handle),
+    });
+    cleanups.push(() => session.close());
+    say(
+      `Temporal ${session.embedded ? 'dev server' : 'cluster'} at ${session.address}` +
+        (session.uiUrl ? `, web UI ${session.uiUrl} (while the demo runs)` : '') +
+        `; worker on task queue ${session.taskQueue} (${seconds()})`,
+    );
+    if (stopped()) return 130;
+
+    say(`backfill ${options.from}..${options.to} in windows of at most 40 days`);
+    const backfillStart = Date.now();
+    const { handle: backfill } = await startBackfill(session.client, {
+      from: options.from,
+      to: options.to,
+      taskQueue: session.taskQueue,
+    });
+    const outcome = await watchBackfill(backfill, { signal: controller.signal });
+    if (outcome.status === 'DETACHED') return 130;
+    const progress = await backfillProgress(backfill);
+    const backfillMs = Date.now() - backfillStart;
+    if (outcome.status !== 'COMPLETED') {
+      for (const f of progress.failures) say(`window ${f.from}..${f.to} failed: ${f.message}`);
+      say(`backfill ${outcome.status.toLowerCase()}`);
+      return 1;
+    }
+    say(
+      `backfill done: ${progress.windowsTotal} windows, ${progress.rowsLoaded} rows in ${(backfillMs / 1000).toFixed(1)}s ` +
+        `(${Math.round((progress.rowsLoaded * 1000) / backfillMs)} rows/s)`,
+    );
+
+    const schedule = await upsertNightlySchedule(session.client, { taskQueue: session.taskQueue });
+    // One nightly run as the schedule would have started it at 02:30 Toronto on the last day: a
+    // schedule backfill sets TemporalScheduledStartTime, so the run covers that day and its look-back.
+    const at = Date.parse(easternToUtc(options.to, '023000').utc);
+    await schedule.handle.backfill({
+      start: new Date(at - 60_000),
+      end: new Date(at + 60_000),
+      overlap: 'ALLOW_ALL',
+    });
+    say(`nightly run for ${options.to} started by the schedule ${schedule.handle.scheduleId}`);
+    let nightly: NightlyResult | undefined;
+    for (let i = 0; i < 600 && !nightly && !stopped(); i++) {
+      for await (const w of session.client.workflow.list({ query: `WorkflowType = 'nightlyWorkflow'` })) {
+        nightly = await session.client.workflow.getHandle(w.workflowId).result();
+        break;
+      }
+      if (!nightly) await sleep(100);
+    }
+    if (!nightly) return 130;
+    say(
+      `nightly done: ${nightly.from}..${nightly.to} (scheduled for ${nightly.scheduledFor}), ${nightly.rowsLoaded} rows re-read (${seconds()})`,
+    );
+
+    const report = await loadReportData(db, { from: options.from, to: options.to });
+    // The headline (discrepancies by kind); `recon report` prints the per-day tables too.
+    const headline = formatReport(report).split('\nunresolved discrepancies by day')[0];
+    const loads = await db
+      .selectFrom('loads')
+      .select([
+        'source',
+        (eb) => eb.fn.countAll<number>().as('loads'),
+        (eb) => eb.fn.sum<number>('rows_loaded').as('rows'),
+      ])
+      .where('status', '=', 'committed')
+      .groupBy('source')
+      .orderBy('source')
+      .execute();
+    process.stdout.write(
+      `\n${headline}\nloads by source (backfill + nightly)\n` +
+        loads
+          .map(
+            (l) =>
+              `  ${l.source.padEnd(20)} ${String(l.loads).padStart(3)} loads ${String(l.rows).padStart(8)} rows\n`,
+          )
+          .join('') +
+        '\n',
+    );
+    process.stdout.write(
+      [
+        `demo finished in ${seconds()}.`,
+        'where to look next:',
+        ...(session.uiUrl
+          ? [
+              `  Temporal UI: ${session.uiUrl}${options.keep ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
+            ]
+          : []),
+        `  warehouse: psql "${pg.connectionString}"${options.keep ? '' : ' (with --keep)'}`,
+        '    select source, count(*), sum(rows_loaded) from loads group by source;',
+        '    select kind, count(*) from discrepancies where resolved_at is null group by kind order by 2 desc;',
+        '    select * from pull_cursors order by window_from, source;',
+        '',
+      ].join('\n'),
+    );
+    if (options.keep && !stopped()) {
+      say('running until Ctrl-C');
+      await new Promise((r) => controller.signal.addEventListener('abort', r, { once: true }));
+    }
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+    say(`stopped everything (${seconds()})`);
+  }
+}
