@@ -77,13 +77,13 @@ function offsetAt(utcMs: number): number {
 
 // Bounded caches keep 1M-row files fast without growing with the input: most days have one offset.
 const CACHE_LIMIT = 4096;
-const dayOffsets = new Map<number, number | null>();
-const utcDayOffsets = new Map<number, number | null>();
+const dayOffsets = new Map<number, DayOffsets>();
 
 /** @internal Empties the offset caches, so that tests can prove the host TZ plays no part. */
 export function clearEasternCaches(): void {
   dayOffsets.clear();
-  utcDayOffsets.clear();
+  lastDate = '';
+  formattedDay = Number.NaN;
 }
 
 function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
@@ -93,27 +93,45 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
 }
 
 /**
- * The single offset in force for the whole local day starting at `localMidnightMs` (local wall clock
- * read as if UTC), or null when the offset changes within a day of it (a transition day).
+ * Offsets around the day starting at `dayStartMs` (a UTC day, or a local day with its wall clock read
+ * as if UTC): the offset a day before and two days after, and, when they differ, the UTC instant (to
+ * the second) at which the zone switches, found once per day by bisection. Any instant within a day of
+ * either reading of that day lies inside this window. Toronto never changes twice in three days.
  */
-function steadyOffsetOfLocalDay(localMidnightMs: number): number | null {
-  const cached = dayOffsets.get(localMidnightMs);
+interface DayOffsets {
+  readonly before: number;
+  readonly after: number;
+  /** First UTC instant (ms) with the `after` offset; +Infinity on a day without a transition. */
+  readonly transition: number;
+}
+
+function offsetsAround(dayStartMs: number): DayOffsets {
+  const cached = dayOffsets.get(dayStartMs);
   if (cached !== undefined) return cached;
-  const before = offsetAt(localMidnightMs - DAY);
-  const after = offsetAt(localMidnightMs + 2 * DAY);
-  return remember(dayOffsets, localMidnightMs, before === after ? before : null);
+  let lo = dayStartMs - DAY;
+  let hi = dayStartMs + 2 * DAY;
+  const before = offsetAt(lo);
+  const after = offsetAt(hi);
+  if (before === after) {
+    return remember(dayOffsets, dayStartMs, { before, after, transition: Number.POSITIVE_INFINITY });
+  }
+  while (hi - lo > 1000) {
+    const mid = Math.floor((lo + hi) / 2000) * 1000;
+    if (offsetAt(mid) === before) lo = mid;
+    else hi = mid;
+  }
+  return remember(dayOffsets, dayStartMs, { before, after, transition: hi });
 }
 
 /** Resolves a local wall-clock time (as if UTC, ms) to a UTC instant, detecting gap and fold. */
 function resolveLocal(localMs: number): { utcMs: number; flag: LocalTimeFlag | null } {
-  const steady = steadyOffsetOfLocalDay(localMs - (((localMs % DAY) + DAY) % DAY));
-  if (steady !== null) return { utcMs: localMs - steady, flag: null };
-  const offsetBefore = offsetAt(localMs - DAY);
-  const offsetAfter = offsetAt(localMs + DAY);
-  const early = localMs - offsetBefore;
-  const late = localMs - offsetAfter;
-  const earlyValid = offsetAt(early) === offsetBefore;
-  const lateValid = offsetAt(late) === offsetAfter;
+  const day = offsetsAround(localMs - (((localMs % DAY) + DAY) % DAY));
+  if (day.before === day.after) return { utcMs: localMs - day.before, flag: null };
+  // The two readings of the wall clock; each is real only on its side of the transition.
+  const early = localMs - day.before;
+  const late = localMs - day.after;
+  const earlyValid = early < day.transition;
+  const lateValid = late >= day.transition;
   if (earlyValid && lateValid && early !== late) {
     return { utcMs: Math.min(early, late), flag: 'dst_fold' };
   }
@@ -132,6 +150,8 @@ const TIME_COMPACT = /^(\d{2})(\d{2})(\d{2})$/;
  * @throws RangeError naming the value when it is malformed or does not exist (20260230).
  */
 export function normaliseDate(date: string): string {
+  // Report rows come in date order: one remembered answer saves the regex on almost every row.
+  if (date === lastDate) return lastNormalised;
   const m = DATE_COMPACT.exec(date) ?? DATE_DASHED.exec(date);
   if (!m) throw new RangeError(`date '${date}' is not YYYYMMDD or YYYY-MM-DD`);
   const y = Number(m[1]);
@@ -140,8 +160,13 @@ export function normaliseDate(date: string): string {
   if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) {
     throw new RangeError(`date '${date}' does not exist`);
   }
-  return `${m[1]}-${m[2]}-${m[3]}`;
+  lastNormalised = `${m[1]}-${m[2]}-${m[3]}`;
+  lastDate = date;
+  return lastNormalised;
 }
+
+let lastDate = '';
+let lastNormalised = '';
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
@@ -212,19 +237,26 @@ export function easternDateOf(utcIso: string): string {
   return new Date(local).toISOString().slice(0, 10);
 }
 
-/** Offset at `utcMs`, cached per UTC day when the whole day (with a margin) has one offset. */
+/** Offset at `utcMs`, from the cached offsets around its UTC day (no Intl call on most rows). */
 function offsetOfUtcDay(utcMs: number): number {
-  const dayStart = utcMs - (((utcMs % DAY) + DAY) % DAY);
-  let steady = utcDayOffsets.get(dayStart);
-  if (steady === undefined) {
-    const before = offsetAt(dayStart - DAY);
-    const after = offsetAt(dayStart + 2 * DAY);
-    steady = remember(utcDayOffsets, dayStart, before === after ? before : null);
-  }
-  return steady ?? offsetAt(utcMs);
+  const day = offsetsAround(utcMs - (((utcMs % DAY) + DAY) % DAY));
+  return utcMs < day.transition ? day.before : day.after;
 }
 
+let formattedDay = Number.NaN;
+let formattedDate = '';
+
 function formatUtc(ms: number): string {
-  // toISOString is computed in UTC whatever the host TZ; only the fraction is widened to microseconds.
-  return `${new Date(ms).toISOString().slice(0, 19)}.000000Z`;
+  // The date part is formatted by toISOString (UTC whatever the host TZ) once per day; the time part
+  // is plain arithmetic. Only the fraction is widened to microseconds.
+  const day = Math.floor(ms / DAY);
+  if (day !== formattedDay) {
+    formattedDate = new Date(day * DAY).toISOString().slice(0, 10);
+    formattedDay = day;
+  }
+  const seconds = Math.floor((ms - day * DAY) / 1000);
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor(seconds / 60) % 60;
+  const s = seconds % 60;
+  return `${formattedDate}T${h < 10 ? '0' : ''}${h}:${m < 10 ? '0' : ''}${m}:${s < 10 ? '0' : ''}${s}.000000Z`;
 }

@@ -189,3 +189,49 @@ describe('normaliseInstant', () => {
     expect(() => normaliseInstant('08/03/2026 07:30')).toThrow('is not an ISO-8601 date-time');
   });
 });
+
+describe('against a brute-force reading of the zone', () => {
+  // Reference: the wall clock of America/Toronto at a UTC instant, straight from Intl.
+  const wall = new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'America/Toronto',
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const wallOf = (ms: number) => wall.format(ms).replace(', ', 'T');
+
+  it('every quarter hour of 2026 and 2027 maps back to its wall clock, flags only at transitions', () => {
+    clearEasternCaches();
+    const flagged: string[] = [];
+    for (let ms = Date.UTC(2026, 0, 1); ms < Date.UTC(2028, 0, 1); ms += 15 * 60_000) {
+      const local = new Date(ms).toISOString();
+      const date = local.slice(0, 10);
+      const time = `${local.slice(11, 13)}${local.slice(14, 16)}00`;
+      const { utc, flag } = easternToUtc(date, time);
+      const back = wallOf(Date.parse(utc));
+      if (flag === 'dst_gap') {
+        flagged.push(`${date} ${time} gap`);
+        // Moved forward by the gap: the wall clock reads one hour later.
+        expect(back.slice(11, 13)).toBe(String(Number(time.slice(0, 2)) + 1).padStart(2, '0'));
+      } else {
+        expect(back).toBe(`${date}T${time.slice(0, 2)}:${time.slice(2, 4)}:00`);
+        if (flag === 'dst_fold') {
+          flagged.push(`${date} ${time} fold`);
+          // The earlier of the two instants: one hour later reads the same wall clock.
+          expect(wallOf(Date.parse(utc) + 3_600_000)).toBe(back);
+        }
+      }
+      expect(easternDateOf(utc)).toBe(back.slice(0, 10));
+    }
+    expect(flagged).toEqual([
+      ...['0200', '0215', '0230', '0245'].map((t) => `2026-03-08 ${t}00 gap`),
+      ...['0100', '0115', '0130', '0145'].map((t) => `2026-11-01 ${t}00 fold`),
+      ...['0200', '0215', '0230', '0245'].map((t) => `2027-03-14 ${t}00 gap`),
+      ...['0100', '0115', '0130', '0145'].map((t) => `2027-11-07 ${t}00 fold`),
+    ]);
+  });
+});
