@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/database.ts';
 
 interface ColumnRow {
   relname: string;
@@ -19,7 +20,7 @@ function cell(text: string | null): string {
  * the public schema (migrations are the single source). Deterministic: tables and views by name,
  * columns in their order. docs/data-dictionary.md is this output; a test fails when it is stale.
  */
-export async function renderDataDictionary(db: Kysely<any>): Promise<string> {
+export async function renderDataDictionary(db: Kysely<Database>): Promise<string> {
   const rows = await sql<ColumnRow>`
     select c.relname, c.relkind::text as relkind, obj_description(c.oid, 'pg_class') as table_comment,
       a.attname as column_name, format_type(a.atttypid, a.atttypmod) as data_type, a.attnotnull as not_null,
