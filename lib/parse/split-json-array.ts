@@ -49,21 +49,38 @@ export class JsonArraySplitter {
     const out: JsonElement[] = [];
     let segStart = this.state === IN_VALUE ? 0 : -1;
     const n = chunk.length;
+    // Next backslash at or after i (n when none), found once and reused while i stays before it.
+    let nextBackslash = -1;
     for (let i = 0; i < n; i++) {
-      const c = chunk.charCodeAt(i);
-      if (this.state === IN_VALUE) {
-        if (this.inString) {
-          if (this.escaped) this.escaped = false;
-          else if (c === 92 /* \ */) this.escaped = true;
-          else if (c === 34 /* " */) {
-            this.inString = false;
-            if (this.depth === 0) {
-              this.emit(out, chunk.slice(segStart, i + 1));
-              segStart = -1;
-            }
-          } else if (c === 10) this.line++;
+      if (this.state === IN_VALUE && this.inString) {
+        if (this.escaped) {
+          this.escaped = false; // this character is escaped
           continue;
         }
+        // Jump to the next quote or backslash: strings are most of a report's bytes. A raw newline
+        // cannot occur inside a JSON string, so none is counted here (JSON.parse refuses it anyway).
+        if (nextBackslash < i) {
+          nextBackslash = chunk.indexOf('\\', i);
+          if (nextBackslash === -1) nextBackslash = n;
+        }
+        const quote = chunk.indexOf('"', i);
+        const end = quote === -1 ? n : quote;
+        if (nextBackslash < end) {
+          i = nextBackslash;
+          this.escaped = true;
+          continue;
+        }
+        if (quote === -1) break;
+        i = quote;
+        this.inString = false;
+        if (this.depth === 0) {
+          this.emit(out, chunk.slice(segStart, i + 1));
+          segStart = -1;
+        }
+        continue;
+      }
+      const c = chunk.charCodeAt(i);
+      if (this.state === IN_VALUE) {
         if (this.scalar) {
           if (c === 44 /* , */ || c === 93 /* ] */ || c === 32 || c === 9 || c === 10 || c === 13) {
             this.emit(out, chunk.slice(segStart, i));
@@ -131,8 +148,7 @@ export class JsonArraySplitter {
   }
 
   /**
-   * Ends the input.
-   * @returns whether an array was seen at all (false for an empty or whitespace-only input)
+   * Ends the input and returns the last element, when a bare scalar ended it.
    * @throws UnreadableInput when the array is not closed (truncated input).
    */
   finish(): JsonElement[] {
@@ -171,7 +187,7 @@ function describe(chunk: string, i: number): string {
 /**
  * Yields the elements of a top-level JSON array read from a byte stream, in batches (one per chunk).
  * @throws UnreadableInput for anything but an array (naming the line), a truncated array, or an
- *   empty input (`emptyIsError`, the default).
+ *   empty input.
  */
 export async function* splitJsonArray(
   input: AsyncIterable<Buffer | string>,

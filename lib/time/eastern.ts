@@ -25,9 +25,19 @@ export interface EasternInstant {
   readonly flag: LocalTimeFlag | null;
 }
 
+import {
+  calendarDay,
+  clearCalendarCaches,
+  DAY_MS,
+  remember,
+  twoDigits,
+  utcDateOf,
+  utcSecondsOf,
+} from './calendar.ts';
+
 const ZONE = 'America/Toronto';
 const MINUTE = 60_000;
-const DAY = 86_400_000;
+const DAY = DAY_MS;
 
 const formatter = new Intl.DateTimeFormat('en-US', {
   timeZone: ZONE,
@@ -75,21 +85,13 @@ function offsetAt(utcMs: number): number {
   return Date.UTC(y, mo - 1, d, h, mi, s) - whole;
 }
 
-// Bounded caches keep 1M-row files fast without growing with the input: most days have one offset.
-const CACHE_LIMIT = 4096;
+// A bounded cache keeps 1M-row files fast without growing with the input: most days have one offset.
 const dayOffsets = new Map<number, DayOffsets>();
 
-/** @internal Empties the offset caches, so that tests can prove the host TZ plays no part. */
+/** @internal Empties the caches, so that tests can prove the host TZ plays no part. */
 export function clearEasternCaches(): void {
   dayOffsets.clear();
-  lastDate = '';
-  formattedDay = Number.NaN;
-}
-
-function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
-  if (map.size >= CACHE_LIMIT) map.clear();
-  map.set(key, value);
-  return value;
+  clearCalendarCaches();
 }
 
 /**
@@ -141,36 +143,12 @@ function resolveLocal(localMs: number): { utcMs: number; flag: LocalTimeFlag | n
   return { utcMs: early, flag: 'dst_gap' };
 }
 
-const DATE_COMPACT = /^(\d{4})(\d{2})(\d{2})$/;
-const DATE_DASHED = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIME_COMPACT = /^(\d{2})(\d{2})(\d{2})$/;
-
 /**
  * Validates a calendar date `YYYYMMDD` or `YYYY-MM-DD` and returns it as `YYYY-MM-DD`.
  * @throws RangeError naming the value when it is malformed or does not exist (20260230).
  */
 export function normaliseDate(date: string): string {
-  // Report rows come in date order: one remembered answer saves the regex on almost every row.
-  if (date === lastDate) return lastNormalised;
-  const m = DATE_COMPACT.exec(date) ?? DATE_DASHED.exec(date);
-  if (!m) throw new RangeError(`date '${date}' is not YYYYMMDD or YYYY-MM-DD`);
-  const y = Number(m[1]);
-  const mo = Number(m[2]);
-  const d = Number(m[3]);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) {
-    throw new RangeError(`date '${date}' does not exist`);
-  }
-  lastNormalised = `${m[1]}-${m[2]}-${m[3]}`;
-  lastDate = date;
-  return lastNormalised;
-}
-
-let lastDate = '';
-let lastNormalised = '';
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return calendarDay(date).iso;
 }
 
 /**
@@ -185,20 +163,17 @@ function daysInMonth(year: number, month: number): number {
  * @throws RangeError naming the value when the date or time is malformed or does not exist.
  */
 export function easternToUtc(date: string, time: string | null): EasternInstant {
-  const day = normaliseDate(date);
+  const day = calendarDay(date);
   let seconds = 0;
   if (time !== null) {
-    const t = TIME_COMPACT.exec(time);
-    if (!t) throw new RangeError(`time '${time}' is not HHMMSS`);
-    const h = Number(t[1]);
-    const mi = Number(t[2]);
-    const s = Number(t[3]);
+    const h = twoDigits(time, 0);
+    const mi = twoDigits(time, 2);
+    const s = twoDigits(time, 4);
+    if (time.length !== 6 || h < 0 || mi < 0 || s < 0) throw new RangeError(`time '${time}' is not HHMMSS`);
     if (h > 23 || mi > 59 || s > 59) throw new RangeError(`time '${time}' does not exist`);
     seconds = h * 3600 + mi * 60 + s;
   }
-  const localMs =
-    Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10))) + seconds * 1000;
-  const { utcMs, flag } = resolveLocal(localMs);
+  const { utcMs, flag } = resolveLocal(day.ms + seconds * 1000);
   return { utc: formatUtc(utcMs), flag };
 }
 
@@ -211,7 +186,7 @@ export function easternDayStartUtc(date: string): string {
   return easternToUtc(date, null).utc;
 }
 
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})$/;
+const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /**
  * The Eastern (America/Toronto) calendar date, `YYYY-MM-DD`, of a UTC instant given as ISO-8601 with
@@ -221,20 +196,19 @@ const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.\d+
 export function easternDateOf(utcIso: string): string {
   const m = ISO_INSTANT.exec(utcIso);
   if (!m) throw new RangeError(`instant '${utcIso}' is not ISO-8601 with Z or an offset`);
-  normaliseDate(`${m[1]}${m[2]}${m[3]}`);
-  const h = Number(m[4]);
-  const mi = Number(m[5]);
-  const s = Number(m[6]);
+  const day = calendarDay(m[1] as string);
+  const h = Number(m[2]);
+  const mi = Number(m[3]);
+  const s = Number(m[4]);
   if (h > 23 || mi > 59 || s > 59) throw new RangeError(`instant '${utcIso}' has an impossible time`);
-  let ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), h, mi, s);
-  const zone = m[7] as string;
+  let ms = day.ms + ((h * 60 + mi) * 60 + s) * 1000;
+  const zone = m[5] as string;
   if (zone !== 'Z') {
     const digits = zone.replace(':', '');
     const sign = digits[0] === '-' ? -1 : 1;
     ms -= sign * (Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5))) * MINUTE;
   }
-  const local = ms + offsetOfUtcDay(ms);
-  return new Date(local).toISOString().slice(0, 10);
+  return utcDateOf(ms + offsetOfUtcDay(ms));
 }
 
 /** Offset at `utcMs`, from the cached offsets around its UTC day (no Intl call on most rows). */
@@ -243,20 +217,7 @@ function offsetOfUtcDay(utcMs: number): number {
   return utcMs < day.transition ? day.before : day.after;
 }
 
-let formattedDay = Number.NaN;
-let formattedDate = '';
-
 function formatUtc(ms: number): string {
-  // The date part is formatted by toISOString (UTC whatever the host TZ) once per day; the time part
-  // is plain arithmetic. Only the fraction is widened to microseconds.
-  const day = Math.floor(ms / DAY);
-  if (day !== formattedDay) {
-    formattedDate = new Date(day * DAY).toISOString().slice(0, 10);
-    formattedDay = day;
-  }
-  const seconds = Math.floor((ms - day * DAY) / 1000);
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor(seconds / 60) % 60;
-  const s = seconds % 60;
-  return `${formattedDate}T${h < 10 ? '0' : ''}${h}:${m < 10 ? '0' : ''}${m}:${s < 10 ? '0' : ''}${s}.000000Z`;
+  // Only the fraction is widened to microseconds: these instants are whole seconds.
+  return `${utcSecondsOf(ms)}.000000Z`;
 }
