@@ -18,6 +18,9 @@ interface SandboxCliOptions {
   faultTruncateZip?: boolean;
   faultTokenTtlMs?: string;
   log?: boolean;
+  notifyHistory?: boolean;
+  writeLedger?: string;
+  writeTruth?: string;
 }
 
 function number(name: string, value: string | undefined): number | undefined {
@@ -52,13 +55,28 @@ export function registerSandbox(program: Command): void {
     .option('--fault-cut-after-bytes <n>', 'bytes sent before a cut', '2048')
     .option('--fault-truncate-zip', 'zipped reports lose their end (no central directory)')
     .option('--fault-token-ttl-ms <ms>', 'tokens stop working after this, whatever expires_in says')
+    .option(
+      '--notify-history',
+      'with --notify-url: also send the notifications of the whole history at start',
+    )
+    .option(
+      '--write-ledger <file>',
+      "write the merchant's ledger derived from the same history (NDJSON, for recon ledger import); the sandbox then serves that merchant view's history",
+    )
+    .option(
+      '--write-truth <file>',
+      'write the ground truth of that merchant view (expected discrepancies, JSON)',
+    )
     .option('--log', 'print one line per request (method, path, status) on stderr')
     .action((o: SandboxCliOptions) =>
       runCommand(async (config) => {
         const { startSandbox } = await import('../provider/sandbox/server.ts');
+        const seed = /^\d+$/.test(o.seed) ? Number(o.seed) : o.seed;
+        const history = o.writeLedger || o.writeTruth ? await writeMerchantView(o, seed) : undefined;
         const sandbox = await startSandbox({
+          history,
           port: number('--port', o.port) ?? config.port ?? 0,
-          seed: /^\d+$/.test(o.seed) ? Number(o.seed) : o.seed,
+          seed,
           transactions: number('--transactions', o.transactions),
           from: o.from,
           to: o.to,
@@ -87,6 +105,11 @@ export function registerSandbox(program: Command): void {
               .join('') +
             '# put these in a staging env file (or export them), then: recon pull --source report-transactions --from ... --to ...\n',
         );
+        if (o.notifyHistory && o.notifyUrl) {
+          void sandbox
+            .notify()
+            .then((r) => process.stderr.write(`# notifications: ${r.delivered} of ${r.sent} delivered\n`));
+        }
         await new Promise<void>((resolve) => {
           const stop = () => resolve();
           process.once('SIGINT', stop);
@@ -95,4 +118,29 @@ export function registerSandbox(program: Command): void {
         await sandbox.close();
       }),
     );
+}
+
+/**
+ * Derives area 5's merchant view (provider/sandbox/merchant-view.ts) from the same options, writes the
+ * ledger and the ground truth, and returns its history, so that what the sandbox serves is exactly
+ * what the truth was computed from (the view sets the history's legacy conflict rate).
+ */
+async function writeMerchantView(o: SandboxCliOptions, seed: number | string) {
+  const { writeFile } = await import('node:fs/promises');
+  const { deriveMerchantView } = await import('../provider/sandbox/merchant-view.ts');
+  const view = deriveMerchantView({ seed, transactions: Number(o.transactions), from: o.from, to: o.to });
+  if (o.writeLedger) {
+    const lines = view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`);
+    await writeFile(o.writeLedger, lines.join(''));
+  }
+  if (o.writeTruth) {
+    const truth = {
+      asOf: view.asOf,
+      range: view.range,
+      feeSchedule: view.feeSchedule,
+      expected: view.expected,
+    };
+    await writeFile(o.writeTruth, `${JSON.stringify(truth, null, 2)}\n`);
+  }
+  return view.history;
 }
