@@ -8,7 +8,9 @@
  */
 import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
+import { parse as csvParse } from 'csv-parse';
 import { parseReport } from '../lib/parse/index.ts';
+import { readCsvRecords } from '../lib/parse/read-csv-records.ts';
 import { readLines } from '../lib/parse/read-lines.ts';
 import { splitJsonArray } from '../lib/parse/split-json-array.ts';
 
@@ -51,6 +53,15 @@ function jsonRecord(i: number): string {
     errorDescription: null,
     transactionPaymentMethod: 'EFT',
   });
+}
+
+const CSV_HEADER =
+  'Transaction Date,Transaction Type,Merchant Transaction ID,Transaction ID,Transaction Amount,Currency,Transaction Status,Internal User ID,Transaction Fee,Merchant ID,Request Type,Payment Method,Merchant User ID,Error Code,Error Description,Country,Device Type,External Reference,Product,Payment Notification Status,Payment Region\n';
+
+function csvLine(i: number): string {
+  const day = 1 + (i % 28);
+  const error = i % 50 === 0 ? 'E302,"Consumer must re-authenticate, interactive flow"' : ',';
+  return `2026-03-${pad(day, 2)}T${pad(i % 24, 2)}:${pad(i % 60, 2)}:00.${pad(i % 1_000_000, 6)}Z,DEBIT,ORD-${pad(i, 9)},IBT${pad(i, 13)},${100 + (i % 100_000)},CAD,SUCCESSFUL,PU-${i % 5000},125,10001,Direct,EFT,player-${i % 5000},${error},CA,DESKTOP,EXT-${i},IBT,C,ON`;
 }
 
 async function generate(
@@ -120,6 +131,39 @@ await time('JSON report: parseReport', jsonPath, async () => {
   let n = 0;
   for await (const row of parseReport(createReadStream(jsonPath), {
     format: 'report-json',
+    fileName: 'bench',
+  })) {
+    if (row.ok) n++;
+  }
+  return n;
+});
+const csvPath = await generate(`report-${rows}.csv`, CSV_HEADER, csvLine, '\n', '\n');
+await time('CSV report: readCsvRecords only (hand-written)', csvPath, async () => {
+  let n = -1;
+  for await (const batch of readCsvRecords(createReadStream(csvPath), 'bench')) n += batch.length;
+  return n;
+});
+await time('CSV report: csv-parse only (no line/raw info)', csvPath, async () => {
+  let n = -1;
+  for await (const record of createReadStream(csvPath).pipe(csvParse({ relax_column_count: true }))) {
+    if (record) n++;
+  }
+  return n;
+});
+await time('CSV report: csv-parse with info and raw', csvPath, async () => {
+  let n = -1;
+  for await (const record of createReadStream(csvPath).pipe(
+    csvParse({ relax_column_count: true, info: true, raw: true }),
+  )) {
+    if (record) n++;
+  }
+  return n;
+});
+await time('CSV report: parseReport', csvPath, async () => {
+  let n = 0;
+  for await (const row of parseReport(createReadStream(csvPath), {
+    format: 'report-csv',
+    queryType: 'TRANSACTION',
     fileName: 'bench',
   })) {
     if (row.ok) n++;
