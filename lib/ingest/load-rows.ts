@@ -74,10 +74,19 @@ export async function loadParsedRows(
 ): Promise<LoadSummary> {
   const started = performance.now();
   plan.signal?.throwIfAborted();
-  const loadId = await recordLoad(handle.db, plan);
-
   const meter = new MeasureInput();
   const measured = pipeline(input, meter, () => {});
+  let rows: AsyncIterable<ParsedRow<AnyRecord>>;
+  let loadId: number;
+  try {
+    // A bad parse option throws here, before the load is recorded; so does another environment.
+    rows = parse(measured);
+    loadId = await recordLoad(handle.db, plan);
+  } catch (error) {
+    measured.destroy();
+    input.destroy();
+    throw error;
+  }
   const onAbort = () => meter.destroy(plan.signal?.reason as Error);
   plan.signal?.addEventListener('abort', onAbort, { once: true });
   const staging = new StagingTables(handle.pool, loadId);
@@ -86,7 +95,7 @@ export async function loadParsedRows(
   let rowsRejected = 0;
   try {
     let lastProgress = performance.now();
-    for await (const row of parse(measured)) {
+    for await (const row of rows) {
       rowsRead++;
       let wait: Promise<void> | void;
       if (row.ok) {

@@ -1,17 +1,14 @@
-import type { Readable } from 'node:stream';
-import type { LedgerRecord, ParsedRow, ReportFormat, ReportRecord } from '../records.ts';
+import { parseLedger, parseReport } from '../parse/index.ts';
 
-/** The parser contract of lib/parse/index.ts (area 1), as the loader uses it. */
+/**
+ * The parsers of lib/parse (area 1), behind a function so that command modules can import them
+ * lazily and tests can hand the loader their own rows instead.
+ */
 export interface Parsers {
-  parseReport(
-    input: Readable,
-    o: { format: ReportFormat; queryType?: string; fields?: number[]; fileName: string },
-  ): AsyncIterable<ParsedRow<ReportRecord>>;
-  parseLedger(input: Readable, o: { fileName: string }): AsyncIterable<ParsedRow<LedgerRecord>>;
+  parseReport: typeof parseReport;
+  parseLedger: typeof parseLedger;
 }
 
-/** Loaded on first use: `recon parse` and the loader share it, and importing it is not free. */
 export async function loadParsers(): Promise<Parsers> {
-  const specifier = '../parse/index.ts';
-  return (await import(specifier)) as Parsers;
+  return { parseReport, parseLedger };
 }
