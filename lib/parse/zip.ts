@@ -198,6 +198,8 @@ async function readCentralDirectory(
   }
   if (cdOffset + cdSize > size)
     throw broken('central directory lies beyond the end of the file (truncated?)');
+  // Each entry takes at most 46 bytes plus three 64 KiB fields: a larger directory is not this archive's.
+  if (cdSize > Math.max(count, 1) * (46 + 3 * 0xffff)) throw broken('central directory size is inconsistent');
   const cd = await readAt(handle, cdOffset, cdSize);
   const entries: Entry[] = [];
   let p = 0;
