@@ -115,6 +115,8 @@ export interface Sandbox {
 }
 
 const LEGACY_FIELD_MAX = 22;
+/** Bytes a truncated ZIP loses at its end. */
+const TRUNCATED_TAIL = 512;
 
 class HttpFailure extends Error {
   readonly status: number;
@@ -381,12 +383,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     res.writeHead(200, { 'content-type': contentType });
     res.flushHeaders();
     let sent = 0;
-    const pending: Buffer[] = [];
+    let tail = Buffer.alloc(0);
     for await (const chunk of chunks) {
       let buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       if (truncate) {
-        // Hold back the tail: a truncated archive is everything but its last few hundred bytes.
-        pending.push(buffer);
+        // A truncated archive is everything but its last bytes (last deflate block, data descriptor,
+        // central directory): hold back a rolling tail and never send it.
+        tail = Buffer.concat([tail, buffer]);
+        if (tail.length > TRUNCATED_TAIL) {
+          await write(res, tail.subarray(0, tail.length - TRUNCATED_TAIL));
+          tail = Buffer.from(tail.subarray(tail.length - TRUNCATED_TAIL));
+        }
         continue;
       }
       if (cut && sent + buffer.length > cutAfter) {
@@ -400,10 +407,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       sent += buffer.length;
       await write(res, buffer);
       if (res.destroyed) return;
-    }
-    if (truncate) {
-      const whole = Buffer.concat(pending);
-      await write(res, whole.subarray(0, Math.floor(whole.length * 0.6)));
     }
     if (cut) {
       res.destroy(); // shorter than cutAfterBytes: cut at the very end, before the chunked terminator

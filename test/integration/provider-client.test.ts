@@ -150,6 +150,57 @@ describe('report', () => {
     );
   });
 
+  it('answers malformed report requests 400 and bad tokens 401, as the provider does', async () => {
+    const token = await request(`${sandbox.authUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: sandbox.clientId,
+        client_secret: sandbox.clientSecret,
+      }).toString(),
+    }).then((r) => r.body.json() as Promise<{ access_token: string }>);
+    const post = (body: unknown, bearer = token.access_token) =>
+      request(`${sandbox.baseUrl}/report/v4/report`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        body: JSON.stringify(body),
+      }).then(async (r) => [r.statusCode, ((await r.body.json()) as { errorCode: string }).errorCode]);
+    const report = {
+      queryType: 'TRANSACTION',
+      startDateTime: WINDOW.start,
+      endDateTime: WINDOW.end,
+      outputType: 'JSON',
+    };
+    expect(await post({ productList: ['IBT'], report })).toEqual([200, undefined]);
+    expect(await post({ productList: 'IBT', report: { ...report, outputZipFile: 'false' } })).toEqual([
+      200,
+      undefined,
+    ]);
+    expect(await post({ productList: ['XYZ'], report })).toEqual([400, 'V010']);
+    expect(await post({ productList: ['IBT'] })).toEqual([400, 'V011']);
+    expect(await post({ productList: ['IBT'], report: { ...report, queryType: undefined } })).toEqual([
+      400,
+      'V026',
+    ]);
+    expect(await post({ productList: ['IBT'], report: { ...report, queryType: 'ALL' } })).toEqual([
+      400,
+      'V027',
+    ]);
+    expect(
+      await post({ productList: ['IBT'], report: { ...report, startDateTime: '2026-10-26T04:00:00Z' } }),
+    ).toEqual([400, 'V030']);
+    expect(await post({ productList: ['IBT'], report: { ...report, endDateTime: WINDOW.start } })).toEqual([
+      400,
+      'V031',
+    ]);
+    expect(await post({ productList: ['IBT'], report: { ...report, outputType: 'XML' } })).toEqual([
+      400,
+      'V032',
+    ]);
+    expect(await post({ productList: ['IBT'], report }, 'forged-token')).toEqual([401, 'A401']);
+  });
+
   it('recovers from 500s within its attempts', async () => {
     const client = clientFor();
     sandbox.setFaults({ serverErrors: 2 });
