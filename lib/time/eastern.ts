@@ -1,11 +1,23 @@
+import {
+  calendarDay,
+  clearCalendarCaches,
+  DAY_MS,
+  remember,
+  twoDigits,
+  utcDateOf,
+  utcSecondsOf,
+} from './calendar.ts';
+
 /**
  * Eastern time (America/Toronto) to UTC and back, exactly as PRODUCT.md says: the one place where the
  * legacy interface's local dates and times become UTC instants.
  *
  * Why not date-fns-tz: `fromZonedTime` moves a time in the skipped spring-forward hour BACKWARD, and
  * resolves the repeated fall-back hour differently depending on the host's TZ. Here the zone's offsets
- * come only from `Intl.DateTimeFormat` with an explicit `timeZone` (never the host zone), and the gap and
- * the fold are detected by comparing the offsets in force a day before and a day after the local time:
+ * come only from `Intl.DateTimeFormat` with an explicit `timeZone` (never the host zone). For each day,
+ * the offsets in force a day before and two days after are compared; when they differ, the instant of
+ * the switch is found by bisection (once per day, cached). A local time then has two candidate instants,
+ * one per offset, each real only on its side of the switch:
  * - both candidate instants valid → the local time happened twice (fold): the EARLIER instant, i.e. the
  *   offset in force before the transition (daylight), flagged `dst_fold`;
  * - neither valid → the local time never happened (gap): it is moved FORWARD by the gap, which is the
@@ -24,16 +36,6 @@ export interface EasternInstant {
   /** Set when the local time was skipped (`dst_gap`) or repeated (`dst_fold`); null otherwise. */
   readonly flag: LocalTimeFlag | null;
 }
-
-import {
-  calendarDay,
-  clearCalendarCaches,
-  DAY_MS,
-  remember,
-  twoDigits,
-  utcDateOf,
-  utcSecondsOf,
-} from './calendar.ts';
 
 const ZONE = 'America/Toronto';
 const MINUTE = 60_000;
@@ -94,12 +96,6 @@ export function clearEasternCaches(): void {
   clearCalendarCaches();
 }
 
-/**
- * Offsets around the day starting at `dayStartMs` (a UTC day, or a local day with its wall clock read
- * as if UTC): the offset a day before and two days after, and, when they differ, the UTC instant (to
- * the second) at which the zone switches, found once per day by bisection. Any instant within a day of
- * either reading of that day lies inside this window. Toronto never changes twice in three days.
- */
 interface DayOffsets {
   readonly before: number;
   readonly after: number;
@@ -107,6 +103,12 @@ interface DayOffsets {
   readonly transition: number;
 }
 
+/**
+ * Offsets around the day starting at `dayStartMs` (a UTC day, or a local day with its wall clock read
+ * as if UTC): the offset a day before and two days after, and, when they differ, the UTC instant (to
+ * the second) at which the zone switches, found once per day by bisection. Any instant within a day of
+ * either reading of that day lies inside this window. Toronto never changes twice in three days.
+ */
 function offsetsAround(dayStartMs: number): DayOffsets {
   const cached = dayOffsets.get(dayStartMs);
   if (cached !== undefined) return cached;
