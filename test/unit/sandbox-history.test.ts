@@ -64,14 +64,12 @@ describe('sandbox history', () => {
     for (let d = 0; d < 30; d++)
       days.push(new Date(Date.parse('2026-10-24T00:00:00Z') + d * 86_400_000).toISOString().slice(0, 10));
     const perDay = (gen: (q: { start: string; end: string }) => Iterable<{ kind: string }>) =>
-      days
-        .slice(0, -1)
-        .flatMap((d, k) => [
-          ...gen({
-            start: new Date(easternMidnightMs(d)).toISOString(),
-            end: new Date(easternMidnightMs(days[k + 1]!)).toISOString(),
-          }),
-        ]);
+      days.slice(0, -1).flatMap((d, k) => [
+        ...gen({
+          start: new Date(easternMidnightMs(d)).toISOString(),
+          end: new Date(easternMidnightMs(days[k + 1]!)).toISOString(),
+        }),
+      ]);
     const sortKey = (r: object) => JSON.stringify(r);
     for (const name of [
       'transactions',
