@@ -70,8 +70,13 @@ export interface SandboxOptions {
   legacyMerchantPass?: string;
   /** expires_in of issued tokens, seconds (default 1800; sent as a string, as in the spec's sample). */
   tokenExpiresIn?: number;
-  /** Where transaction and return notifications go (the merchant's receiver). */
+  /**
+   * The merchant's transaction notification URL. A bare origin (the receiver's `url`) means its
+   * `/notifications/transaction` and `/notifications/return` endpoints.
+   */
   notifyUrl?: string;
+  /** The return notification URL; default: notifyUrl with a final /transaction changed to /return. */
+  returnNotifyUrl?: string;
   notifySecret?: string;
   notifyAttempts?: number;
   notifyBackoffMs?: number;
@@ -172,8 +177,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return rate !== undefined && rate > 0 && Math.random() < rate;
   };
 
+  const targets = notificationTargets(options.notifyUrl, options.returnNotifyUrl);
   function sendNotification(kind: 'transaction' | 'return', f: HistoryTransaction): Promise<void> {
-    const url = options.notifyUrl;
+    const url = targets?.[kind];
     if (!url) return Promise.resolve();
     const body =
       kind === 'transaction'
@@ -643,6 +649,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** Where each kind of notification goes; see {@link SandboxOptions.notifyUrl}. */
+export function notificationTargets(
+  notifyUrl: string | undefined,
+  returnNotifyUrl?: string,
+): { transaction: string; return: string } | null {
+  if (!notifyUrl) return null;
+  const url = new URL(notifyUrl);
+  if (url.pathname === '/' || url.pathname === '') {
+    return {
+      transaction: `${url.origin}/notifications/transaction`,
+      return: returnNotifyUrl ?? `${url.origin}/notifications/return`,
+    };
+  }
+  return {
+    transaction: notifyUrl,
+    return: returnNotifyUrl ?? notifyUrl.replace(/\/transaction$/, '/return'),
   };
 }
 
