@@ -1,26 +1,26 @@
 /**
  * Re-records the workflow histories that test/workflows/replay.test.ts replays
- * (`node scripts/record-histories.ts`). Run it after an intended change of workflow behaviour; the
+ * (`node test/workflows/record-histories.ts`). Run it after an intended change of workflow behaviour; the
  * replay test fails on a change that breaks determinism for histories recorded before it.
  *
  * The activities here return fixed counts without I/O: replay never runs activities, it only checks
  * that the workflow code issues the same commands for the recorded events.
  */
 import { writeFileSync } from 'node:fs';
-import type { Activities } from '../activities/index.ts';
-import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../lib/temporal/schedule.ts';
-import { startDevServer } from '../lib/temporal/dev-server.ts';
-import { installRuntime } from '../lib/temporal/runtime.ts';
-import { createReconWorker } from '../workers/create-worker.ts';
-import type { PullSourceInput, PullSummary } from '../workflows/types.ts';
-import { backfillWorkflowId, daysInclusive } from '../workflows/windows.ts';
+import type { Activities } from '../../activities/index.ts';
+import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../lib/temporal/schedule.ts';
+import { startDevServer } from '../../lib/temporal/dev-server.ts';
+import { installRuntime } from '../../lib/temporal/runtime.ts';
+import { createReconWorker } from '../../workers/create-worker.ts';
+import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
+import { backfillWorkflowId, daysInclusive } from '../../workflows/windows.ts';
 
-const OUT = new URL('../test/histories/', import.meta.url);
+const OUT = new URL('../histories/', import.meta.url);
 
 /** Proto3 JSON (enum names, 64-bit integers as strings), the format the Temporal CLI and UI export. */
 function historyToJSON(history: unknown): string {
   // The fetched history is a protobufjs message: its toJSON gives proto3 JSON.
-  return JSON.stringify(history, null, 1);
+  return JSON.stringify(history, null, 2);
 }
 
 const activities: Activities = {

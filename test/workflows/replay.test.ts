@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { installRuntime } from '../../lib/temporal/runtime.ts';
 
 /**
- * Replays the recorded histories of test/histories (re-record: `node scripts/record-histories.ts`)
+ * Replays the recorded histories of test/histories (re-record: `node test/workflows/record-histories.ts`)
  * against the current workflow code. A change that would break running workflows (another command
  * order, a renamed activity, a removed child) fails here, before it reaches a cluster.
  */
