@@ -26,8 +26,15 @@ export interface RuleContext {
 const STATUS_CLASS = (col: string) =>
   `(case when ${col} in ('SUCCESSFUL','RETURNED') then 'ok' when ${col} in ('REJECTED','FAILED') then 'failed' end)`;
 
+const PROFILE = process.env.RECON_PROFILE === '1';
+
 async function exec(ctx: RuleContext, query: RawBuilder<unknown>): Promise<number> {
+  const t0 = PROFILE ? performance.now() : 0;
   const result = await query.execute(ctx.trx);
+  if (PROFILE) {
+    const text = query.compile(ctx.trx).sql.replace(/\s+/g, ' ').slice(0, 90);
+    process.stderr.write(`${(performance.now() - t0).toFixed(0).padStart(6)} ms  ${text}\n`);
+  }
   return Number(result.numAffectedRows ?? 0);
 }
 
@@ -46,10 +53,10 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
   await exec(
     ctx,
     sql`create temp table scope_p on commit drop as
-      select transaction_id from provider_transactions where transaction_on between ${from}::date and ${to}::date`,
+      select transaction_id, merchant_transaction_id as mtid from provider_transactions
+      where transaction_on between ${from}::date and ${to}::date`,
   );
-  await exec(ctx, sql`alter table scope_p add primary key (transaction_id)`);
-  // Ledger entries (DEBIT/CREDIT) booked on an Eastern date of the range.
+  // Ledger entries booked on an Eastern date of the range (for missing_at_provider).
   await exec(
     ctx,
     sql`create temp table scope_l on commit drop as
@@ -58,62 +65,128 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
       where booked_at >= (${from}::date)::timestamp at time zone 'America/Toronto'
         and booked_at < ((${to}::date + 1))::timestamp at time zone 'America/Toronto'`,
   );
-  // Every merchant transaction id touched by the range, from either side.
+  // Merchant transaction ids of the range that more than one provider row carries (in any range).
   await exec(
     ctx,
-    sql`create temp table scope_m on commit drop as
-      select p.merchant_transaction_id as mtid from provider_transactions p join scope_p using (transaction_id)
-      where p.merchant_transaction_id is not null
-      union
-      select l.merchant_transaction_id from scope_l s join merchant_ledger l using (merchant_transaction_id)
-      where l.transaction_type <> 'RETURN'`,
+    sql`create temp table dup_m on commit drop as
+      select p.merchant_transaction_id as mtid from provider_transactions p
+      where p.merchant_transaction_id in (select mtid from scope_p)
+      group by p.merchant_transaction_id having count(*) > 1`,
   );
-  await exec(ctx, sql`alter table scope_m add primary key (mtid)`);
   // Rank every provider row of those ids: rank 1 claims the ledger entry, the others are duplicates.
+  // Ids with a single provider row are rank 1 without ranking (most of them: no sort of the range).
   await exec(
     ctx,
     sql`create temp table ranked on commit drop as
-      select p.transaction_id, p.merchant_transaction_id as mtid,
-        row_number() over w as rank, count(*) over (partition by p.merchant_transaction_id) as n
+      select p.transaction_id, p.merchant_transaction_id as mtid, row_number() over w as rank
       from provider_transactions p
-      join scope_m m on m.mtid = p.merchant_transaction_id
+      join dup_m m on m.mtid = p.merchant_transaction_id
       left join merchant_ledger l on l.merchant_transaction_id = p.merchant_transaction_id
       window w as (partition by p.merchant_transaction_id order by
         (l.merchant_transaction_id is not null and p.amount_cents = l.amount_cents and p.currency = l.currency
           and p.transaction_type is not distinct from l.transaction_type) desc,
         (p.status = 'SUCCESSFUL') desc, p.transaction_at nulls last, p.transaction_id)`,
   );
-  await exec(ctx, sql`alter table ranked add primary key (transaction_id)`);
-  await exec(ctx, sql`analyze scope_p, scope_l, scope_m, ranked`);
+  await exec(ctx, sql`analyze scope_p, scope_l, dup_m, ranked`);
 }
 
-/** Provider transactions ↔ ledger by merchant transaction id; returns matches kept. */
-export async function matchTransactions(ctx: RuleContext): Promise<number> {
+/**
+ * Claims: provider transactions ↔ ledger (rank 1 of each merchant transaction id), notifications ↔
+ * provider transactions (the latest distinct body), JSON report rows ↔ legacy rows. Only what changed
+ * is written, so that a re-run over unchanged data writes nothing. Returns the counts of claims.
+ */
+export async function matchTransactions(
+  ctx: RuleContext,
+): Promise<{ transactions: number; notifications: number; legacy: number }> {
+  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body.
   await exec(
     ctx,
-    sql`create temp table want_tm on commit drop as
-      select r.transaction_id, r.mtid from ranked r
-      join merchant_ledger l on l.merchant_transaction_id = r.mtid
-      where r.rank = 1`,
+    sql`create temp table want_nm on commit drop as
+      select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
+        min(n.received_at) over (partition by n.transaction_id) as first_received_at
+      from notifications n join scope_p s on s.transaction_id = n.transaction_id
+      where n.kind = 'transaction'
+      order by n.transaction_id, n.received_at desc, n.notification_id desc`,
   );
-  // Only what changed is touched, so that a re-run over unchanged data writes nothing.
+  await exec(
+    ctx,
+    sql`delete from notification_matches m
+      where m.kind = 'transaction' and m.target_id in (select transaction_id from scope_p)
+        and not exists (select 1 from want_nm w where w.notification_id = m.notification_id
+                        and w.target_id = m.target_id and w.first_received_at = m.first_received_at)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
+      select notification_id, 'transaction', target_id, first_received_at, 'transaction_id', ${ctx.runId}::bigint
+      from want_nm
+      on conflict do nothing`,
+  );
+
+  await exec(
+    ctx,
+    sql`create temp table want_sm on commit drop as
+      select p.transaction_id from provider_transactions p join scope_p using (transaction_id)
+      join legacy_transactions g on g.transaction_id = p.transaction_id
+      where p.source = 'report-transactions'`,
+  );
+  await exec(
+    ctx,
+    sql`delete from source_matches m where m.transaction_id in (select transaction_id from scope_p)
+      and not exists (select 1 from want_sm w where w.transaction_id = m.transaction_id)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into source_matches (transaction_id, legacy_transaction_id, run_id)
+      select transaction_id, transaction_id, ${ctx.runId}::bigint from want_sm
+      on conflict do nothing`,
+  );
+
+  // One wide row per provider transaction of the range with everything the rules compare: each rule
+  // then scans this table instead of joining the warehouse again. l_* is the ledger entry it claims.
+  await exec(
+    ctx,
+    sql`create temp table facts on commit drop as
+      select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
+        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product,
+        coalesce(r.rank, 1) as rank,
+        l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
+        l.transaction_type as l_type, l.status as l_status,
+        n.notification_id, w.first_received_at, n.amount_cents as n_amount, n.currency as n_currency,
+        n.transaction_type as n_type, n.status as n_status, n.merchant_transaction_id as n_mtid, n.fee_cents as n_fee,
+        g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
+        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
+      from scope_p s join provider_transactions p using (transaction_id)
+      left join ranked r using (transaction_id)
+      left join merchant_ledger l on l.merchant_transaction_id = p.merchant_transaction_id and coalesce(r.rank, 1) = 1
+      left join want_nm w on w.target_id = p.transaction_id
+      left join notifications n on n.notification_id = w.notification_id
+      left join want_sm sm on sm.transaction_id = p.transaction_id
+      left join legacy_transactions g on g.transaction_id = sm.transaction_id`,
+  );
+  await exec(ctx, sql`analyze facts, want_nm, want_sm`);
+  // Claims of the ledger, written only where they changed (a re-run over unchanged data writes nothing).
   await exec(
     ctx,
     sql`delete from transaction_matches tm
-      where (tm.merchant_transaction_id in (select mtid from scope_m)
-             or tm.transaction_id in (select transaction_id from ranked))
-        and not exists (select 1 from want_tm w
-                        where w.transaction_id = tm.transaction_id and w.mtid = tm.merchant_transaction_id)`,
+      where tm.transaction_id in (select transaction_id from scope_p)
+        and not exists (select 1 from facts f where f.transaction_id = tm.transaction_id and f.l_mtid = tm.merchant_transaction_id)`,
+  );
+  await exec(
+    ctx,
+    sql`delete from transaction_matches tm where tm.transaction_id in (select transaction_id from ranked where rank > 1)`,
   );
   await exec(
     ctx,
     sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
-      select transaction_id, mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from want_tm
+      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from facts where l_mtid is not null
       on conflict do nothing`,
   );
-  const count = await sql<{ n: number }>`select count(*)::int as n from transaction_matches tm
-      join scope_p using (transaction_id)`.execute(ctx.trx);
-  return count.rows[0]?.n ?? 0;
+  const counts = await sql<{ t: number; n: number; g: number }>`select
+      (select count(*) from facts where l_mtid is not null)::int as t, (select count(*) from want_nm)::int as n,
+      (select count(*) from want_sm)::int as g`.execute(ctx.trx);
+  const row = counts.rows[0]!;
+  return { transactions: row.t, notifications: row.n, legacy: row.g };
 }
 
 /** Findings about provider transactions and ledger DEBIT/CREDIT entries. */
@@ -123,79 +196,77 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
   await exec(
     ctx,
     sql`insert into findings
-      select 'missing_in_ledger:' || p.transaction_id, 'missing_in_ledger', 'transaction_vs_ledger',
-        p.transaction_id, p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('transaction_id', p.transaction_id, 'merchant_transaction_id', p.merchant_transaction_id,
-          'transaction_type', p.transaction_type, 'status', p.status, 'amount_cents', p.amount_cents, 'currency', p.currency),
-        null, p.amount_cents, null, null,
-        jsonb_build_object('ledger', jsonb_build_array(), 'provider', jsonb_build_array(p.transaction_id))
-      from provider_transactions p join scope_p using (transaction_id)
-      left join ranked r using (transaction_id)
-      where (r.transaction_id is null or r.rank = 1)
-        and (p.status is null or p.status in ('SUCCESSFUL','PENDING','RETURNED'))
-        and not exists (select 1 from merchant_ledger l where l.merchant_transaction_id = p.merchant_transaction_id)
+      select 'missing_in_ledger:' || f.transaction_id, 'missing_in_ledger', 'transaction_vs_ledger',
+        f.transaction_id, f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        jsonb_build_object('transaction_id', f.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id,
+          'transaction_type', f.transaction_type, 'status', f.status, 'amount_cents', f.amount_cents, 'currency', f.currency),
+        null, f.amount_cents, null, null,
+        jsonb_build_object('ledger', jsonb_build_array(), 'provider', jsonb_build_array(f.transaction_id))
+      from facts f
+      where f.rank = 1 and f.l_mtid is null
+        and not exists (select 1 from merchant_ledger l where l.merchant_transaction_id = f.merchant_transaction_id)
+        and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))
       on conflict do nothing`,
   );
   // duplicate_merchant_transaction: a second provider row with a merchant transaction id already claimed.
   await exec(
     ctx,
     sql`insert into findings
-      select 'duplicate_merchant_transaction:' || p.transaction_id, 'duplicate_merchant_transaction',
-        'merchant_transaction_id_unique', p.transaction_id, p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('transaction_id', first.transaction_id, 'merchant_transaction_id', r.mtid),
-        jsonb_build_object('transaction_id', p.transaction_id, 'amount_cents', p.amount_cents, 'status', p.status),
-        null, p.amount_cents, null,
-        jsonb_build_object('provider', (select jsonb_agg(o.transaction_id order by o.rank) from ranked o where o.mtid = r.mtid))
-      from ranked r join scope_p using (transaction_id)
-      join provider_transactions p using (transaction_id)
-      join ranked first on first.mtid = r.mtid and first.rank = 1
-      where r.rank > 1
+      select 'duplicate_merchant_transaction:' || f.transaction_id, 'duplicate_merchant_transaction',
+        'merchant_transaction_id_unique', f.transaction_id, f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        jsonb_build_object('transaction_id', first.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id),
+        jsonb_build_object('transaction_id', f.transaction_id, 'amount_cents', f.amount_cents, 'status', f.status),
+        null, f.amount_cents, null,
+        jsonb_build_object('provider', (select jsonb_agg(o.transaction_id order by o.rank) from ranked o where o.mtid = f.merchant_transaction_id))
+      from facts f
+      join ranked first on first.mtid = f.merchant_transaction_id and first.rank = 1
+      where f.rank > 1
       on conflict do nothing`,
   );
   // Field comparisons of each claimed pair, business date of the provider row.
-  const pairs = sql`from transaction_matches tm join scope_p using (transaction_id)
-      join provider_transactions p using (transaction_id)
-      join merchant_ledger l on l.merchant_transaction_id = tm.merchant_transaction_id`;
-  const cands = sql`jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array(p.transaction_id))`;
+  const pair = (kind: string, exp: string, act: string, where: string) =>
+    sql`insert into findings
+      select '${sql.raw(kind)}:' || f.transaction_id, '${sql.raw(kind)}', 'transaction_vs_ledger', f.transaction_id,
+        f.l_mtid, null, f.transaction_on, f.currency, ${sql.raw(exp)}, ${sql.raw(act)},
+        f.amount_cents, f.l_amount, f.l_amount - f.amount_cents,
+        jsonb_build_object('ledger', jsonb_build_array(f.l_mtid), 'provider', jsonb_build_array(f.transaction_id))
+      from facts f where f.l_mtid is not null and ${sql.raw(where)}
+      on conflict do nothing`;
   await exec(
     ctx,
-    sql`insert into findings
-      select 'amount_mismatch:' || p.transaction_id, 'amount_mismatch', 'transaction_vs_ledger', p.transaction_id,
-        l.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('amount_cents', p.amount_cents), jsonb_build_object('amount_cents', l.amount_cents),
-        p.amount_cents, l.amount_cents, l.amount_cents - p.amount_cents, ${cands}
-      ${pairs} where p.amount_cents <> l.amount_cents
-      on conflict do nothing`,
+    pair(
+      'amount_mismatch',
+      `jsonb_build_object('amount_cents', f.amount_cents)`,
+      `jsonb_build_object('amount_cents', f.l_amount)`,
+      'f.amount_cents <> f.l_amount',
+    ),
   );
   await exec(
     ctx,
-    sql`insert into findings
-      select 'currency_mismatch:' || p.transaction_id, 'currency_mismatch', 'transaction_vs_ledger', p.transaction_id,
-        l.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('currency', p.currency), jsonb_build_object('currency', l.currency),
-        p.amount_cents, l.amount_cents, l.amount_cents - p.amount_cents, ${cands}
-      ${pairs} where p.currency <> l.currency
-      on conflict do nothing`,
+    pair(
+      'currency_mismatch',
+      `jsonb_build_object('currency', f.currency)`,
+      `jsonb_build_object('currency', f.l_currency)`,
+      'f.currency <> f.l_currency',
+    ),
   );
   await exec(
     ctx,
-    sql`insert into findings
-      select 'type_mismatch:' || p.transaction_id, 'type_mismatch', 'transaction_vs_ledger', p.transaction_id,
-        l.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('transaction_type', p.transaction_type), jsonb_build_object('transaction_type', l.transaction_type),
-        p.amount_cents, l.amount_cents, l.amount_cents - p.amount_cents, ${cands}
-      ${pairs} where p.transaction_type is not null and p.transaction_type <> l.transaction_type
-      on conflict do nothing`,
+    pair(
+      'type_mismatch',
+      `jsonb_build_object('transaction_type', f.transaction_type)`,
+      `jsonb_build_object('transaction_type', f.l_type)`,
+      'f.transaction_type is not null and f.transaction_type <> f.l_type',
+    ),
   );
   await exec(
     ctx,
-    sql`insert into findings
-      select 'status_mismatch:' || p.transaction_id, 'status_mismatch', 'transaction_vs_ledger', p.transaction_id,
-        l.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('status', p.status, 'raw_status', p.raw_status), jsonb_build_object('status', l.status),
-        p.amount_cents, l.amount_cents, l.amount_cents - p.amount_cents, ${cands}
-      ${pairs} where ${sql.raw(STATUS_CLASS('p.status'))} <> ${sql.raw(STATUS_CLASS('l.status'))}
-      on conflict do nothing`,
+    pair(
+      'status_mismatch',
+      `jsonb_build_object('status', f.status, 'raw_status', f.raw_status)`,
+      `jsonb_build_object('status', f.l_status)`,
+      `${STATUS_CLASS('f.status')} <> ${STATUS_CLASS('f.l_status')}`,
+    ),
   );
   // missing_at_provider: a booked DEBIT/CREDIT the provider does not know once the grace period has run out.
   await exec(
@@ -219,120 +290,99 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
     sql`insert into findings
       select 'fee_mismatch:fee_vs_schedule:' || x.transaction_id, 'fee_mismatch', 'fee_vs_schedule', x.transaction_id,
         x.merchant_transaction_id, null, x.transaction_on, x.currency,
-        jsonb_build_object('fee_cents', x.expected_fee, 'fixed_cents', x.fixed_cents, 'basis_points', x.basis_points, 'rounding', x.rounding,
-          'amount_cents', x.amount_cents),
+        jsonb_build_object('fee_cents', x.expected_fee, 'fixed_cents', x.fixed_cents, 'basis_points', x.basis_points,
+          'rounding', x.rounding, 'amount_cents', x.amount_cents),
         jsonb_build_object('fee_cents', x.fee_cents),
         x.expected_fee, x.fee_cents, x.fee_cents - x.expected_fee,
         jsonb_build_object('fee_schedule', jsonb_build_array(x.schedule_key))
       from (
-        select distinct on (p.transaction_id) p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency,
-          p.amount_cents, p.fee_cents, f.fixed_cents, f.basis_points, f.rounding,
-          f.fixed_cents + (p.amount_cents * f.basis_points + case when f.rounding = 'floor' then 0 else 5000 end) / 10000 as expected_fee,
-          f.product || '/' || f.transaction_type || '/' || f.currency || '/' || f.valid_from as schedule_key
-        from provider_transactions p join scope_p using (transaction_id)
-        join fee_schedule f on f.product = p.product and f.transaction_type = p.transaction_type
-          and f.currency = p.currency and p.transaction_on >= f.valid_from
-          and (f.valid_to is null or p.transaction_on <= f.valid_to)
-        where p.status = 'SUCCESSFUL' and p.fee_cents is not null
-        order by p.transaction_id, f.valid_from desc
+        select distinct on (f.transaction_id) f.transaction_id, f.merchant_transaction_id, f.transaction_on, f.currency,
+          f.amount_cents, f.fee_cents, s.fixed_cents, s.basis_points, s.rounding,
+          s.fixed_cents + (f.amount_cents * s.basis_points + case when s.rounding = 'floor' then 0 else 5000 end) / 10000 as expected_fee,
+          s.product || '/' || s.transaction_type || '/' || s.currency || '/' || s.valid_from as schedule_key
+        from facts f
+        join fee_schedule s on s.product = f.product and s.transaction_type = f.transaction_type
+          and s.currency = f.currency and f.transaction_on >= s.valid_from
+          and (s.valid_to is null or f.transaction_on <= s.valid_to)
+        where f.status = 'SUCCESSFUL' and f.fee_cents is not null
+        order by f.transaction_id, s.valid_from desc
       ) x
       where x.fee_cents <> x.expected_fee
       on conflict do nothing`,
   );
 }
 
-/** Notifications ↔ provider transactions by transaction id, and the notification findings. */
-export async function notificationFindings(ctx: RuleContext): Promise<number> {
-  await exec(
-    ctx,
-    sql`delete from notification_matches where kind = 'transaction' and target_id in (select transaction_id from scope_p)`,
-  );
-  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body.
-  await exec(
-    ctx,
-    sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
-      select distinct on (n.transaction_id) n.notification_id, 'transaction', n.transaction_id,
-        min(n.received_at) over (partition by n.transaction_id), 'transaction_id', ${ctx.runId}::bigint
-      from notifications n join scope_p s on s.transaction_id = n.transaction_id
-      where n.kind = 'transaction'
-      order by n.transaction_id, n.received_at desc, n.notification_id desc
-      on conflict do nothing`,
-  );
-  const base = sql`from provider_transactions p join scope_p using (transaction_id)
-      left join notification_matches m on m.kind = 'transaction' and m.target_id = p.transaction_id
-      left join notifications n on n.notification_id = m.notification_id`;
-  // Notification checks apply to final report rows with a documented delivery status (C, S, I).
+/** Notification findings, from the claims of matchTransactions. */
+export async function notificationFindings(ctx: RuleContext): Promise<void> {
+  // Notification checks apply to final rows with a documented delivery status (C, S, I).
   await exec(
     ctx,
     sql`insert into findings
-      select case when p.notify_status = 'C' then 'notification_missing:' else 'notification_undelivered:' end || p.transaction_id,
-        case when p.notify_status = 'C' then 'notification_missing' else 'notification_undelivered' end,
-        'report_notify_status', p.transaction_id, p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('notify_status', p.notify_status, 'status', p.status),
+      select case when f.notify_status = 'C' then 'notification_missing:' else 'notification_undelivered:' end || f.transaction_id,
+        case when f.notify_status = 'C' then 'notification_missing' else 'notification_undelivered' end,
+        'report_notify_status', f.transaction_id, f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        jsonb_build_object('notify_status', f.notify_status, 'status', f.status),
         null, null, null, null, jsonb_build_object('notifications', jsonb_build_array())
-      ${base}
-      where m.notification_id is null and p.notify_status in ('C','S','I') and p.status is distinct from 'PENDING'
+      from facts f
+      where f.notification_id is null and f.notify_status in ('C','S','I') and f.status is distinct from 'PENDING'
       on conflict do nothing`,
   );
   await exec(
     ctx,
     sql`insert into findings
-      select 'notification_late:' || p.transaction_id, 'notification_late', 'notification_delay', p.transaction_id,
-        p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('transaction_at', p.transaction_at, 'within_seconds', ${ctx.settings.notificationLateAfterSeconds}::int),
-        jsonb_build_object('first_received_at', m.first_received_at,
-          'delay_seconds', floor(extract(epoch from (m.first_received_at - p.transaction_at)))::bigint),
-        null, null, null, jsonb_build_object('notifications', jsonb_build_array(m.notification_id))
-      ${base}
-      where m.notification_id is not null and p.transaction_at is not null
-        and m.first_received_at > p.transaction_at + make_interval(secs => ${ctx.settings.notificationLateAfterSeconds}::int)
+      select 'notification_late:' || f.transaction_id, 'notification_late', 'notification_delay', f.transaction_id,
+        f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        jsonb_build_object('transaction_at', f.transaction_at, 'within_seconds', ${ctx.settings.notificationLateAfterSeconds}::int),
+        jsonb_build_object('first_received_at', f.first_received_at,
+          'delay_seconds', floor(extract(epoch from (f.first_received_at - f.transaction_at)))::bigint),
+        null, null, null, jsonb_build_object('notifications', jsonb_build_array(f.notification_id))
+      from facts f
+      where f.notification_id is not null and f.transaction_at is not null
+        and f.first_received_at > f.transaction_at + make_interval(secs => ${ctx.settings.notificationLateAfterSeconds}::int)
       on conflict do nothing`,
   );
   const differs = (a: string, b: string) => `(${a} is not null and ${b} is not null and ${a} <> ${b})`;
-  const amountDiffers = differs('n.amount_cents', 'p.amount_cents');
-  const currencyDiffers = differs('n.currency', 'p.currency');
-  const typeDiffers = differs('n.transaction_type', 'p.transaction_type');
-  const mtidDiffers = differs('n.merchant_transaction_id', 'p.merchant_transaction_id');
-  const statusDiffers = differs(STATUS_CLASS('n.status'), STATUS_CLASS('p.status'));
-  const field = (cond: string, name: string, side: string) =>
-    `case when ${cond} then jsonb_build_object('${name}', ${side}.${name}) else '{}'::jsonb end`;
-  const fields = (side: string) =>
-    [
-      field(amountDiffers, 'amount_cents', side),
-      field(currencyDiffers, 'currency', side),
-      field(typeDiffers, 'transaction_type', side),
-      field(statusDiffers, 'status', side),
-      field(mtidDiffers, 'merchant_transaction_id', side),
-    ].join(' || ');
+  const checks: [string, string, string][] = [
+    [differs('f.n_amount', 'f.amount_cents'), 'amount_cents', 'n_amount'],
+    [differs('f.n_currency', 'f.currency'), 'currency', 'n_currency'],
+    [differs('f.n_type', 'f.transaction_type'), 'transaction_type', 'n_type'],
+    [differs(STATUS_CLASS('f.n_status'), STATUS_CLASS('f.status')), 'status', 'n_status'],
+    [differs('f.n_mtid', 'f.merchant_transaction_id'), 'merchant_transaction_id', 'n_mtid'],
+  ];
+  const fields = (side: 'report' | 'notification') =>
+    checks
+      .map(
+        ([cond, name, ncol]) =>
+          `case when ${cond} then jsonb_build_object('${name}', f.${side === 'report' ? name : ncol}) else '{}'::jsonb end`,
+      )
+      .join(' || ');
+  const amountDiffers = checks[0]![0];
   await exec(
     ctx,
     sql`insert into findings
-      select 'notification_mismatch:' || p.transaction_id, 'notification_mismatch', 'notification_vs_report', p.transaction_id,
-        p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        ${sql.raw(fields('p'))}, ${sql.raw(fields('n'))},
-        case when ${sql.raw(amountDiffers)} then p.amount_cents end,
-        case when ${sql.raw(amountDiffers)} then n.amount_cents end,
-        case when ${sql.raw(amountDiffers)} then n.amount_cents - p.amount_cents end,
-        jsonb_build_object('notifications', jsonb_build_array(m.notification_id))
-      ${base}
-      where m.notification_id is not null and (${sql.raw([amountDiffers, currencyDiffers, typeDiffers, statusDiffers, mtidDiffers].join(' or '))})
+      select 'notification_mismatch:' || f.transaction_id, 'notification_mismatch', 'notification_vs_report', f.transaction_id,
+        f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        ${sql.raw(fields('report'))}, ${sql.raw(fields('notification'))},
+        case when ${sql.raw(amountDiffers)} then f.amount_cents end,
+        case when ${sql.raw(amountDiffers)} then f.n_amount end,
+        case when ${sql.raw(amountDiffers)} then f.n_amount - f.amount_cents end,
+        jsonb_build_object('notifications', jsonb_build_array(f.notification_id))
+      from facts f
+      where f.notification_id is not null and (${sql.raw(checks.map(([cond]) => cond).join(' or '))})
       on conflict do nothing`,
   );
   await exec(
     ctx,
     sql`insert into findings
-      select 'fee_mismatch:fee_vs_notification:' || p.transaction_id, 'fee_mismatch', 'fee_vs_notification', p.transaction_id,
-        p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        jsonb_build_object('fee_cents', p.fee_cents), jsonb_build_object('fee_cents', n.fee_cents),
-        p.fee_cents, n.fee_cents, n.fee_cents - p.fee_cents,
-        jsonb_build_object('notifications', jsonb_build_array(m.notification_id))
-      ${base}
-      where m.notification_id is not null and ${sql.raw(differs('n.fee_cents', 'p.fee_cents'))}
+      select 'fee_mismatch:fee_vs_notification:' || f.transaction_id, 'fee_mismatch', 'fee_vs_notification', f.transaction_id,
+        f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        jsonb_build_object('fee_cents', f.fee_cents), jsonb_build_object('fee_cents', f.n_fee),
+        f.fee_cents, f.n_fee, f.n_fee - f.fee_cents,
+        jsonb_build_object('notifications', jsonb_build_array(f.notification_id))
+      from facts f
+      where f.notification_id is not null and ${sql.raw(differs('f.n_fee', 'f.fee_cents'))}
       on conflict do nothing`,
   );
-  const count = await sql<{ n: number }>`select count(*)::int as n from notification_matches m
-      join scope_p s on m.kind = 'transaction' and s.transaction_id = m.target_id`.execute(ctx.trx);
-  return count.rows[0]?.n ?? 0;
 }
 
 /** Returns ↔ original transaction and ↔ ledger RETURN entries, and the return findings. */
@@ -447,58 +497,35 @@ export async function returnFindings(ctx: RuleContext): Promise<number> {
 }
 
 /** JSON report rows ↔ legacy rows of the same transaction id: any disagreement is a source_conflict. */
-export async function sourceFindings(ctx: RuleContext): Promise<number> {
-  await exec(
-    ctx,
-    sql`delete from source_matches where transaction_id in (select transaction_id from scope_p)`,
-  );
-  await exec(
-    ctx,
-    sql`insert into source_matches (transaction_id, legacy_transaction_id, run_id)
-      select p.transaction_id, g.transaction_id, ${ctx.runId}::bigint
-      from provider_transactions p join scope_p using (transaction_id)
-      join legacy_transactions g on g.transaction_id = p.transaction_id
-      where p.source = 'report-transactions'
-      on conflict do nothing`,
-  );
+export async function sourceFindings(ctx: RuleContext): Promise<void> {
   const differs = (a: string, b: string) => `(${a} is not null and ${b} is not null and ${a} <> ${b})`;
   const checks: [string, string, string][] = [
-    [differs('g.amount_cents', 'p.amount_cents'), 'amount_cents', 'amount_cents'],
-    [differs('g.currency', 'p.currency'), 'currency', 'currency'],
-    [differs(STATUS_CLASS('g.status'), STATUS_CLASS('p.status')), 'status', 'status'],
-    [differs('g.fee_cents', 'p.fee_cents'), 'fee_cents', 'fee_cents'],
-    [
-      differs('g.merchant_transaction_id', 'p.merchant_transaction_id'),
-      'merchant_transaction_id',
-      'merchant_transaction_id',
-    ],
+    [differs('f.g_amount', 'f.amount_cents'), 'amount_cents', 'g_amount'],
+    [differs('f.g_currency', 'f.currency'), 'currency', 'g_currency'],
+    [differs(STATUS_CLASS('f.g_status'), STATUS_CLASS('f.status')), 'status', 'g_status'],
+    [differs('f.g_fee', 'f.fee_cents'), 'fee_cents', 'g_fee'],
+    [differs('f.g_mtid', 'f.merchant_transaction_id'), 'merchant_transaction_id', 'g_mtid'],
   ];
-  const fields = (side: string) =>
+  const fields = (side: 'report' | 'legacy') =>
     checks
       .map(
-        ([cond, name]) =>
-          `case when ${cond} then jsonb_build_object('${name}', ${side}.${name}) else '{}'::jsonb end`,
+        ([cond, name, gcol]) =>
+          `case when ${cond} then jsonb_build_object('${name}', f.${side === 'report' ? name : gcol}) else '{}'::jsonb end`,
       )
       .join(' || ');
   const amountDiffers = checks[0]![0];
   await exec(
     ctx,
     sql`insert into findings
-      select 'source_conflict:' || p.transaction_id, 'source_conflict', 'report_vs_legacy', p.transaction_id,
-        p.merchant_transaction_id, null, p.transaction_on, p.currency,
-        ${sql.raw(fields('p'))}, ${sql.raw(fields('g'))},
-        case when ${sql.raw(amountDiffers)} then p.amount_cents end,
-        case when ${sql.raw(amountDiffers)} then g.amount_cents end,
-        case when ${sql.raw(amountDiffers)} then g.amount_cents - p.amount_cents end,
-        jsonb_build_object('legacy', jsonb_build_array(g.transaction_id))
-      from source_matches s join scope_p using (transaction_id)
-      join provider_transactions p using (transaction_id)
-      join legacy_transactions g on g.transaction_id = s.legacy_transaction_id
-      where ${sql.raw(checks.map(([cond]) => cond).join(' or '))}
+      select 'source_conflict:' || f.transaction_id, 'source_conflict', 'report_vs_legacy', f.transaction_id,
+        f.merchant_transaction_id, null, f.transaction_on, f.currency,
+        ${sql.raw(fields('report'))}, ${sql.raw(fields('legacy'))},
+        case when ${sql.raw(amountDiffers)} then f.amount_cents end,
+        case when ${sql.raw(amountDiffers)} then f.g_amount end,
+        case when ${sql.raw(amountDiffers)} then f.g_amount - f.amount_cents end,
+        jsonb_build_object('legacy', jsonb_build_array(f.g_id))
+      from facts f
+      where f.g_id is not null and (${sql.raw(checks.map(([cond]) => cond).join(' or '))})
       on conflict do nothing`,
   );
-  const count = await sql<{
-    n: number;
-  }>`select count(*)::int as n from source_matches join scope_p using (transaction_id)`.execute(ctx.trx);
-  return count.rows[0]?.n ?? 0;
 }
