@@ -1,0 +1,22 @@
+# ibt-recon: TypeScript run directly by Node 24 (type stripping), no build step.
+FROM node:24-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+# Runtime dependencies only (the Temporal worker bundles workflows/ at start with webpack + swc,
+# which come with @temporalio/worker).
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY cli ./cli
+COPY lib ./lib
+COPY db ./db
+COPY migrations ./migrations
+COPY workflows ./workflows
+COPY activities ./activities
+COPY workers ./workers
+COPY provider ./provider
+COPY reconcile ./reconcile
+COPY tsconfig.json ./
+USER node
+ENTRYPOINT ["node", "bin/recon.ts"]
+CMD ["worker"]
