@@ -101,7 +101,9 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
 
     const byKind = await sql<{ kind: string; count: number; cents: number }>`
       select kind, count(*)::int as count,
-        coalesce(sum(abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0))), 0)::bigint as cents
+        coalesce(sum(case when kind in ('currency_mismatch','type_mismatch','status_mismatch')
+          then abs(coalesce(expected_amount_cents, actual_amount_cents, 0))
+          else abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0)) end), 0)::bigint as cents
       from findings group by kind order by kind`.execute(trx);
     const discrepancies = Object.fromEntries(
       byKind.rows.map((r) => [r.kind, { count: r.count, cents: r.cents }]),

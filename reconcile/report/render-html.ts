@@ -150,7 +150,7 @@ figure{margin:12px 0}figcaption{font-weight:600;margin-bottom:4px}.legend{font-s
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}.none{color:#777}
 </style></head><body>
 <h1>Reconciliation report, ${esc(d.from)} to ${esc(d.to)}</h1>
-<p class="lead">Eastern business dates. Amounts in dollars and cents as the provider and the ledger state them; a problem about a difference counts the difference, a missing item its whole amount. Generated ${esc(options.generatedAt ?? new Date().toISOString())}.</p>
+<p class="lead">Eastern business dates. Amounts in dollars and cents as the provider and the ledger state them; a problem about a difference counts the difference, a missing item its whole amount. Amounts of different currencies are added as stated (the warehouse view daily_settlement_totals splits them by currency). Generated ${esc(options.generatedAt ?? new Date().toISOString())}.</p>
 <div class="cards">
 <div class="card">Open problems<b>${count(totalOpen)}</b></div>
 <div class="card">Money concerned<b>${formatCents(totalCents)}</b></div>

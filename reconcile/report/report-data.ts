@@ -38,8 +38,13 @@ export interface DiscrepancyRow {
   note: string | null;
 }
 
-/** The money a discrepancy is about: the difference when both sides have an amount, else the amount. */
-const CENTS = sql`abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0))`;
+/**
+ * The money a discrepancy is about: for a disagreement on the amount (or fee) the difference; for a
+ * currency, type or status disagreement, or a missing item, the whole amount.
+ */
+const CENTS = sql`case when kind in ('currency_mismatch','type_mismatch','status_mismatch')
+    then abs(coalesce(expected_amount_cents, actual_amount_cents, 0))
+    else abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0)) end`;
 
 export async function loadReportData(
   db: Kysely<Database>,
