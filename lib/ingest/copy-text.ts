@@ -5,6 +5,7 @@
  * whole COPY.
  */
 const NEEDS_ESCAPE = /[\\\t\n\r\0]/;
+const ESCAPE_ALL = /[\\\t\n\r\0]/g;
 const ESCAPES: Record<string, string> = {
   '\\': '\\\\',
   '\t': '\\t',
@@ -12,16 +13,31 @@ const ESCAPES: Record<string, string> = {
   '\r': '\\r',
   '\0': '\uFFFD',
 };
+const escapeChar = (ch: string) => ESCAPES[ch]!;
 
 export function copyValue(value: unknown): string {
+  // Strings first: they are most values, and this runs for every column of every row.
+  if (typeof value === 'string')
+    return NEEDS_ESCAPE.test(value) ? value.replace(ESCAPE_ALL, escapeChar) : value;
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw new RangeError(`${value} is not a safe integer`);
     return String(value);
   }
   if (typeof value === 'boolean') return value ? 't' : 'f';
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return NEEDS_ESCAPE.test(text) ? text.replace(/[\\\t\n\r\0]/g, (ch) => ESCAPES[ch]!) : text;
+  return copyValue(JSON.stringify(value));
+}
+
+/** One COPY text line (with its newline): two leading integers, then the named fields of `record`. */
+export function copyRecordLine(
+  seq: number,
+  line: number,
+  record: Readonly<Record<string, unknown>>,
+  columns: readonly string[],
+): string {
+  let out = `${seq}\t${line}`;
+  for (let i = 0; i < columns.length; i++) out += `\t${copyValue(record[columns[i]!])}`;
+  return `${out}\n`;
 }
 
 /** One COPY text line (with its newline) from values in column order. */

@@ -127,6 +127,8 @@ export async function loadParsedRows(
     const fileSha256 = meter.sha256();
     const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
     const merged = await handle.db.transaction().execute(async (trx) => {
+      // Deduplication sorts the whole staging table: let it sort in memory rather than spill to disk.
+      await sql`set local work_mem = '256MB'`.execute(trx);
       const result: MergeResult = { inserted: 0, updated: 0 };
       const present = new Set(staging.kinds());
       for (const kind of KIND_ORDER) {

@@ -27,7 +27,7 @@ interface MergeSpec {
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
-function mergeStatement(spec: MergeSpec, loadId: number): string {
+export function mergeStatement(spec: MergeSpec, loadId: number): string {
   const { target: t, src, source, guard } = spec;
   const compared = source === null ? [...t.compared] : [...t.compared, 'source'];
   const insertCols = source === null ? [...t.columns] : [...t.columns, 'source'];

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type pg from 'pg';
 import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
-import { copyLine } from './copy-text.ts';
+import { copyLine, copyRecordLine } from './copy-text.ts';
 import { TARGETS, type RecordKind, type Target } from './targets.ts';
 
 /** Bytes gathered before one write to a COPY stream: few, large writes keep the per-row cost low. */
@@ -59,9 +59,7 @@ export class StagingTables {
   }
 
   private push(sink: CopySink, seq: number, line: number, record: Record<string, unknown>) {
-    const values: unknown[] = [seq, line];
-    for (const c of sink.columns) values.push(record[c]);
-    return this.pushRaw(sink, copyLine(values));
+    return this.pushRaw(sink, copyRecordLine(seq, line, record, sink.columns));
   }
 
   private pushRaw(sink: CopySink, text: string): Promise<void> | void {
@@ -132,6 +130,10 @@ export class StagingTables {
       }),
     );
     if (errors.length > 0) throw errors[0];
+    // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
+    // file, index lookups for a small one) instead of the default guess for an unanalysed table.
+    const tables = [...this.sinks.values()].map((s) => s.table);
+    if (tables.length > 0) await this.pool.query(`analyze ${tables.join(', ')}`);
   }
 
   /** Aborts any COPY still running and drops the staging tables. Never throws. */

@@ -1,0 +1,242 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import type { LoadSummary } from '../lib/ingest/types.ts';
+import { generateLegacyType5, generateReportJson } from './generate-files.ts';
+import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
+
+const run = promisify(execFile);
+const PSQL = '/usr/bin/psql';
+const PGLOADER = '/usr/bin/pgloader';
+const CHILD = fileURLToPath(new URL('./load-child.ts', import.meta.url));
+
+async function timed<T>(body: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const start = process.hrtime.bigint();
+  const value = await body();
+  return { value, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
+}
+
+/** Runs one load in a child process (its own peak RSS), returning the summary and the child's maxRSS. */
+async function loadInChild(url: string, source: string, format: string, queryType: string, file: string) {
+  return new Promise<{ summary: LoadSummary; maxRssKiB: number }>((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, url, source, format, queryType, file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`load child exited with ${code}`));
+      else resolve(JSON.parse(out) as { summary: LoadSummary; maxRssKiB: number });
+    });
+  });
+}
+
+async function query(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+async function psql(url: string, command: string): Promise<void> {
+  await run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url, '-c', command], { maxBuffer: 1 << 20 });
+}
+
+/**
+ * The loader against `psql \copy` of the same rows already normalised: the warehouse rows are written
+ * out as CSV, then copied into an UNLOGGED table of the same columns without indexes.
+ */
+async function copyBaseline(
+  ctx: BenchContext,
+  loadedUrl: string,
+  table: string,
+  columns: string[],
+  label: string,
+) {
+  const csv = join(ctx.workDir, `${table}.normalised.csv`);
+  await psql(loadedUrl, `\\copy (select ${columns.join(', ')} from ${table}) to '${csv}' csv`);
+  const url = await ctx.newDatabase();
+  await query(url, `create unlogged table bench_copy (like ${table} including defaults)`);
+  const { seconds } = await timed(() =>
+    psql(url, `\\copy bench_copy (${columns.join(', ')}) from '${csv}' csv`),
+  );
+  return {
+    name: `psql \\copy, ${label} (normalised CSV, unlogged, no index)`,
+    seconds,
+    csvBytes: statSync(csv).size,
+  };
+}
+
+async function columnsOf(url: string, table: string, skip: string[]): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ column_name: string }>(
+      `select column_name from information_schema.columns where table_name = $1 and table_schema = 'public' order by ordinal_position`,
+      [table],
+    );
+    return r.rows.map((x) => x.column_name).filter((c) => !skip.includes(c));
+  } finally {
+    await client.end();
+  }
+}
+
+async function loaderSection(
+  ctx: BenchContext,
+  label: string,
+  file: string,
+  source: string,
+  format: string,
+  queryType: string,
+  table: string,
+): Promise<BenchResult[]> {
+  const url = await ctx.newDatabase();
+  ctx.log(`loading ${label} with the loader (child process)`);
+  const first = await loadInChild(url, source, format, queryType, file);
+  const load: BenchResult = {
+    name: `recon import, ${label}`,
+    rows: first.summary.rowsRead,
+    seconds: first.summary.durationMs / 1000,
+    peakRssMiB: first.maxRssKiB / 1024,
+    note: `${first.summary.rowsInserted} inserted, ${(first.summary.bytes / 1048576).toFixed(0)} MiB file`,
+  };
+  ctx.log(`re-loading ${label} (idempotent: no row changes)`);
+  const again = await loadInChild(url, source, format, queryType, file);
+  const reload: BenchResult = {
+    name: `recon import again, ${label}`,
+    rows: again.summary.rowsRead,
+    seconds: again.summary.durationMs / 1000,
+    peakRssMiB: again.maxRssKiB / 1024,
+    note: `${again.summary.rowsUnchanged} unchanged`,
+  };
+  ctx.log(`psql \\copy baseline for ${label}`);
+  const columns = await columnsOf(url, table, ['created_at', 'updated_at']);
+  const copy = await copyBaseline(ctx, url, table, columns, label);
+  return [
+    load,
+    reload,
+    {
+      name: copy.name,
+      rows: load.rows,
+      seconds: copy.seconds,
+      note: `loader/\\copy = ${(load.seconds / copy.seconds).toFixed(2)}x`,
+    },
+  ];
+}
+
+/** pgloader of the raw legacy file, with the same conversions (implied decimals → cents, Eastern → UTC). */
+export async function pgloaderSection(ctx: BenchContext, file: string, rows: number): Promise<BenchResult[]> {
+  if (!existsSync(PGLOADER)) {
+    ctx.log('pgloader not installed: skipped (apt-get install -y pgloader)');
+    return [];
+  }
+  const url = await ctx.newDatabase();
+  await query(
+    url,
+    `create table pgloader_legacy (
+      transaction_id text primary key, transaction_on date not null, raw_transaction_type text not null,
+      merchant_transaction_id text, amount_cents bigint, currency char(3), status text, raw_status text,
+      internal_user_id text, fee_cents bigint, merchant_account_id text, error_code text, raw_notify_status text,
+      merchant_user_id text, raw_transaction_time text, transaction_at timestamptz, country_code text,
+      consumer_email text, bank_account_masked text)`,
+  );
+  const date = (f: string) => `(format nil "~a-~a-~a" (subseq ${f} 0 4) (subseq ${f} 4 6) (subseq ${f} 6 8))`;
+  // pgloader's column list needs a parenthesised expression after every `using`.
+  const txt = (f: string) => `(if (string= ${f} "") nil ${f})`;
+  const cents = (f: string) => `(if (string= ${f} "") nil (format nil "~d" (parse-integer ${f})))`;
+  const commands = `LOAD CSV
+  FROM '${file}' (f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17)
+  INTO ${url}
+  TARGET TABLE pgloader_legacy
+  (
+    transaction_id text using ${txt('f4')},
+    transaction_on date using ${date('f1')},
+    raw_transaction_type text using ${txt('f2')},
+    merchant_transaction_id text using ${txt('f3')},
+    amount_cents bigint using ${cents('f5')},
+    currency text using ${txt('f6')},
+    status text using (if (string= f7 "S") "SUCCESSFUL" "FAILED"),
+    raw_status text using ${txt('f7')},
+    internal_user_id text using ${txt('f8')},
+    fee_cents bigint using ${cents('f9')},
+    merchant_account_id text using ${txt('f10')},
+    error_code text using ${txt('f11')},
+    raw_notify_status text using ${txt('f12')},
+    merchant_user_id text using ${txt('f13')},
+    raw_transaction_time text using ${txt('f14')},
+    transaction_at timestamptz using (format nil "~a ~a:~a:~a America/Toronto" ${date('f1')} (subseq f14 0 2) (subseq f14 2 4) (subseq f14 4 6)),
+    country_code text using ${txt('f15')},
+    consumer_email text using ${txt('f16')},
+    bank_account_masked text using ${txt('f17')}
+  )
+  WITH fields terminated by ',', fields not enclosed, workers = 2, concurrency = 1, batch rows = 25000
+  SET client_encoding to 'utf8';
+`;
+  const load = join(ctx.workDir, 'legacy.load');
+  writeFileSync(load, commands);
+  ctx.log('loading the legacy file with pgloader');
+  const { seconds } = await timed(() =>
+    run('/usr/bin/time', ['-f', '%M', PGLOADER, '--quiet', load], {
+      maxBuffer: 1 << 24,
+    }),
+  );
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const loaded = Number(
+    (await client.query<{ n: string }>('select count(*) as n from pgloader_legacy')).rows[0]!.n,
+  );
+  await client.end();
+  return [
+    {
+      name: 'pgloader, legacy type 5 (same conversions)',
+      rows,
+      seconds,
+      note: `${loaded} rows in the table${loaded === rows ? '' : ' (not all: see pgloader output)'}`,
+    },
+  ];
+}
+
+export const ingestSteps: BenchStep[] = [
+  {
+    name: 'legacy type 5',
+    async run(ctx) {
+      const file = join(ctx.workDir, 'legacy-type5.csv');
+      ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
+      await generateLegacyType5(file, ctx.rows);
+      const results = await loaderSection(
+        ctx,
+        'legacy type 5',
+        file,
+        'legacy-transactions',
+        'legacy',
+        '5',
+        'legacy_transactions',
+      );
+      return [...results, ...(await pgloaderSection(ctx, file, ctx.rows))];
+    },
+  },
+  {
+    name: 'report JSON',
+    async run(ctx) {
+      const file = join(ctx.workDir, 'report.json');
+      ctx.log(`generating ${ctx.rows} JSON report records`);
+      await generateReportJson(file, ctx.rows);
+      return loaderSection(
+        ctx,
+        'report JSON',
+        file,
+        'report-transactions',
+        'report-json',
+        'TRANSACTION',
+        'provider_transactions',
+      );
+    },
+  },
+];

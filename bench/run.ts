@@ -1,0 +1,99 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createDatabase, createPool, startEmbeddedPostgres } from '../db/connect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { ingestSteps } from './ingest.ts';
+import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
+
+/**
+ * `npm run bench`: generates large provider files in a temporary directory (never committed), loads
+ * them into a fresh PostgreSQL (embedded, or DATABASE_URL's server: a database per load is created
+ * and dropped there), and prints rows/s, peak RSS and the comparison with psql \copy and pgloader.
+ * Other sections join by exporting `steps: BenchStep[]` from bench/matching.ts.
+ * BENCH_ROWS sets the rows per file (default 1,000,000).
+ */
+const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const workDir = mkdtempSync(join(tmpdir(), 'recon-bench-'));
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+let adminUrl = process.env.DATABASE_URL;
+let stop = async () => {};
+if (!adminUrl) {
+  log('starting an embedded PostgreSQL');
+  const server = await startEmbeddedPostgres(join(workDir, 'pg'), { persistent: false });
+  adminUrl = server.connectionString;
+  stop = server.stop;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function admin(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+const template = `recon_bench_template_${process.pid}`;
+const created: string[] = [];
+await admin(`create database ${template}`);
+created.push(template);
+{
+  const pool = createPool(withDatabase(adminUrl, template), 2);
+  const db = createDatabase(pool);
+  await migrateToLatest(db);
+  await db.destroy();
+}
+
+const ctx: BenchContext = {
+  workDir,
+  rows,
+  log,
+  async newDatabase() {
+    const name = `recon_bench_${process.pid}_${created.length}`;
+    await admin(`create database ${name} template ${template}`);
+    created.push(name);
+    return withDatabase(adminUrl, name);
+  },
+};
+
+const steps: BenchStep[] = [...ingestSteps];
+const matching = fileURLToPath(new URL('./matching.ts', import.meta.url));
+if (existsSync(matching)) {
+  const module = (await import(matching)) as { steps?: BenchStep[] };
+  steps.push(...(module.steps ?? []));
+}
+
+const results: BenchResult[] = [];
+try {
+  for (const step of steps) {
+    log(`== ${step.name}`);
+    results.push(...(await step.run(ctx)));
+  }
+} finally {
+  for (const name of created.reverse())
+    await admin(`drop database if exists ${name} with (force)`).catch(() => {});
+  await stop();
+  rmSync(workDir, { recursive: true, force: true });
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const lines = [
+  `| step | rows | seconds | rows/s | peak RSS (MiB) | note |`,
+  `|---|---:|---:|---:|---:|---|`,
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${fmt(r.rows)} | ${r.seconds.toFixed(2)} | ${fmt(r.rows / r.seconds)} | ${r.peakRssMiB === undefined ? '' : r.peakRssMiB.toFixed(0)} | ${r.note ?? ''} |`,
+  ),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
