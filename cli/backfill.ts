@@ -90,7 +90,7 @@ export function registerBackfill(program: Command): void {
         const sources = parseSources(options.sources);
 
         const { installRuntime } = await import('../lib/temporal/runtime.ts');
-        installRuntime({ level: 'WARN', shutdownSignals: [] });
+        installRuntime({ level: 'ERROR', shutdownSignals: [] });
         const { openTemporalSession, embeddedTemporalDbFile } =
           await import('../workers/temporal-session.ts');
         const session = await openTemporalSession(config, {

@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, createPool, type DatabaseHandle, startEmbeddedPostgres } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { type Config, loadConfig } from '../lib/config.ts';
+import { loadLedger } from '../lib/ingest/load-ledger.ts';
 import { backfillProgress, startBackfill } from '../lib/temporal/backfill.ts';
 import { installRuntime } from '../lib/temporal/runtime.ts';
 import { upsertNightlySchedule } from '../lib/temporal/schedule.ts';
 import { watchBackfill } from '../lib/temporal/watch-backfill.ts';
 import { easternToUtc } from '../lib/time/eastern.ts';
+import { deriveMerchantView } from '../provider/sandbox/merchant-view.ts';
 import { startSandbox } from '../provider/sandbox/server.ts';
+import { importNotificationHistory } from '../reconcile/notifications/import-history.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
 import type { NightlyResult } from '../workflows/types.ts';
@@ -38,7 +42,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   const t0 = Date.now();
   const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
   const seconds = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
-  installRuntime({ level: 'WARN', shutdownSignals: [] });
+  installRuntime({ level: 'ERROR', shutdownSignals: [] });
   const controller = new AbortController();
   const onSignal = () => {
     if (!controller.signal.aborted) say('stopping (Ctrl-C)...');
@@ -69,15 +73,46 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     if (migrated.error) throw migrated.error;
     if (stopped()) return 130;
 
-    const sandbox = await startSandbox({
+    // The merchant's side of the same history: its ledger, the notifications it received and its
+    // contracted fees, which disagree with the provider in known ways (the sandbox's ground truth).
+    const view = deriveMerchantView({
       seed: 'demo',
       transactions: options.transactions,
       from: options.from,
       to: options.to,
     });
+    const sandbox = await startSandbox({ history: view.history });
     cleanups.push(() => sandbox.close());
     say(
       `sandbox provider at ${sandbox.baseUrl}: ${options.transactions} transactions ${options.from}..${options.to}`,
+    );
+    const ledger = await loadLedger(
+      handle,
+      { fileName: 'sandbox-merchant-ledger.ndjson', origin: 'file', environment: 'staging' },
+      Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
+    );
+    await db
+      .insertInto('fee_schedule')
+      .values(
+        view.feeSchedule.map((f) => ({
+          product: f.product,
+          transaction_type: f.transactionType,
+          currency: f.currency,
+          fixed_cents: f.fixedCents,
+          basis_points: f.basisPoints,
+          rounding: f.rounding ?? 'half_up',
+          valid_from: f.validFrom,
+        })),
+      )
+      .execute();
+    const notifications = await importNotificationHistory(
+      db,
+      Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
+      { fileName: 'sandbox-notifications.ndjson' },
+    );
+    say(
+      `merchant side loaded: ${ledger.rowsLoaded} ledger entries, ${notifications.stored} notifications, ` +
+        `${view.feeSchedule.length} fee rules (${view.expected.length} discrepancies planted by the sandbox)`,
     );
     const demoConfig = loadConfig({
       ...process.env,
