@@ -36,7 +36,7 @@ export async function benchMatching(
   loadDotEnv();
   const config = loadConfig();
   const admin = await openDatabase(config, { poolSize: 1 });
-  const scratch = `recon_bench_matching_${process.pid}`;
+  const scratch = process.env.RECON_BENCH_DB ?? `recon_bench_matching_${process.pid}`;
   const client = new pg.Client({ connectionString: admin.connectionString });
   await client.connect();
   await client.query(`drop database if exists ${scratch}`);
@@ -129,7 +129,10 @@ export async function benchMatching(
     return figures;
   } finally {
     await db.destroy();
-    await client.query(`drop database if exists ${scratch} with (force)`);
+    // RECON_BENCH_KEEP=1 keeps the scratch database for EXPLAIN sessions.
+    if (process.env.RECON_BENCH_KEEP !== '1')
+      await client.query(`drop database if exists ${scratch} with (force)`);
+    else log(`  kept database ${scratch}`);
     await client.end();
     await admin.close();
   }

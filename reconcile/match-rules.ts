@@ -103,7 +103,8 @@ export async function matchTransactions(
     ctx,
     sql`create temp table want_nm on commit drop as
       select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
-        min(n.received_at) over (partition by n.transaction_id) as first_received_at
+        min(n.received_at) over (partition by n.transaction_id) as first_received_at,
+        n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
       from notifications n join scope_p s on s.transaction_id = n.transaction_id
       where n.kind = 'transaction'
       order by n.transaction_id, n.received_at desc, n.notification_id desc`,
@@ -118,8 +119,9 @@ export async function matchTransactions(
   await exec(
     ctx,
     sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
-      select notification_id, 'transaction', target_id, first_received_at, 'transaction_id', ${ctx.runId}::bigint
-      from want_nm
+      select w.notification_id, 'transaction', w.target_id, w.first_received_at, 'transaction_id', ${ctx.runId}::bigint
+      from want_nm w
+      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)
       on conflict do nothing`,
   );
 
@@ -152,15 +154,14 @@ export async function matchTransactions(
         coalesce(r.rank, 1) as rank,
         l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
         l.transaction_type as l_type, l.status as l_status,
-        n.notification_id, w.first_received_at, n.amount_cents as n_amount, n.currency as n_currency,
-        n.transaction_type as n_type, n.status as n_status, n.merchant_transaction_id as n_mtid, n.fee_cents as n_fee,
+        w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
+        w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
         g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
         g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
       from scope_p s join provider_transactions p using (transaction_id)
       left join ranked r using (transaction_id)
       left join merchant_ledger l on l.merchant_transaction_id = p.merchant_transaction_id and coalesce(r.rank, 1) = 1
       left join want_nm w on w.target_id = p.transaction_id
-      left join notifications n on n.notification_id = w.notification_id
       left join want_sm sm on sm.transaction_id = p.transaction_id
       left join legacy_transactions g on g.transaction_id = sm.transaction_id`,
   );
@@ -179,7 +180,9 @@ export async function matchTransactions(
   await exec(
     ctx,
     sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
-      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from facts where l_mtid is not null
+      select f.transaction_id, f.l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from facts f
+      where f.l_mtid is not null
+        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)
       on conflict do nothing`,
   );
   const counts = await sql<{ t: number; n: number; g: number }>`select
