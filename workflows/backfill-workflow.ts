@@ -25,7 +25,11 @@ export const DEFAULT_PARALLELISM = 2;
 export const DEFAULT_MAX_WINDOWS_PER_RUN = 100;
 
 function childFailureMessage(error: unknown): string {
-  // ChildWorkflowFailure wraps the window's own ApplicationFailure, whose message names the sources.
+  // The first ApplicationFailure down the chain says what happened: the window's own summary of its
+  // sources, or the typed error of an activity (ChildWorkflowFailure > ActivityFailure > it).
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (e instanceof ApplicationFailure) return e.message;
+  }
   if (error instanceof ChildWorkflowFailure && error.cause) return error.cause.message;
   return error instanceof Error ? error.message : String(error);
 }

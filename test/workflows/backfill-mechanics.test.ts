@@ -193,6 +193,38 @@ describe('backfill workflow (recording pull)', () => {
     }
   });
 
+  it("records the typed error of a failed reconciliation activity as the window's message", async () => {
+    const taskQueue = uniqueTaskQueue('reconcile-fails');
+    const pull = recordingPull();
+    const activities = createActivities({
+      handle: h,
+      provider: null,
+      config,
+      pullSource: pull.pullSource,
+      reconcileRange: async () => {
+        throw new ConfigError('fee schedule has no rule for IBT DEBIT CAD: add one to fee_schedule');
+      },
+    });
+    const worker = await startTestWorker(server, taskQueue, activities);
+    try {
+      const { handle } = await startBackfill(server.client, {
+        from: '2024-01-01',
+        to: '2024-01-05',
+        taskQueue,
+      });
+      await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+      expect((await backfillProgress(handle)).failures).toEqual([
+        {
+          from: '2024-01-01',
+          to: '2024-01-05',
+          message: 'fee schedule has no rule for IBT DEBIT CAD: add one to fee_schedule',
+        },
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('cancels its running windows when cancelled', async () => {
     const taskQueue = uniqueTaskQueue('cancel');
     const pull = recordingPull({ hold: true });
