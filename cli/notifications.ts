@@ -11,12 +11,30 @@ export function registerNotifications(program: Command): void {
       'run the notification receiver (POST /notifications/transaction, POST /notifications/return, GET /health) on PORT; callers send RECON_NOTIFICATION_SECRET as a bearer token or basic-auth password; RECON_NOTIFICATION_ALLOW limits caller CIDRs',
     )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .action((opts: { host: string }) =>
+    .option(
+      '--confirm',
+      'confirm each stored notification through ConfirmTrans (needs the RECON_* provider settings)',
+    )
+    .action((opts: { host: string; confirm?: boolean }) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
         const { startNotificationReceiver } = await import('../reconcile/notifications/server.ts');
         const handle = await openDatabase(config);
+        let confirm: import('../reconcile/notifications/server.ts').ConfirmNotification | undefined;
+        if (opts.confirm) {
+          const { createProviderClient } = await import('../provider/client/index.ts');
+          const client = createProviderClient(config);
+          // ConfirmTransactionRequest (provider-api.md 2.4): the notification's members plus additionalData.
+          confirm = async (body) => {
+            const answer = await client.confirmTransaction({
+              ...(body as Record<string, unknown>),
+              additionalData: [],
+            });
+            return { verificationCode: answer.verification_code ?? null };
+          };
+        }
         const receiver = await startNotificationReceiver({
+          ...(confirm ? { confirm } : {}),
           handle,
           config,
           port: config.port ?? 8080,

@@ -28,6 +28,11 @@ export function registerReconcile(program: Command): void {
       positiveInt('--late-after'),
     )
     .option('--json', 'print the summary as JSON')
+    .option(
+      '--follow-up-pending <hours>',
+      'first ask the status endpoint about transactions PENDING for longer than this (needs the RECON_* provider settings)',
+      positiveInt('--follow-up-pending'),
+    )
     .action(
       (opts: {
         from: string;
@@ -36,6 +41,7 @@ export function registerReconcile(program: Command): void {
         graceDays?: number;
         lateAfter?: number;
         json?: boolean;
+        followUpPending?: number;
       }) =>
         runCommand(async (config) => {
           const { openDatabase } = await import('../db/connect.ts');
@@ -43,6 +49,20 @@ export function registerReconcile(program: Command): void {
           const { formatSummary } = await import('../reconcile/report/format-summary.ts');
           const handle = await openDatabase(config);
           try {
+            if (opts.followUpPending !== undefined) {
+              const { createProviderClient } = await import('../provider/client/index.ts');
+              const { followUpPendingTransactions } = await import('../reconcile/follow-up-pending.ts');
+              const client = createProviderClient(config);
+              try {
+                const followed = await followUpPendingTransactions(handle.db, {
+                  lookupStatus: (id) => client.transactionStatus(id),
+                  pendingForHours: opts.followUpPending,
+                });
+                process.stderr.write(`status follow-up: ${JSON.stringify(followed)}\n`);
+              } finally {
+                await client.close();
+              }
+            }
             const summary = await reconcileRange(handle.db, {
               from: opts.from,
               to: opts.to,
