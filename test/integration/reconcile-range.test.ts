@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { normaliseNotification } from '../../reconcile/notifications/normalise-notification.ts';
 import { storeNotification } from '../../reconcile/notifications/store-notification.ts';
+import { acknowledgeDiscrepancy, DiscrepancyNotFound } from '../../reconcile/acknowledge-discrepancy.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertReturns, insertTransactions } from '../support/recon-rows.ts';
@@ -291,5 +292,43 @@ describe('reconcileRange', () => {
       h.db,
     );
     expect(dupKeys.rows).toEqual([]);
+  });
+
+  it('acknowledges with a note that survives a re-run, and refuses an unknown id', async () => {
+    const d = await h.db
+      .selectFrom('discrepancies')
+      .select('discrepancy_id')
+      .where('discrepancy_key', '=', 'missing_in_ledger:T-MIL')
+      .executeTakeFirstOrThrow();
+    await acknowledgeDiscrepancy(h.db, {
+      discrepancyId: d.discrepancy_id,
+      note: 'booking tomorrow',
+      by: 'ana',
+      at: '2026-03-25T09:00:00Z',
+    });
+    await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-04', now: '2026-03-26T12:00:00Z' });
+    const row = await h.db
+      .selectFrom('discrepancies')
+      .selectAll()
+      .where('discrepancy_id', '=', d.discrepancy_id)
+      .executeTakeFirstOrThrow();
+    expect([row.status, row.note, row.acknowledged_by, row.acknowledged_at, row.last_seen_at]).toEqual([
+      'acknowledged',
+      'booking tomorrow',
+      'ana',
+      '2026-03-25 09:00:00+00',
+      '2026-03-26 12:00:00+00',
+    ]);
+    const events = await h.db
+      .selectFrom('discrepancy_events')
+      .select(['event', 'details'])
+      .where('discrepancy_id', '=', d.discrepancy_id)
+      .orderBy('event_id')
+      .execute();
+    expect(events.map((e) => e.event)).toEqual(['opened', 'acknowledged']);
+    expect(events[1]!.details).toEqual({ by: 'ana', note: 'booking tomorrow' });
+    await expect(
+      acknowledgeDiscrepancy(h.db, { discrepancyId: 999_999, note: 'x', by: 'y' }),
+    ).rejects.toThrow(DiscrepancyNotFound);
   });
 });
