@@ -37,7 +37,10 @@ export async function startDevServer(
       ui,
       ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
       ...(options.dbFile ? { dbFilename: options.dbFile } : {}),
-      log: { format: 'pretty', level: 'error' },
+      log: { format: 'text', level: 'error' },
+      // No banner on stdout (commands print their results there); no newsfeed request from the UI:
+      // nothing may reach an address other than 127.0.0.1.
+      extraArgs: ['--output', 'none', ...(ui ? ['--ui-disable-news-fetch'] : [])],
     },
   });
   const port = Number(env.address.split(':').pop());
