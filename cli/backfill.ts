@@ -130,7 +130,7 @@ export function registerBackfill(program: Command): void {
             return 0;
           }
           const { watchBackfill } = await import('../lib/temporal/watch-backfill.ts');
-          const outcome = await watchBackfill(handle, { signal: controller.signal });
+          const outcome = await watchBackfill(handle, { signal: controller.signal, client: session.client });
           if (outcome.status === 'DETACHED') {
             process.stderr.write(
               `detached from ${workflowId}; it ${session.embedded ? 'resumes when you run the same command again' : 'keeps running'}; --cancel cancels it\n`,

@@ -143,7 +143,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       to: options.to,
       taskQueue: session.taskQueue,
     });
-    const outcome = await watchBackfill(backfill, { signal: controller.signal });
+    const outcome = await watchBackfill(backfill, { signal: controller.signal, client: session.client });
     if (outcome.status === 'DETACHED') return 130;
     const progress = await backfillProgress(backfill);
     const backfillMs = Date.now() - backfillStart;

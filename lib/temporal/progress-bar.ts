@@ -13,10 +13,11 @@ function duration(ms: number): string {
 }
 
 /**
- * One line of backfill progress: a bar of finished windows, windows, rows loaded, failures, elapsed
- * time and an estimate of the time left (from the pace of the windows finished so far).
+ * One line of backfill progress: a bar of finished windows, windows, rows loaded by finished windows
+ * (and rows being read by running ones, from their heartbeats), failures, elapsed time and an
+ * estimate of the time left (from the pace of the windows finished so far).
  */
-export function renderProgress(p: BackfillProgress, nowMs: number, width = 24): string {
+export function renderProgress(p: BackfillProgress, nowMs: number, width = 24, rowsInFlight = 0): string {
   const finished = p.windowsDone + p.windowsFailed;
   const filled = p.windowsTotal === 0 ? width : Math.floor((finished / p.windowsTotal) * width);
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
@@ -32,6 +33,7 @@ export function renderProgress(p: BackfillProgress, nowMs: number, width = 24): 
     `[${bar}] ${finished}/${p.windowsTotal} windows` +
     (p.running.length ? ` (${p.running.length} running)` : '') +
     ` | ${p.rowsLoaded.toLocaleString('en-US')} rows (${rate.toLocaleString('en-US')}/s)` +
+    (rowsInFlight > 0 ? ` +${rowsInFlight.toLocaleString('en-US')} reading` : '') +
     (p.windowsFailed ? ` | ${p.windowsFailed} failed` : '') +
     ` | ${duration(elapsed)} elapsed, ${eta}`
   );

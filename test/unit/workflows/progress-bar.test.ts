@@ -43,3 +43,24 @@ describe('renderProgress', () => {
     ).toBe('[############] 6/6 windows | 6,000 rows (1/s) | 2h01m elapsed, done');
   });
 });
+
+describe('renderProgress with rows in flight', () => {
+  it('shows the rows the running windows are reading', () => {
+    expect(
+      renderProgress(
+        {
+          ...base,
+          windowsDone: 1,
+          windowsLeft: 5,
+          rowsLoaded: 1000,
+          running: [{ from: '2026-02-10', to: '2026-03-21' }],
+        },
+        at(10),
+        12,
+        2345,
+      ),
+    ).toBe(
+      '[##----------] 1/6 windows (1 running) | 1,000 rows (100/s) +2,345 reading | 10s elapsed, ~50s left',
+    );
+  });
+});
