@@ -109,6 +109,7 @@ export async function matchTransactions(
       where n.kind = 'transaction'
       order by n.transaction_id, n.received_at desc, n.notification_id desc`,
   );
+  await exec(ctx, sql`analyze want_nm`);
   await exec(
     ctx,
     sql`delete from notification_matches m
@@ -118,10 +119,16 @@ export async function matchTransactions(
   );
   await exec(
     ctx,
+    sql`create temp table new_nm on commit drop as
+      select w.notification_id, w.target_id, w.first_received_at from want_nm w
+      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)`,
+  );
+  // Inserted from a settled set: an anti-join against the table being filled would rescan it per row.
+  await exec(
+    ctx,
     sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
-      select w.notification_id, 'transaction', w.target_id, w.first_received_at, 'transaction_id', ${ctx.runId}::bigint
-      from want_nm w
-      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)
+      select notification_id, 'transaction', target_id, first_received_at, 'transaction_id', ${ctx.runId}::bigint
+      from new_nm order by target_id
       on conflict do nothing`,
   );
 
@@ -132,6 +139,7 @@ export async function matchTransactions(
       join legacy_transactions g on g.transaction_id = p.transaction_id
       where p.source = 'report-transactions'`,
   );
+  await exec(ctx, sql`analyze want_sm`);
   await exec(
     ctx,
     sql`delete from source_matches m where m.transaction_id in (select transaction_id from scope_p)
@@ -165,7 +173,7 @@ export async function matchTransactions(
       left join want_sm sm on sm.transaction_id = p.transaction_id
       left join legacy_transactions g on g.transaction_id = sm.transaction_id`,
   );
-  await exec(ctx, sql`analyze facts, want_nm, want_sm`);
+  await exec(ctx, sql`analyze facts`);
   // Claims of the ledger, written only where they changed (a re-run over unchanged data writes nothing).
   await exec(
     ctx,
@@ -179,10 +187,15 @@ export async function matchTransactions(
   );
   await exec(
     ctx,
-    sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
-      select f.transaction_id, f.l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from facts f
+    sql`create temp table new_tm on commit drop as
+      select f.transaction_id, f.l_mtid from facts f
       where f.l_mtid is not null
-        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)
+        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
+      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from new_tm order by transaction_id
       on conflict do nothing`,
   );
   const counts = await sql<{ t: number; n: number; g: number }>`select
