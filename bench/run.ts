@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,8 @@ import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
  */
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const workDir = mkdtempSync(join(tmpdir(), 'recon-bench-'));
+// As root the embedded server runs as the `postgres` user, which must reach its data directory inside.
+chmodSync(workDir, 0o755);
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
 let adminUrl = process.env.DATABASE_URL;
@@ -70,8 +72,37 @@ const ctx: BenchContext = {
 const steps: BenchStep[] = [...ingestSteps];
 const matching = fileURLToPath(new URL('./matching.ts', import.meta.url));
 if (existsSync(matching)) {
-  const module = (await import(matching)) as { steps?: BenchStep[] };
+  const module = (await import(matching)) as {
+    steps?: BenchStep[];
+    benchMatching?: (o: { rows?: number; log?: (line: string) => void }) => Promise<{
+      rows: number;
+      firstRunSeconds: number;
+      rerunSeconds: number;
+      discrepancies: number;
+      nodePeakRssMiB: number;
+    }>;
+  };
   steps.push(...(module.steps ?? []));
+  const benchMatching = module.benchMatching;
+  if (!module.steps && benchMatching) {
+    steps.push({
+      name: 'matching',
+      async run(c) {
+        // benchMatching opens DATABASE_URL itself: point it at this run's server.
+        process.env.DATABASE_URL = adminUrl;
+        const f = await benchMatching({ rows: c.rows, log: c.log });
+        return [
+          {
+            name: 'reconcileRange, first run',
+            rows: f.rows,
+            seconds: f.firstRunSeconds,
+            note: `${f.discrepancies} discrepancies`,
+          },
+          { name: 'reconcileRange, re-run', rows: f.rows, seconds: f.rerunSeconds },
+        ];
+      },
+    });
+  }
 }
 
 const results: BenchResult[] = [];
