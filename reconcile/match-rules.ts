@@ -65,6 +65,7 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
       where booked_at >= (${from}::date)::timestamp at time zone 'America/Toronto'
         and booked_at < ((${to}::date + 1))::timestamp at time zone 'America/Toronto'`,
   );
+  await exec(ctx, sql`analyze scope_p, scope_l`);
   // Merchant transaction ids of the range that more than one provider row carries (in any range).
   await exec(
     ctx,
@@ -87,7 +88,7 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
           and p.transaction_type is not distinct from l.transaction_type) desc,
         (p.status = 'SUCCESSFUL') desc, p.transaction_at nulls last, p.transaction_id)`,
   );
-  await exec(ctx, sql`analyze scope_p, scope_l, dup_m, ranked`);
+  await exec(ctx, sql`analyze dup_m, ranked`);
 }
 
 /**
