@@ -55,7 +55,8 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
  *
  * Idempotent: a second run over the same data changes nothing but last_seen_at. Safe to run
  * concurrently for overlapping ranges: each run holds a transaction-scoped advisory lock, so runs
- * queue instead of interleaving; one transaction means a crash leaves the previous state intact.
+ * queue instead of interleaving; one transaction means a failed run leaves the previous state intact
+ * (the match tables are unlogged derived data: after a server crash the next run rebuilds them).
  * Throws RangeError for a malformed range; database errors propagate (retrying is safe).
  */
 export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest): Promise<ReconcileSummary> {
