@@ -13,7 +13,7 @@ import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
  * them into a fresh PostgreSQL (embedded, or DATABASE_URL's server: a database per load is created
  * and dropped there), and prints rows/s, peak RSS and the comparison with psql \copy and pgloader.
  * Other sections join by exporting `steps: BenchStep[]` from bench/matching.ts.
- * BENCH_ROWS sets the rows per file (default 1,000,000).
+ * BENCH_ROWS sets the rows per file (default 1,000,000); BENCH_STEPS selects sections.
  */
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const workDir = mkdtempSync(join(tmpdir(), 'recon-bench-'));
@@ -105,9 +105,12 @@ if (existsSync(matching)) {
   }
 }
 
+// BENCH_STEPS=legacy,json,matching runs only the named sections (matched on the start of the name).
+const only = process.env.BENCH_STEPS?.split(',').map((x) => x.trim().toLowerCase());
+const selected = only ? steps.filter((s) => only.some((o) => s.name.toLowerCase().startsWith(o))) : steps;
 const results: BenchResult[] = [];
 try {
-  for (const step of steps) {
+  for (const step of selected) {
     log(`== ${step.name}`);
     results.push(...(await step.run(ctx)));
   }
