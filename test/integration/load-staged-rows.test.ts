@@ -230,6 +230,18 @@ describe('loadReport with hand-made rows', () => {
     expect(staging.rows[0]!.n).toBe(0);
   });
 
+  it('reports progress (rows read, bytes) and a last call when reading ends', async () => {
+    const calls: { rowsRead: number; bytes: number }[] = [];
+    const summary = await loadReport(
+      handle,
+      report({ onProgress: (p) => calls.push(p) }),
+      bytesOf('0123456789'),
+      fakeParser([transaction({ transaction_id: 'PG1' }), transaction({ transaction_id: 'PG2' })]),
+    );
+    expect(summary.rowsRead).toBe(2);
+    expect(calls.at(-1)).toEqual({ rowsRead: 2, bytes: 10 });
+  });
+
   it('an aborted load keeps nothing', async () => {
     const before = await warehouseChecksum(handle.db);
     const controller = new AbortController();
