@@ -122,15 +122,16 @@ export async function matchTransactions(
     ctx,
     sql`create temp table new_nm on commit drop as
       select w.notification_id, w.target_id, w.first_received_at from want_nm w
-      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)`,
+      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)
+        and not exists (select 1 from notification_matches m where m.kind = 'transaction' and m.target_id = w.target_id)`,
   );
-  // Inserted from a settled set: an anti-join against the table being filled would rescan it per row.
+  // Inserted from a settled set (an anti-join against the table being filled would rescan it per row),
+  // without ON CONFLICT: the set excludes what is claimed, and speculative insertion doubles the cost.
   await exec(
     ctx,
     sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
       select notification_id, 'transaction', target_id, first_received_at, 'transaction_id', ${ctx.runId}::bigint
-      from new_nm order by target_id
-      on conflict do nothing`,
+      from new_nm order by target_id`,
   );
 
   await exec(
@@ -175,6 +176,29 @@ export async function matchTransactions(
       left join legacy_transactions g on g.transaction_id = sm.transaction_id`,
   );
   await exec(ctx, sql`analyze facts`);
+  // The rows any rule below can flag (a superset; each rule checks its own condition): the rules
+  // then read a few percent of the range instead of scanning it once each.
+  const late = ctx.settings.notificationLateAfterSeconds;
+  const ne = (a: string, b: string) => `(${a} is not null and ${b} is not null and ${a} <> ${b})`;
+  await exec(
+    ctx,
+    sql`create temp table suspects on commit drop as
+      select * from facts f
+      where f.l_mtid is null or f.notification_id is null or f.g_id is not null
+        or f.amount_cents <> f.l_amount or f.currency <> f.l_currency or f.transaction_type <> f.l_type
+        or ${sql.raw(STATUS_CLASS('f.status'))} is distinct from ${sql.raw(STATUS_CLASS('f.l_status'))}
+        or f.first_received_at > f.transaction_at + make_interval(secs => ${late}::int)
+        or ${sql.raw(
+          [
+            ne('f.n_amount', 'f.amount_cents'),
+            ne('f.n_currency', 'f.currency'),
+            ne('f.n_type', 'f.transaction_type'),
+            ne(STATUS_CLASS('f.n_status'), STATUS_CLASS('f.status')),
+            ne('f.n_mtid', 'f.merchant_transaction_id'),
+            ne('f.n_fee', 'f.fee_cents'),
+          ].join(' or '),
+        )}`,
+  );
   // Claims of the ledger, written only where they changed (a re-run over unchanged data writes nothing).
   await exec(
     ctx,
@@ -191,13 +215,13 @@ export async function matchTransactions(
     sql`create temp table new_tm on commit drop as
       select f.transaction_id, f.l_mtid from facts f
       where f.l_mtid is not null
-        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)`,
+        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)
+        and not exists (select 1 from transaction_matches tm where tm.merchant_transaction_id = f.l_mtid)`,
   );
   await exec(
     ctx,
     sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
-      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from new_tm order by transaction_id
-      on conflict do nothing`,
+      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from new_tm order by transaction_id`,
   );
   const counts = await sql<{ t: number; n: number; g: number }>`select
       (select count(*) from facts where l_mtid is not null)::int as t, (select count(*) from want_nm)::int as n,
@@ -219,7 +243,7 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
           'transaction_type', f.transaction_type, 'status', f.status, 'amount_cents', f.amount_cents, 'currency', f.currency),
         null, f.amount_cents, null, null,
         jsonb_build_object('ledger', jsonb_build_array(), 'provider', jsonb_build_array(f.transaction_id))
-      from facts f
+      from suspects f
       where f.rank = 1 and f.l_mtid is null
         and not exists (select 1 from merchant_ledger l where l.merchant_transaction_id = f.merchant_transaction_id)
         and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))
@@ -235,7 +259,7 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
         jsonb_build_object('transaction_id', f.transaction_id, 'amount_cents', f.amount_cents, 'status', f.status),
         null, f.amount_cents, null,
         jsonb_build_object('provider', (select jsonb_agg(o.transaction_id order by o.rank) from ranked o where o.mtid = f.merchant_transaction_id))
-      from facts f
+      from suspects f
       join ranked first on first.mtid = f.merchant_transaction_id and first.rank = 1
       where f.rank > 1
       on conflict do nothing`,
@@ -247,7 +271,7 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
         f.l_mtid, null, f.transaction_on, f.currency, ${sql.raw(exp)}, ${sql.raw(act)},
         f.amount_cents, f.l_amount, f.l_amount - f.amount_cents,
         jsonb_build_object('ledger', jsonb_build_array(f.l_mtid), 'provider', jsonb_build_array(f.transaction_id))
-      from facts f where f.l_mtid is not null and ${sql.raw(where)}
+      from suspects f where f.l_mtid is not null and ${sql.raw(where)}
       on conflict do nothing`;
   await exec(
     ctx,
@@ -340,7 +364,7 @@ export async function notificationFindings(ctx: RuleContext): Promise<void> {
         'report_notify_status', f.transaction_id, f.merchant_transaction_id, null, f.transaction_on, f.currency,
         jsonb_build_object('notify_status', f.notify_status, 'status', f.status),
         null, null, null, null, jsonb_build_object('notifications', jsonb_build_array())
-      from facts f
+      from suspects f
       where f.notification_id is null and f.notify_status in ('C','S','I') and f.status is distinct from 'PENDING'
       on conflict do nothing`,
   );
@@ -353,7 +377,7 @@ export async function notificationFindings(ctx: RuleContext): Promise<void> {
         jsonb_build_object('first_received_at', f.first_received_at,
           'delay_seconds', floor(extract(epoch from (f.first_received_at - f.transaction_at)))::bigint),
         null, null, null, jsonb_build_object('notifications', jsonb_build_array(f.notification_id))
-      from facts f
+      from suspects f
       where f.notification_id is not null and f.transaction_at is not null
         and f.first_received_at > f.transaction_at + make_interval(secs => ${ctx.settings.notificationLateAfterSeconds}::int)
       on conflict do nothing`,
@@ -384,7 +408,7 @@ export async function notificationFindings(ctx: RuleContext): Promise<void> {
         case when ${sql.raw(amountDiffers)} then f.n_amount end,
         case when ${sql.raw(amountDiffers)} then f.n_amount - f.amount_cents end,
         jsonb_build_object('notifications', jsonb_build_array(f.notification_id))
-      from facts f
+      from suspects f
       where f.notification_id is not null and (${sql.raw(checks.map(([cond]) => cond).join(' or '))})
       on conflict do nothing`,
   );
@@ -396,7 +420,7 @@ export async function notificationFindings(ctx: RuleContext): Promise<void> {
         jsonb_build_object('fee_cents', f.fee_cents), jsonb_build_object('fee_cents', f.n_fee),
         f.fee_cents, f.n_fee, f.n_fee - f.fee_cents,
         jsonb_build_object('notifications', jsonb_build_array(f.notification_id))
-      from facts f
+      from suspects f
       where f.notification_id is not null and ${sql.raw(differs('f.n_fee', 'f.fee_cents'))}
       on conflict do nothing`,
   );
@@ -541,7 +565,7 @@ export async function sourceFindings(ctx: RuleContext): Promise<void> {
         case when ${sql.raw(amountDiffers)} then f.g_amount end,
         case when ${sql.raw(amountDiffers)} then f.g_amount - f.amount_cents end,
         jsonb_build_object('legacy', jsonb_build_array(f.g_id))
-      from facts f
+      from suspects f
       where f.g_id is not null and (${sql.raw(checks.map(([cond]) => cond).join(' or '))})
       on conflict do nothing`,
   );
