@@ -63,12 +63,16 @@ function barChart(
   const plotH = height - top - bottom;
   const plotW = width - left - 20;
   const totals = categories.map((_, i) => series.reduce((n, s) => n + (s.values[i] ?? 0), 0));
-  const max = Math.max(1, ...totals);
+  // Gridlines at round values (1, 2 or 5 times a power of ten), so that every label is exact.
+  const raw = Math.max(1, ...totals) / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const tick = Math.max(1, [1, 2, 5, 10].map((m) => m * magnitude).find((v) => v >= raw) ?? raw);
+  const max = tick * 4;
   const step = plotW / Math.max(1, categories.length);
   const barW = Math.max(2, step * 0.7);
   const parts: string[] = [];
   for (let t = 0; t <= 4; t++) {
-    const v = (max * t) / 4;
+    const v = tick * t;
     const y = top + plotH - (plotH * t) / 4;
     parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y}" y2="${y}" stroke="#ddd"/>`);
     parts.push(
