@@ -5,7 +5,7 @@ import { copyLine, copyRecordLine } from './copy-text.ts';
 import { TARGETS, type RecordKind, type Target } from './targets.ts';
 
 /** Bytes gathered before one write to a COPY stream: few, large writes keep the per-row cost low. */
-const FLUSH_BYTES = 256 * 1024;
+const FLUSH_BYTES = 64 * 1024;
 
 interface CopySink {
   readonly table: string;
