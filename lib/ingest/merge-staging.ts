@@ -42,7 +42,7 @@ export function mergeStatement(spec: MergeSpec, loadId: number): string {
   // which is what makes a re-load cheap. The ON CONFLICT condition repeats the test for a row that a
   // concurrent load inserted after this statement's snapshot.
   return `
-with src as materialized (${src}),
+with src as (${src}),
 diff as materialized (
   select ${insertCols.map((c) => `s.${c}`).join(', ')},
          t.${t.key} is null as is_new,
