@@ -355,6 +355,62 @@ describe('report files', () => {
     expect(headerOnly).toMatchObject({ status: 'committed', rowsRead: 0 });
   });
 
+  it('a zipped return CSV (data descriptor) loads returns, keeping a next action date that is not a date raw', async () => {
+    const req: LoadRequest = {
+      ...json('returns-csv-data-descriptor.zip'),
+      source: 'report-returns',
+      format: 'report-csv',
+      queryType: 'RETURN',
+    };
+    const summary = await loadReport(handle, req, fixture('report/returns-csv-data-descriptor.zip'));
+    expect(summary).toMatchObject({
+      status: 'committed',
+      zipped: true,
+      rowsRead: 3,
+      rowsLoaded: 2,
+      rowsRejected: 1,
+    });
+    const rows = await handle.db
+      .selectFrom('provider_returns')
+      .select([
+        'return_transaction_id',
+        'original_transaction_id',
+        'amount_cents',
+        'next_action_date',
+        'raw_next_action_date',
+        'source',
+      ])
+      .where('return_transaction_id', 'in', ['IBT2603200000009', 'IBT2603220000013'])
+      .orderBy('return_transaction_id')
+      .execute();
+    expect(rows).toEqual([
+      {
+        return_transaction_id: 'IBT2603200000009',
+        original_transaction_id: 'IBT2603080000001',
+        amount_cents: 12550,
+        next_action_date: '2026-03-27',
+        raw_next_action_date: '2026-03-27',
+        source: 'report-returns',
+      },
+      {
+        return_transaction_id: 'IBT2603220000013',
+        original_transaction_id: 'IBT2603020000005',
+        amount_cents: 990,
+        next_action_date: null,
+        raw_next_action_date: 'N/A',
+        source: 'report-returns',
+      },
+    ]);
+    const rejected = await handle.db
+      .selectFrom('rejected_rows')
+      .select(['line_number', 'reason'])
+      .where('load_id', '=', summary.loadId)
+      .execute();
+    expect(rejected).toEqual([
+      { line_number: 3, reason: 'expected 21 fields as in the header (line 1), found 20' },
+    ]);
+  });
+
   it('JSON broken half-way loads nothing and leaves the load failed', async () => {
     const before = await warehouseChecksum(handle.db);
     const good = readFileSync(new URL('report/transactions-and-returns.json', FIXTURES), 'utf8');
