@@ -89,7 +89,7 @@ export function registerBackfill(program: Command): void {
         const windowDays = positiveInteger('--window-days', options.windowDays, 40);
         const sources = parseSources(options.sources);
 
-        const { installRuntime } = await import('../lib/temporal/runtime.ts');
+        const { installRuntime, shutdownRuntime } = await import('../lib/temporal/runtime.ts');
         installRuntime({ level: 'ERROR', shutdownSignals: [] });
         const { openTemporalSession, embeddedTemporalDbFile } =
           await import('../workers/temporal-session.ts');
@@ -149,6 +149,7 @@ export function registerBackfill(program: Command): void {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
           await session.close();
+          await shutdownRuntime();
         }
       }),
     );

@@ -8,7 +8,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { type Config, loadConfig } from '../lib/config.ts';
 import { loadLedger } from '../lib/ingest/load-ledger.ts';
 import { backfillProgress, startBackfill } from '../lib/temporal/backfill.ts';
-import { installRuntime } from '../lib/temporal/runtime.ts';
+import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
 import { upsertNightlySchedule } from '../lib/temporal/schedule.ts';
 import { watchBackfill } from '../lib/temporal/watch-backfill.ts';
 import { easternToUtc } from '../lib/time/eastern.ts';
@@ -229,6 +229,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+    await shutdownRuntime().catch(() => {});
     say(`stopped everything (${seconds()})`);
   }
 }

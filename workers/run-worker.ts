@@ -2,7 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { openDatabase } from '../db/connect.ts';
 import type { Config } from '../lib/config.ts';
 import { startDevServer } from '../lib/temporal/dev-server.ts';
-import { installRuntime } from '../lib/temporal/runtime.ts';
+import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
 import { createReconWorker } from './create-worker.ts';
 import { openProductionActivities } from './production-activities.ts';
 import { embeddedTemporalDbFile } from './temporal-session.ts';
@@ -58,5 +58,6 @@ export async function runWorker(
     if (!embedded) await connection?.close();
     await embedded?.close();
     await handle.close();
+    await shutdownRuntime();
   }
 }

@@ -18,3 +18,13 @@ export function installRuntime(options: { level?: LogLevel; shutdownSignals?: No
     ...(options.shutdownSignals ? { shutdownSignals: options.shutdownSignals } : {}),
   });
 }
+
+/**
+ * Shuts the runtime down at the end of a command. The SDK does it by itself when its last worker or
+ * native connection closes; a command that only used a client (TEMPORAL_ADDRESS set) never had
+ * one, and the runtime's log forwarding would keep the process alive after its work is done.
+ */
+export async function shutdownRuntime(): Promise<void> {
+  if (!installed || Runtime._instance === undefined) return;
+  await Runtime._instance.shutdown();
+}
