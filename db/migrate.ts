@@ -10,6 +10,9 @@ export function createMigrator(db: Kysely<any>): Migrator {
   return new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
+    // Each area has its own time prefix, so a migration can sort before ones an existing database
+    // already ran (2026_11_21_0002xx after 0003xx): apply it instead of refusing the database.
+    allowUnorderedMigrations: true,
   });
 }
 
