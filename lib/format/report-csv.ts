@@ -1,4 +1,5 @@
 import type { ReturnRecord, TransactionRecord } from '../records.ts';
+import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from '../report-csv-headers.ts';
 import { csvLine } from './csv-field.ts';
 
 /**
@@ -6,53 +7,6 @@ import { csvLine } from './csv-field.ts';
  * and times are written as in the JSON report (ISO 8601 UTC with microseconds; the provider does not
  * show its CSV date format), amounts and fees in cents.
  */
-export const TRANSACTION_CSV_HEADER = [
-  'Transaction Date',
-  'Transaction Type',
-  'Merchant Transaction ID',
-  'Transaction ID',
-  'Transaction Amount',
-  'Currency',
-  'Transaction Status',
-  'Internal User ID',
-  'Transaction Fee',
-  'Merchant ID',
-  'Request Type',
-  'Payment Method',
-  'Merchant User ID',
-  'Error Code',
-  'Error Description',
-  'Country',
-  'Device Type',
-  'External Reference',
-  'Product',
-  'Payment Notification Status',
-  'Payment Region',
-] as const;
-
-export const RETURN_CSV_HEADER = [
-  'Settlement Date',
-  'Settlement Code',
-  'Return Code',
-  'Merchant Transaction ID',
-  'Settlement Transaction ID',
-  'Settlement Amount',
-  'Next Action Date',
-  'Transaction Type',
-  'Merchant ID',
-  'Request Type',
-  'Country',
-  'Currency',
-  'Device Type',
-  'Merchant User ID',
-  'External Reference',
-  'Payment Transaction Date',
-  'Payment Transaction ID',
-  'Product',
-  'Internal User ID',
-  'Payment Notification Status',
-  'Payment Region',
-] as const;
 
 export function transactionCsvRow(r: TransactionRecord): string {
   return csvLine([

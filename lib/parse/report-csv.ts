@@ -2,6 +2,7 @@ import { UnreadableInput } from '../errors.ts';
 import type { ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
 import { readCsvRecords } from './read-csv-records.ts';
+import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from '../report-csv-headers.ts';
 import {
   csvCents,
   currencyOf,
@@ -55,29 +56,7 @@ interface Layout<R> {
 }
 
 const TRANSACTION: Layout<TransactionRecord> = {
-  columns: [
-    'Transaction Date',
-    'Transaction Type',
-    'Merchant Transaction ID',
-    'Transaction ID',
-    'Transaction Amount',
-    'Currency',
-    'Transaction Status',
-    'Internal User ID',
-    'Transaction Fee',
-    'Merchant ID',
-    'Request Type',
-    'Payment Method',
-    'Merchant User ID',
-    'Error Code',
-    'Error Description',
-    'Country',
-    'Device Type',
-    'External Reference',
-    'Product',
-    'Payment Notification Status',
-    'Payment Region',
-  ],
+  columns: TRANSACTION_CSV_HEADER,
   required: [
     'Transaction Date',
     'Transaction Type',
@@ -123,29 +102,7 @@ const TRANSACTION: Layout<TransactionRecord> = {
 };
 
 const RETURN: Layout<ReturnRecord> = {
-  columns: [
-    'Settlement Date',
-    'Settlement Code',
-    'Return Code',
-    'Merchant Transaction ID',
-    'Settlement Transaction ID',
-    'Settlement Amount',
-    'Next Action Date',
-    'Transaction Type',
-    'Merchant ID',
-    'Request Type',
-    'Country',
-    'Currency',
-    'Device Type',
-    'Merchant User ID',
-    'External Reference',
-    'Payment Transaction Date',
-    'Payment Transaction ID',
-    'Product',
-    'Internal User ID',
-    'Payment Notification Status',
-    'Payment Region',
-  ],
+  columns: RETURN_CSV_HEADER,
   required: ['Settlement Transaction ID', 'Settlement Amount', 'Currency'],
   map: (get, raw) => {
     const next = nextActionDate('Next Action Date', get('Next Action Date'));

@@ -1,0 +1,51 @@
+/**
+ * Column headers of the report endpoint's CSV output, in the order of spec 2.8. Shared by the parser
+ * (which finds columns by these names) and the sandbox's serializer (which writes them).
+ */
+export const TRANSACTION_CSV_HEADER = [
+  'Transaction Date',
+  'Transaction Type',
+  'Merchant Transaction ID',
+  'Transaction ID',
+  'Transaction Amount',
+  'Currency',
+  'Transaction Status',
+  'Internal User ID',
+  'Transaction Fee',
+  'Merchant ID',
+  'Request Type',
+  'Payment Method',
+  'Merchant User ID',
+  'Error Code',
+  'Error Description',
+  'Country',
+  'Device Type',
+  'External Reference',
+  'Product',
+  'Payment Notification Status',
+  'Payment Region',
+] as const;
+
+export const RETURN_CSV_HEADER = [
+  'Settlement Date',
+  'Settlement Code',
+  'Return Code',
+  'Merchant Transaction ID',
+  'Settlement Transaction ID',
+  'Settlement Amount',
+  'Next Action Date',
+  'Transaction Type',
+  'Merchant ID',
+  'Request Type',
+  'Country',
+  'Currency',
+  'Device Type',
+  'Merchant User ID',
+  'External Reference',
+  'Payment Transaction Date',
+  'Payment Transaction ID',
+  'Product',
+  'Internal User ID',
+  'Payment Notification Status',
+  'Payment Region',
+] as const;
