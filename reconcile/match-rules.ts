@@ -160,7 +160,7 @@ export async function matchTransactions(
     ctx,
     sql`create temp table facts on commit drop as
       select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
-        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product,
+        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
         coalesce(r.rank, 1) as rank,
         l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
         l.transaction_type as l_type, l.status as l_status,
@@ -355,7 +355,9 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
 
 /** Notification findings, from the claims of matchTransactions. */
 export async function notificationFindings(ctx: RuleContext): Promise<void> {
-  // Notification checks apply to final rows with a documented delivery status (C, S, I).
+  // Notification checks apply to final rows with a documented delivery status (C, S, I): the JSON
+  // report's. A legacy-only row's notify_status is the legacy CSV's field 12, whose meaning is not
+  // shown, and the legacy e-transfer product does not notify: checking it would flag every such row.
   await exec(
     ctx,
     sql`insert into findings
@@ -366,6 +368,7 @@ export async function notificationFindings(ctx: RuleContext): Promise<void> {
         null, null, null, null, jsonb_build_object('notifications', jsonb_build_array())
       from suspects f
       where f.notification_id is null and f.notify_status in ('C','S','I') and f.status is distinct from 'PENDING'
+        and f.source = 'report-transactions'
       on conflict do nothing`,
   );
   await exec(

@@ -5,6 +5,7 @@ import type {
   TransactionRecord,
 } from '../../lib/records.ts';
 import { contractedFeeCents, type FeeRule } from '../../reconcile/fee-schedule.ts';
+import { easternDateOf } from '../../lib/time/eastern.ts';
 import { createHistory, type History, type HistoryTransaction } from './history.ts';
 
 /**
@@ -17,7 +18,13 @@ import { createHistory, type History, type HistoryTransaction } from './history.
  * disagree with the report, fees off the contract) are read from the history and counted too.
  *
  * One provider-side fact the history does not produce is injected here: duplicate submissions (a
- * second provider transaction for a merchant transaction id), returned as extra provider rows.
+ * second provider transaction for a merchant transaction id). They are added to the history itself
+ * ({@link History.add}), so a sandbox serving `view.history` reports them like any other transaction.
+ *
+ * The merchant books everything the provider moved, the legacy e-transfer product's transactions and
+ * returns included (the pipeline loads them into provider_transactions / provider_returns, and a
+ * legacy-only transaction nobody booked is missing_in_ledger). Legacy rows carry no documented type
+ * or notification status, so no type or notification discrepancy is planted on them.
  *
  * Everything is a pure function of the options: the same options give the same view. Sized for
  * tests (the arrays are held in memory); the benchmark generates its data in SQL instead.
@@ -88,6 +95,8 @@ export interface ExpectedDiscrepancy {
   readonly kind: string;
   readonly expectedAmountCents: number | null;
   readonly actualAmountCents: number | null;
+  /** Eastern business date reconciliation files it under (discrepancies.business_date). */
+  readonly businessDate: string;
 }
 
 export interface MerchantView {
@@ -98,7 +107,10 @@ export interface MerchantView {
   readonly range: { from: string; to: string };
   readonly providerTransactions: TransactionRecord[];
   readonly providerReturns: ReturnRecord[];
+  /** Legacy type 5 records (channels legacy and both). */
   readonly legacyTransactions: LegacyTransactionRecord[];
+  /** Legacy type 1 records (returns of legacy-visible transactions, channels legacy and both). */
+  readonly legacyReturns: ReturnRecord[];
   readonly ledger: LedgerRecord[];
   readonly notifications: NotificationHistoryEntry[];
   readonly feeSchedule: FeeScheduleEntry[];
@@ -212,8 +224,9 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const ledger: LedgerRecord[] = [];
   const notifications: NotificationHistoryEntry[] = [];
   const expected: ExpectedDiscrepancy[] = [];
-  const expect = (key: string, kind: string, e: number | null, a: number | null) =>
-    expected.push({ key, kind, expectedAmountCents: e, actualAmountCents: a });
+  const expect = (key: string, kind: string, e: number | null, a: number | null, businessDate: string) =>
+    expected.push({ key, kind, expectedAmountCents: e, actualAmountCents: a, businessDate });
+  const on = (t: TransactionRecord) => easternDateOf(t.transaction_at!);
 
   const ledgerEntry = (t: TransactionRecord, over: Partial<LedgerRecord> = {}): LedgerRecord => ({
     kind: 'ledger',
@@ -235,7 +248,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const notify = (i: number, f: HistoryTransaction | undefined, t: TransactionRecord) => {
     if (t.status === 'PENDING') return;
     if (t.notify_status !== 'C') {
-      expect(`notification_undelivered:${t.transaction_id}`, 'notification_undelivered', null, null);
+      expect(`notification_undelivered:${t.transaction_id}`, 'notification_undelivered', null, null, on(t));
       return;
     }
     const u = draw(seed, i, 2);
@@ -243,16 +256,22 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     let delay = 1000 + Math.floor(draw(seed, i, 3) * 600_000);
     let c = rates.notificationMissing;
     if (u < c) {
-      expect(`notification_missing:${t.transaction_id}`, 'notification_missing', null, null);
+      expect(`notification_missing:${t.transaction_id}`, 'notification_missing', null, null, on(t));
       return;
     }
     if (u < (c += rates.notificationLate)) {
       delay = LATE_DELAY_MS;
-      expect(`notification_late:${t.transaction_id}`, 'notification_late', null, null);
+      expect(`notification_late:${t.transaction_id}`, 'notification_late', null, null, on(t));
     } else if (u < (c += rates.notificationMismatch)) {
       const amount = t.amount_cents < 100_000_000 ? t.amount_cents + 1 : t.amount_cents - 1;
       over = { transactionAmount: amount };
-      expect(`notification_mismatch:${t.transaction_id}`, 'notification_mismatch', t.amount_cents, amount);
+      expect(
+        `notification_mismatch:${t.transaction_id}`,
+        'notification_mismatch',
+        t.amount_cents,
+        amount,
+        on(t),
+      );
     } else if (u < c + rates.feeVsNotification) {
       over = { transactionFee: (t.fee_cents ?? 0) + 5 };
       expect(
@@ -260,6 +279,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
         'fee_mismatch',
         t.fee_cents,
         (t.fee_cents ?? 0) + 5,
+        on(t),
       );
     }
     const body = notificationBody(f, t, over);
@@ -278,9 +298,10 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     if (!rule) return;
     const fee = contractedFeeCents(t.amount_cents, rule);
     if (fee !== t.fee_cents)
-      expect(`fee_mismatch:fee_vs_schedule:${t.transaction_id}`, 'fee_mismatch', fee, t.fee_cents);
+      expect(`fee_mismatch:fee_vs_schedule:${t.transaction_id}`, 'fee_mismatch', fee, t.fee_cents, on(t));
   };
 
+  const doubles: { t: TransactionRecord; f: HistoryTransaction | undefined }[] = [];
   let i = 0;
   for (const t of history.transactions({ asOf })) {
     const f = history.findByTransactionId(t.transaction_id);
@@ -288,7 +309,13 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     checkFee(t);
     notify(i, f, t);
     if (f?.legacyConflict)
-      expect(`source_conflict:${t.transaction_id}`, 'source_conflict', t.amount_cents, t.amount_cents + 100);
+      expect(
+        `source_conflict:${t.transaction_id}`,
+        'source_conflict',
+        t.amount_cents,
+        t.amount_cents + 100,
+        on(t),
+      );
 
     // The ledger entry, or the way it disagrees.
     const u = draw(seed, i, 1);
@@ -296,43 +323,29 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     let c = rates.missingInLedger;
     const id = t.transaction_id;
     if (u < c) {
-      if (ok) expect(`missing_in_ledger:${id}`, 'missing_in_ledger', t.amount_cents, null);
+      if (ok) expect(`missing_in_ledger:${id}`, 'missing_in_ledger', t.amount_cents, null, on(t));
       else if (draw(seed, i, 5) < 0.5) ledger.push(ledgerEntry(t));
     } else if (u < (c += rates.amountMismatch)) {
       const amount = t.amount_cents + 1 + Math.floor(draw(seed, i, 6) * 500);
       ledger.push(ledgerEntry(t, { amount_cents: amount }));
-      expect(`amount_mismatch:${id}`, 'amount_mismatch', t.amount_cents, amount);
+      expect(`amount_mismatch:${id}`, 'amount_mismatch', t.amount_cents, amount, on(t));
     } else if (u < (c += rates.currencyMismatch)) {
       ledger.push(ledgerEntry(t, { currency: t.currency === 'CAD' ? 'USD' : 'CAD' }));
-      expect(`currency_mismatch:${id}`, 'currency_mismatch', t.amount_cents, t.amount_cents);
+      expect(`currency_mismatch:${id}`, 'currency_mismatch', t.amount_cents, t.amount_cents, on(t));
     } else if (u < (c += rates.typeMismatch)) {
       ledger.push(ledgerEntry(t, { transaction_type: t.transaction_type === 'DEBIT' ? 'CREDIT' : 'DEBIT' }));
-      expect(`type_mismatch:${id}`, 'type_mismatch', t.amount_cents, t.amount_cents);
+      expect(`type_mismatch:${id}`, 'type_mismatch', t.amount_cents, t.amount_cents, on(t));
     } else if (u < c + rates.statusMismatch) {
       ledger.push(ledgerEntry(t, { status: ok ? 'REJECTED' : 'SUCCESSFUL' }));
-      expect(`status_mismatch:${id}`, 'status_mismatch', t.amount_cents, t.amount_cents);
+      expect(`status_mismatch:${id}`, 'status_mismatch', t.amount_cents, t.amount_cents, on(t));
     } else if (ok || draw(seed, i, 5) < 0.5) {
       // Rejected transactions are booked half the time: not booking them is not a discrepancy.
       ledger.push(ledgerEntry(t));
     }
 
-    // A second provider transaction for the same merchant transaction id (a double submission).
-    if (ok && draw(seed, i, 7) < rates.duplicateMerchantTransaction) {
-      const dup: TransactionRecord = { ...t, transaction_id: `${id}D`, notify_status: 'C' };
-      providerTransactions.push(dup);
-      expect(
-        `duplicate_merchant_transaction:${dup.transaction_id}`,
-        'duplicate_merchant_transaction',
-        null,
-        dup.amount_cents,
-      );
-      checkFee(dup);
-      notifications.push({
-        kind: 'transaction',
-        received_at: plusMs(dup.transaction_at!, 5000),
-        payload: notificationBody(f, dup),
-      });
-    }
+    // A second provider transaction for the same merchant transaction id (a double submission),
+    // added to the history once this walk over it is done.
+    if (ok && draw(seed, i, 7) < rates.duplicateMerchantTransaction) doubles.push({ t, f });
 
     // Ledger-only entries: the merchant booked something the provider never saw.
     if (draw(seed, i, 8) < rates.missingAtProvider) {
@@ -349,14 +362,100 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
       );
       const last = ledger[ledger.length - 1]!;
       // A FAILED entry the provider never saw is no discrepancy: the request may never have left.
-      if (booked) expect(`missing_at_provider:${mtid}`, 'missing_at_provider', last.amount_cents, null);
+      if (booked)
+        expect(
+          `missing_at_provider:${mtid}`,
+          'missing_at_provider',
+          last.amount_cents,
+          null,
+          easternDateOf(last.booked_at),
+        );
+    }
+    i++;
+  }
+
+  // The double submissions: received at the same instant as the original (which keeps the ledger
+  // entry: same values and time, smaller id), settled at once, notified.
+  for (const { t, f } of doubles) {
+    const added = history.add({
+      type: t.transaction_type as 'DEBIT' | 'CREDIT',
+      amountCents: t.amount_cents,
+      currency: t.currency,
+      merchantTransactionId: t.merchant_transaction_id!,
+      merchantUserId: t.merchant_user_id!,
+      at: t.transaction_at!,
+    });
+    const dup = [...history.transactions({ start: added.at, end: plusMs(added.at, 1) })].find(
+      (r) => r.transaction_id === added.transactionId,
+    )!;
+    providerTransactions.push(dup);
+    expect(
+      `duplicate_merchant_transaction:${dup.transaction_id}`,
+      'duplicate_merchant_transaction',
+      null,
+      dup.amount_cents,
+      on(dup),
+    );
+    checkFee(dup);
+    notifications.push({
+      kind: 'transaction',
+      received_at: plusMs(dup.transaction_at!, 5000),
+      payload: notificationBody(f, dup),
+    });
+  }
+
+  // Legacy-only transactions (the e-transfer product): booked like the others, with the ledger
+  // disagreements the pipeline can see on a legacy row (no type: the legacy code is not documented).
+  const legacyTransactions = [...history.legacyTransactions({ asOf, queryType: '5' })];
+  for (const g of legacyTransactions) {
+    const f = history.findByTransactionId(g.transaction_id);
+    if (!f || f.channel !== 'legacy') continue;
+    const id = g.transaction_id;
+    const ok = g.status === 'SUCCESSFUL';
+    const entry = (over: Partial<LedgerRecord> = {}): LedgerRecord => ({
+      kind: 'ledger',
+      merchant_transaction_id: g.merchant_transaction_id!,
+      transaction_type: f.type,
+      amount_cents: g.amount_cents!,
+      currency: g.currency!,
+      status: ok ? 'SUCCESSFUL' : 'FAILED',
+      booked_at: plusMs(g.transaction_at!, 2000),
+      transaction_id: id,
+      original_merchant_transaction_id: null,
+      merchant_user_id: g.merchant_user_id,
+      product: null,
+      fee_cents: null,
+      description: 'e-transfer',
+      ...over,
+    });
+    const amount = g.amount_cents!;
+    const u = draw(seed, i, 1);
+    let c = rates.missingInLedger;
+    if (u < c) {
+      if (ok) expect(`missing_in_ledger:${id}`, 'missing_in_ledger', amount, null, g.transaction_on);
+    } else if (u < (c += rates.amountMismatch)) {
+      const other = amount + 1 + Math.floor(draw(seed, i, 6) * 500);
+      ledger.push(entry({ amount_cents: other }));
+      expect(`amount_mismatch:${id}`, 'amount_mismatch', amount, other, g.transaction_on);
+    } else if (u < (c += rates.currencyMismatch)) {
+      ledger.push(entry({ currency: g.currency === 'CAD' ? 'USD' : 'CAD' }));
+      expect(`currency_mismatch:${id}`, 'currency_mismatch', amount, amount, g.transaction_on);
+    } else if (u < c + rates.statusMismatch) {
+      ledger.push(entry({ status: ok ? 'REJECTED' : 'SUCCESSFUL' }));
+      expect(`status_mismatch:${id}`, 'status_mismatch', amount, amount, g.transaction_on);
+    } else if (ok || draw(seed, i, 5) < 0.5) {
+      ledger.push(entry());
     }
     i++;
   }
 
   const providerReturns = [...history.returns({ asOf })];
+  const legacyReturns = [...history.legacyReturns({ asOf })];
+  const reportReturnIds = new Set(providerReturns.map((r) => r.return_transaction_id));
+  // Returns of legacy-only transactions reach the warehouse through the legacy type 1 query.
+  const legacyOnlyReturns = legacyReturns.filter((r) => !reportReturnIds.has(r.return_transaction_id));
   let j = 0;
-  for (const r of providerReturns) {
+  for (const r of [...providerReturns, ...legacyOnlyReturns]) {
     const u = draw(seed, j, 11);
     const entry: LedgerRecord = {
       kind: 'ledger',
@@ -374,19 +473,30 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
       description: `return ${r.return_code}`,
     };
     if (u < rates.returnNotBooked) {
-      expect(`return_not_booked:${r.return_transaction_id}`, 'return_not_booked', r.amount_cents, null);
+      expect(
+        `return_not_booked:${r.return_transaction_id}`,
+        'return_not_booked',
+        r.amount_cents,
+        null,
+        r.returned_on!,
+      );
     } else if (u < rates.returnNotBooked + rates.returnAmountMismatch) {
       const amount = r.amount_cents - 1 - Math.floor(draw(seed, j, 12) * 50);
       ledger.push({ ...entry, amount_cents: amount });
-      expect(`amount_mismatch:return:${r.return_transaction_id}`, 'amount_mismatch', r.amount_cents, amount);
+      expect(
+        `amount_mismatch:return:${r.return_transaction_id}`,
+        'amount_mismatch',
+        r.amount_cents,
+        amount,
+        r.returned_on!,
+      );
     } else {
       ledger.push(entry);
     }
     j++;
   }
 
-  const legacyTransactions = [...history.legacyTransactions({ asOf, queryType: '5' })];
-  const lastReturn = providerReturns.reduce(
+  const lastReturn = [...providerReturns, ...legacyOnlyReturns].reduce(
     (d, r) => (r.returned_on && r.returned_on > d ? r.returned_on : d),
     options.to,
   );
@@ -400,6 +510,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     providerTransactions,
     providerReturns,
     legacyTransactions,
+    legacyReturns,
     ledger,
     notifications,
     feeSchedule: SANDBOX_FEE_SCHEDULE,

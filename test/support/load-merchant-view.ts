@@ -16,6 +16,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
   const tLoad = await insertLoad(db, 'report-transactions');
   const rLoad = await insertLoad(db, 'report-returns');
   const gLoad = await insertLoad(db, 'legacy-transactions');
+  const gRLoad = await insertLoad(db, 'legacy-returns');
   for (const part of chunks(view.providerTransactions)) {
     await db
       .insertInto('provider_transactions')
@@ -46,6 +47,55 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
     await db
       .insertInto('legacy_transactions')
       .values(part.map(({ kind: _k, ...r }) => ({ ...r, load_id: gLoad, first_load_id: gLoad })))
+      .execute();
+  }
+  // As the loader does (lib/ingest/merge-staging.ts): a legacy transaction without a report row
+  // stands in provider_transactions, type and notification status raw; same for legacy returns.
+  const reportIds = new Set(view.providerTransactions.map((t) => t.transaction_id));
+  const legacyOnly = view.legacyTransactions.filter((g) => !reportIds.has(g.transaction_id));
+  for (const part of chunks(legacyOnly)) {
+    await db
+      .insertInto('provider_transactions')
+      .values(
+        part.map((g) => ({
+          transaction_id: g.transaction_id,
+          merchant_id: g.merchant_account_id,
+          merchant_transaction_id: g.merchant_transaction_id,
+          merchant_user_id: g.merchant_user_id,
+          product_user_id: g.internal_user_id,
+          raw_transaction_type: g.raw_transaction_type!,
+          status: g.status,
+          raw_status: g.raw_status!,
+          amount_cents: g.amount_cents!,
+          fee_cents: g.fee_cents,
+          currency: g.currency!,
+          transaction_at: g.transaction_at,
+          transaction_on: g.transaction_on,
+          local_time_flag: g.local_time_flag,
+          error_code: g.error_code,
+          notify_status: g.raw_notify_status,
+          country_code: g.country_code,
+          raw: g.raw,
+          source: 'legacy-transactions' as const,
+          load_id: gLoad,
+          first_load_id: gLoad,
+        })),
+      )
+      .execute();
+  }
+  const reportReturnIds = new Set(view.providerReturns.map((r) => r.return_transaction_id));
+  const legacyOnlyReturns = view.legacyReturns.filter((r) => !reportReturnIds.has(r.return_transaction_id));
+  for (const part of chunks(legacyOnlyReturns)) {
+    await db
+      .insertInto('provider_returns')
+      .values(
+        part.map(({ kind: _k, ...r }) => ({
+          ...r,
+          source: 'legacy-returns' as const,
+          load_id: gRLoad,
+          first_load_id: gRLoad,
+        })),
+      )
       .execute();
   }
   for (const part of chunks(view.ledger)) {
