@@ -17,6 +17,7 @@ import { startSandbox } from '../provider/sandbox/server.ts';
 import { importNotificationHistory } from '../reconcile/notifications/import-history.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
+import { formatGroundTruthScore, scoreGroundTruth } from '../reconcile/score-ground-truth.ts';
 import type { NightlyResult } from '../workflows/types.ts';
 import { openProductionActivities } from './production-activities.ts';
 import { openTemporalSession } from './temporal-session.ts';
@@ -203,6 +204,10 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
           )
           .join('') +
         '\n',
+    );
+    // The pipeline's findings against what the sandbox planted (as test/integration/ground-truth-pipeline.test.ts).
+    process.stdout.write(
+      `${formatGroundTruthScore(await scoreGroundTruth(db, view.expected, { from: options.from, to: options.to }))}\n\n`,
     );
     process.stdout.write(
       [

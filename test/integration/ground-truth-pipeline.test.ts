@@ -1,0 +1,158 @@
+import { Readable } from 'node:stream';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { loadLedger } from '../../lib/ingest/load-ledger.ts';
+import type { Source } from '../../lib/records.ts';
+import { createProviderClient } from '../../provider/client/index.ts';
+import { pullSource } from '../../provider/pull.ts';
+import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
+import { startSandbox } from '../../provider/sandbox/server.ts';
+import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
+import { scoreGroundTruth } from '../../reconcile/score-ground-truth.ts';
+import { createTestDatabase } from '../support/database.ts';
+
+/**
+ * The ground truth through the real pipeline, as `recon demo` runs it: the sandbox serves the merchant
+ * view's history over HTTP on 127.0.0.1, every source is pulled with pullSource (client, parsers,
+ * loader) in windows of at most 40 days, the ledger goes through loadLedger and the notification
+ * history through its import, and reconcileRange must then report exactly the planted discrepancies.
+ * (test/integration/reconcile-ground-truth.test.ts checks matching alone, with rows inserted directly.)
+ * The range holds both 2026 daylight-saving changes (March 8, November 1).
+ */
+
+const SOURCES: Source[] = [
+  'report-transactions',
+  'report-returns',
+  'legacy-transactions',
+  'legacy-returns',
+  'legacy-adjustments',
+];
+const DAY_MS = 86_400_000;
+const addDays = (d: string, n: number) =>
+  new Date(Date.parse(`${d}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+
+/** from..to in consecutive windows of at most 40 Eastern days. */
+function windows(from: string, to: string): { from: string; to: string }[] {
+  const out: { from: string; to: string }[] = [];
+  for (let d = from; d <= to; d = addDays(d, 40)) {
+    const end = addDays(d, 39);
+    out.push({ from: d, to: end < to ? end : to });
+  }
+  return out;
+}
+
+let h: DatabaseHandle;
+beforeEach(async () => {
+  h = await createTestDatabase();
+});
+afterEach(async () => h.close());
+
+const cases = [
+  { seed: 'pipeline', transactions: 2000, from: '2026-03-01', to: '2026-11-08' },
+  { seed: 4242, transactions: 1200, from: '2026-03-05', to: '2026-11-03' },
+];
+
+describe('ground truth through the sandbox, HTTP pulls, parsers and loader', () => {
+  for (const c of cases) {
+    it(`finds exactly the planted discrepancies: seed ${c.seed}, ${c.transactions} transactions`, async () => {
+      const view = deriveMerchantView(c);
+      const sandbox = await startSandbox({ history: view.history });
+      const config = loadConfig({ ...sandbox.env(), RECON_ENVIRONMENT: 'staging' });
+      const client = createProviderClient(config, { env: {}, baseDelayMs: 5 });
+      try {
+        const ledger = await loadLedger(
+          h,
+          { fileName: 'merchant-ledger.ndjson', origin: 'file', environment: 'staging' },
+          Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
+        );
+        expect(ledger).toMatchObject({
+          status: 'committed',
+          rowsLoaded: view.ledger.length,
+          rowsRejected: 0,
+        });
+        await h.db
+          .insertInto('fee_schedule')
+          .values(
+            view.feeSchedule.map((f) => ({
+              product: f.product,
+              transaction_type: f.transactionType,
+              currency: f.currency,
+              fixed_cents: f.fixedCents,
+              basis_points: f.basisPoints,
+              rounding: f.rounding ?? 'half_up',
+              valid_from: f.validFrom,
+            })),
+          )
+          .execute();
+        const notifications = await importNotificationHistory(
+          h.db,
+          Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
+          { fileName: 'notifications.ndjson' },
+        );
+        expect(notifications.quarantined).toBe(0);
+
+        const pulled = windows(view.range.from, view.range.to);
+        expect(pulled.length).toBeGreaterThan(5);
+        for (const w of pulled) {
+          for (const source of SOURCES) {
+            const s = await pullSource({ handle: h, client, config }, { source, ...w, origin: 'pull' });
+            expect(s).toMatchObject({ status: 'committed', rowsRejected: 0 });
+          }
+        }
+        // The warehouse holds what the view says the provider holds, legacy-only rows and the double
+        // submissions included.
+        const bySource = await h.db
+          .selectFrom('provider_transactions')
+          .select(['source', (eb) => eb.fn.countAll<string>().as('n')])
+          .groupBy('source')
+          .orderBy('source')
+          .execute();
+        const reportIds = new Set(view.providerTransactions.map((t) => t.transaction_id));
+        const legacyOnly = view.legacyTransactions.filter((g) => !reportIds.has(g.transaction_id)).length;
+        expect(legacyOnly).toBeGreaterThan(50);
+        expect(bySource.map((r) => [r.source, Number(r.n)])).toEqual([
+          ['legacy-transactions', legacyOnly],
+          ['report-transactions', view.providerTransactions.length],
+        ]);
+        // Both daylight-saving days hold transactions.
+        const dstDays = await h.db
+          .selectFrom('provider_transactions')
+          .select([sql<string>`transaction_on::text`.as('day')])
+          .where('transaction_on', 'in', ['2026-03-08', '2026-11-01'])
+          .groupBy('transaction_on')
+          .orderBy('transaction_on')
+          .execute();
+        expect(dstDays.map((d) => d.day)).toEqual(['2026-03-08', '2026-11-01']);
+
+        const summary = await reconcileRange(h.db, { ...view.range, now: view.asOf });
+        const score = await scoreGroundTruth(h.db, view.expected);
+        expect({ surplus: score.surplus, missed: score.missed }).toEqual({ surplus: [], missed: [] });
+        expect({ precision: score.precision, recall: score.recall }).toEqual({ precision: 1, recall: 1 });
+        expect(score.found).toBe(view.expected.length);
+        expect(summary.totalDiscrepancies).toBe(view.expected.length);
+        // Planted on legacy-only rows too, and duplicates served by the sandbox are found.
+        const kinds = new Set(view.expected.map((e) => e.kind));
+        for (const k of [
+          'duplicate_merchant_transaction',
+          'source_conflict',
+          'missing_in_ledger',
+          'return_not_booked',
+        ])
+          expect(kinds).toContain(k);
+        const onLegacy = await h.db
+          .selectFrom('discrepancies as d')
+          .innerJoin('provider_transactions as p', 'p.transaction_id', 'd.transaction_id')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('p.source', '=', 'legacy-transactions')
+          .executeTakeFirstOrThrow();
+        expect(Number(onLegacy.n)).toBeGreaterThan(0);
+      } finally {
+        await client.close();
+        await sandbox.close();
+      }
+    }, 60_000);
+  }
+});
