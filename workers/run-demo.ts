@@ -111,9 +111,13 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
       { fileName: 'sandbox-notifications.ndjson' },
     );
+    // Planted on business dates the backfill covers: a return can fall after the last day of the range.
+    const plantedInRange = view.expected.filter(
+      (e) => e.businessDate >= options.from && e.businessDate <= options.to,
+    ).length;
     say(
       `merchant side loaded: ${ledger.rowsLoaded} ledger entries, ${notifications.stored} notifications, ` +
-        `${view.feeSchedule.length} fee rules (${view.expected.length} discrepancies planted by the sandbox)`,
+        `${view.feeSchedule.length} fee rules (${plantedInRange} discrepancies planted by the sandbox in ${options.from}..${options.to})`,
     );
     const demoConfig = loadConfig({
       ...process.env,
