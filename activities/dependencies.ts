@@ -44,6 +44,6 @@ export interface ActivityDependencies<Client> {
   readonly config: Config;
   readonly pullSource: PullSourceFn<Client>;
   readonly reconcileRange: ReconcileRangeFn;
-  /** Seconds between heartbeats while a pull waits on the network (default 5). */
+  /** Seconds between heartbeats while an activity has no progress to report (default 5, at most a third of its heartbeat timeout). */
   readonly heartbeatEverySeconds?: number;
 }

@@ -1,4 +1,5 @@
 import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityTuning } from './types.ts';
 
 /**
  * Named timeout and retry presets of the activities. Typed errors that cannot succeed on retry are
@@ -32,3 +33,40 @@ export const reconcileWindowOptions: ActivityOptions = {
     maximumAttempts: 5,
   },
 };
+
+/** Bounds of {@link ActivityTuning.heartbeatTimeoutSeconds}: below 1 s a busy worker looks dead. */
+export const MIN_HEARTBEAT_TIMEOUT_SECONDS = 1;
+export const MAX_HEARTBEAT_TIMEOUT_SECONDS = 3600;
+
+/**
+ * What is wrong with `tuning`, or null when it is valid (absent is valid: the presets apply). Pure,
+ * so that the workflows can refuse a bad input before scheduling anything.
+ */
+export function activityTuningProblem(tuning: ActivityTuning | undefined): string | null {
+  const seconds = tuning?.heartbeatTimeoutSeconds;
+  if (seconds === undefined) return null;
+  if (
+    !Number.isInteger(seconds) ||
+    seconds < MIN_HEARTBEAT_TIMEOUT_SECONDS ||
+    seconds > MAX_HEARTBEAT_TIMEOUT_SECONDS
+  ) {
+    return (
+      `activityTuning.heartbeatTimeoutSeconds ${JSON.stringify(seconds)} is not valid: ` +
+      `use a whole number of seconds from ${MIN_HEARTBEAT_TIMEOUT_SECONDS} to ${MAX_HEARTBEAT_TIMEOUT_SECONDS}`
+    );
+  }
+  return null;
+}
+
+/**
+ * A preset with the workflow input's tuning applied: the heartbeat timeout, which is how long the
+ * server waits before it retries the activity of a worker that died. The preset itself when the
+ * tuning is absent, so production runs schedule exactly what they did before the option existed.
+ */
+export function tunedActivityOptions(
+  preset: ActivityOptions,
+  tuning: ActivityTuning | undefined,
+): ActivityOptions {
+  const seconds = tuning?.heartbeatTimeoutSeconds;
+  return seconds === undefined ? preset : { ...preset, heartbeatTimeout: `${seconds} seconds` };
+}

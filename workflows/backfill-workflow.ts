@@ -15,6 +15,7 @@ import type {
   BackfillState,
   WindowResult,
 } from './types.ts';
+import { activityTuningProblem } from './activity-options.ts';
 import { windowWorkflow } from './window-workflow.ts';
 import { type DayWindow, MAX_WINDOW_DAYS, splitWindows, windowWorkflowId } from './windows.ts';
 
@@ -40,7 +41,7 @@ function childFailureMessage(error: unknown): string {
  * window that fails is recorded with its message and the others go on; the backfill then fails at
  * the end naming them. Progress is carried across continue-as-new, which happens after
  * `maxWindowsPerRun` windows or when the server suggests it, once the running windows have finished.
- * Cancelling the backfill cancels its running windows.
+ * Cancelling the backfill cancels its running windows. `activityTuning` goes to every window.
  */
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
   const windowDays = input.windowDays ?? MAX_WINDOW_DAYS;
@@ -52,6 +53,9 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   } catch (error) {
     throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidRange');
   }
+  // Refused here, once, rather than by every window.
+  const tuningProblem = activityTuningProblem(input.activityTuning);
+  if (tuningProblem) throw ApplicationFailure.nonRetryable(tuningProblem, 'InvalidActivityTuning');
   const state: BackfillState = input.state
     ? { ...input.state, runs: input.state.runs + 1 }
     : {
@@ -89,7 +93,15 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     try {
       const result: WindowResult = await executeChild(windowWorkflow, {
         workflowId: windowWorkflowId(window),
-        args: [{ from: window.from, to: window.to, ...(input.sources ? { sources: input.sources } : {}) }],
+        // Optional fields only when set: without them the child input is what it always was.
+        args: [
+          {
+            from: window.from,
+            to: window.to,
+            ...(input.sources ? { sources: input.sources } : {}),
+            ...(input.activityTuning ? { activityTuning: input.activityTuning } : {}),
+          },
+        ],
       });
       state.done.push(window.from);
       state.rowsRead += result.rowsRead;

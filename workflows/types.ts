@@ -37,9 +37,25 @@ export interface ReconcileWindowSummary {
   readonly counts: Readonly<Record<string, number>>;
 }
 
+/**
+ * Per-run overrides of the activity presets (workflows/activity-options.ts), carried in the workflow
+ * input so that the workflow stays deterministic and a replay schedules the same options. Absent in
+ * production: the presets apply.
+ */
+export interface ActivityTuning {
+  /**
+   * Heartbeat timeout of every activity of a window, whole seconds 1..3600 (presets: pull 30 s,
+   * matching 2 min): how long after a worker dies its running activities are retried elsewhere.
+   * Below a few seconds, a worker whose event loop is busy may miss a heartbeat and cause a retry.
+   */
+  readonly heartbeatTimeoutSeconds?: number;
+}
+
 export interface WindowInput extends DayWindow {
   /** Sources to pull; all five when omitted. */
   readonly sources?: readonly Source[];
+  /** Overrides of the activity presets; absent in production. */
+  readonly activityTuning?: ActivityTuning;
 }
 
 export interface WindowResult extends DayWindow {
@@ -78,6 +94,8 @@ export interface BackfillInput {
   /** Windows started by one run before it continues as new (default 100), which keeps histories small. */
   readonly maxWindowsPerRun?: number;
   readonly sources?: readonly Source[];
+  /** Overrides of the activity presets, passed to every window; absent in production. */
+  readonly activityTuning?: ActivityTuning;
   /** Carried by continue-as-new; absent on the first run. */
   readonly state?: BackfillState;
 }

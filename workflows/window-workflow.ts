@@ -1,12 +1,14 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { SOURCES } from '../lib/records.ts';
-import { pullSourceOptions, reconcileWindowOptions } from './activity-options.ts';
+import {
+  activityTuningProblem,
+  pullSourceOptions,
+  reconcileWindowOptions,
+  tunedActivityOptions,
+} from './activity-options.ts';
 import type { PullSummary, WindowInput, WindowResult } from './types.ts';
 import { daysInclusive, MAX_WINDOW_DAYS } from './windows.ts';
-
-const { pullSource } = proxyActivities<activities.Activities>(pullSourceOptions);
-const { reconcileWindow } = proxyActivities<activities.Activities>(reconcileWindowOptions);
 
 /** The message a person should read for a failed activity: the typed error's, not the wrapper's. */
 export function failureMessage(error: unknown): string {
@@ -19,7 +21,8 @@ export function failureMessage(error: unknown): string {
  * One window of at most 40 Eastern days: pulls and loads every source in parallel (each activity
  * streams the provider's answer into Postgres; only counts come back), then reconciles the window.
  * When a source fails for good, the window fails with a message naming each failed source, after the
- * other pulls have finished, and matching is not run on incomplete data.
+ * other pulls have finished, and matching is not run on incomplete data. `activityTuning` (from the
+ * input, so replay sees the same) overrides the heartbeat timeout of its activities.
  */
 export async function windowWorkflow(input: WindowInput): Promise<WindowResult> {
   const days = daysInclusive(input.from, input.to);
@@ -29,6 +32,14 @@ export async function windowWorkflow(input: WindowInput): Promise<WindowResult> 
       'WindowTooLarge',
     );
   }
+  const tuningProblem = activityTuningProblem(input.activityTuning);
+  if (tuningProblem) throw ApplicationFailure.nonRetryable(tuningProblem, 'InvalidActivityTuning');
+  const { pullSource } = proxyActivities<activities.Activities>(
+    tunedActivityOptions(pullSourceOptions, input.activityTuning),
+  );
+  const { reconcileWindow } = proxyActivities<activities.Activities>(
+    tunedActivityOptions(reconcileWindowOptions, input.activityTuning),
+  );
   const sources = input.sources ?? SOURCES;
   const settled = await Promise.allSettled(
     sources.map((source) => pullSource({ source, from: input.from, to: input.to })),

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
+import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies, PullLoadSummary } from '../dependencies.ts';
 
 /** Heartbeat details: what a later attempt of the same activity can trust. */
@@ -100,7 +101,10 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     let progress = { rowsRead: 0, bytes: 0 };
     const beat = () => ctx.heartbeat({ phase: 'pulling', ...progress } satisfies PullHeartbeat);
     beat();
-    const timer = setInterval(beat, (deps.heartbeatEverySeconds ?? 5) * 1000);
+    const timer = setInterval(
+      beat,
+      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
+    );
     let load: PullLoadSummary;
     try {
       load = await deps.pullSource(

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ReconcileWindowSummary } from '../../workflows/types.ts';
+import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 
 /**
@@ -32,7 +33,10 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
     to: string;
   }): Promise<ReconcileWindowSummary> {
     const ctx = Context.current();
-    const timer = setInterval(() => ctx.heartbeat(), (deps.heartbeatEverySeconds ?? 5) * 1000);
+    const timer = setInterval(
+      () => ctx.heartbeat(),
+      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
+    );
     try {
       const summary = await deps.reconcileRange(deps.handle.db, { from: input.from, to: input.to });
       return { from: input.from, to: input.to, counts: numericCounts(summary) };
