@@ -1,3 +1,10 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
@@ -6,7 +13,8 @@ import { backfillProgress, startBackfill } from '../../lib/temporal/backfill.ts'
 import { easternDayStartUtc } from '../../lib/time/eastern.ts';
 import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
-import { addDays } from '../../workflows/windows.ts';
+import type { BackfillProgress } from '../../workflows/types.ts';
+import { addDays, windowWorkflowId } from '../../workflows/windows.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
 import { tableChecksums } from './support-warehouse.ts';
@@ -29,10 +37,125 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
+  // Reap every worker process (and anything it started) before what it talks to goes away.
+  for (const w of workerProcesses) await reap(w);
+  rmSync(workerDir, { recursive: true, force: true });
   await sandbox?.close();
   await server?.close();
   for (const h of databases) await h.close();
 });
+
+const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
+/** Heartbeat timeout of the killed run's activities (production: 30 s pull, 2 min matching). */
+const HEARTBEAT_TIMEOUT_SECONDS = 3;
+/** Working directory of the worker processes: no .env, no data directory of anyone else. */
+const workerDir = mkdtempSync(join(tmpdir(), 'recon-kill-'));
+
+interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** What it wrote on stdout and stderr so far (shown when the test fails). */
+  output(): string;
+}
+const workerProcesses: WorkerProcess[] = [];
+
+/**
+ * `recon worker` as an OS process of its own (its own process group, so a kill reaches all of it),
+ * on the test's Temporal dev server, database and sandbox, configured as in production: env only.
+ */
+function spawnWorker(h: DatabaseHandle, taskQueue: string): WorkerProcess {
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    cwd: workerDir,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      ...sandbox.env(),
+      DATABASE_URL: h.connectionString,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: server.namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      RECON_DATA_DIR: workerDir,
+      RECON_PROVIDER_ACTIVITIES_PER_SECOND: '1000',
+      RECON_WORKER_SHUTDOWN_GRACE_SECONDS: '1',
+    },
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const w = { child, exited, output: () => output };
+  workerProcesses.push(w);
+  return w;
+}
+
+/** Kills a worker process and its whole group (anything it started) if still there; waits for it. */
+async function reap(w: WorkerProcess): Promise<void> {
+  if (w.child.exitCode === null && w.child.signalCode === null) {
+    try {
+      process.kill(-w.child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await w.exited;
+}
+
+function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pull or matching activities a worker is running right now (state STARTED) in these windows. */
+async function startedActivities(
+  windows: readonly { from: string; to: string }[],
+): Promise<{ window: string; activityId: string }[]> {
+  const found: { window: string; activityId: string }[] = [];
+  for (const w of windows) {
+    const window = windowWorkflowId(w);
+    const d = await server.client.workflow.getHandle(window).describe();
+    for (const a of d.raw.pendingActivities ?? []) {
+      if (a.state === proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
+        found.push({ window, activityId: a.activityId! });
+      }
+    }
+  }
+  return found;
+}
+
+/** Of the given activities, those whose final attempt started after a heartbeat timeout. */
+async function heartbeatTimedOutRetries(
+  activities: readonly { window: string; activityId: string }[],
+): Promise<{ window: string; activityId: string; attempt: number; heartbeatTimeoutSeconds: number }[]> {
+  const out: { window: string; activityId: string; attempt: number; heartbeatTimeoutSeconds: number }[] = [];
+  for (const { window, activityId } of activities) {
+    const events = (await server.client.workflow.getHandle(window).fetchHistory()).events ?? [];
+    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityId === activityId);
+    const started = events.find(
+      (e) => Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled?.eventId),
+    )?.activityTaskStartedEventAttributes;
+    if (
+      started?.lastFailure?.timeoutFailureInfo?.timeoutType ===
+      proto.temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT
+    ) {
+      out.push({
+        window,
+        activityId,
+        attempt: started.attempt ?? 0,
+        heartbeatTimeoutSeconds: Number(
+          scheduled?.activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds,
+        ),
+      });
+    }
+  }
+  return out;
+}
 
 async function freshWarehouse(): Promise<DatabaseHandle> {
   const h = await createTestDatabase(12);
@@ -134,32 +257,55 @@ describe('backfill against the sandbox', () => {
     }
   });
 
-  it('ends with the same warehouse when the worker is killed mid-backfill and started again', async () => {
+  it('ends with the same warehouse when the worker process is SIGKILLed mid-backfill and started again', async () => {
+    expect(reference).toBeDefined(); // from the uninterrupted run above
     const h = await freshWarehouse();
     const taskQueue = uniqueTaskQueue('killed');
-    const opened = activitiesFor(h);
-    let worker = await startTestWorker(server, taskQueue, opened.activities);
+    // Every data response waits a second until the kill, so that windows are demonstrably mid-way.
+    sandbox.setFaults({ slowMs: 1000 });
     try {
-      const { handle } = await startBackfill(server.client, { from: FROM, to: TO, taskQueue });
-      // Kill it once the first loads are in and windows are still running.
-      for (let i = 0; i < 400; i++) {
-        const loads = await h.db
-          .selectFrom('loads')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .executeTakeFirstOrThrow();
-        if (Number(loads.n) >= 3) break;
-        await new Promise((r) => setTimeout(r, 25));
+      const first = spawnWorker(h, taskQueue);
+      const { handle } = await startBackfill(server.client, {
+        from: FROM,
+        to: TO,
+        taskQueue,
+        activityTuning: { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT_SECONDS },
+      });
+      let inFlight: { window: string; activityId: string }[] = [];
+      let mid: BackfillProgress;
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        mid = await backfillProgress(handle);
+        if (mid.windowsDone >= 1 && mid.windowsLeft > 0) {
+          inFlight = await startedActivities(mid.running);
+          if (inFlight.length > 0) break;
+        }
+        if (Date.now() > deadline)
+          throw new Error(`backfill never got mid-way; worker said: ${first.output()}`);
+        await sleep(50);
       }
-      const mid = await backfillProgress(handle);
-      expect(mid.windowsDone).toBeLessThan(6);
-      await worker.stop();
-      worker = await startTestWorker(server, taskQueue, opened.activities);
+      process.kill(-first.child.pid!, 'SIGKILL'); // the whole process group, no graceful shutdown
+      sandbox.setFaults({});
+      expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(processGroupAlive(first.child.pid!)).toBe(false);
+      // Mid-way when it was killed: a window done, others left, activities of running windows in flight.
+      expect(mid.windowsDone).toBeGreaterThanOrEqual(1);
+      expect(mid.windowsLeft).toBeGreaterThan(0);
+      expect(mid.rowsRead).toBeGreaterThan(0);
+
+      spawnWorker(h, taskQueue);
       const result = await handle.result();
-      expect(result.windows).toBe(6);
+      expect(result).toMatchObject({ windows: 6, rowsRejected: 0, runs: 1 });
       expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
+      // The killed worker's activities were retried by the new one after the (tuned) heartbeat timeout.
+      const retried = await heartbeatTimedOutRetries(inFlight);
+      expect(retried.length).toBeGreaterThan(0);
+      expect(retried.map((r) => [r.attempt, r.heartbeatTimeoutSeconds])).toEqual(
+        retried.map(() => [2, HEARTBEAT_TIMEOUT_SECONDS]),
+      );
     } finally {
-      await worker.stop();
-      await opened.close();
+      sandbox.setFaults({});
+      for (const w of workerProcesses) await reap(w);
     }
   });
 
