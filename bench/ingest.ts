@@ -22,9 +22,14 @@ async function timed<T>(body: () => Promise<T>): Promise<{ value: T; seconds: nu
 /** Runs one load in a child process (its own peak RSS), returning the summary and the child's maxRSS. */
 async function loadInChild(url: string, source: string, format: string, queryType: string, file: string) {
   return new Promise<{ summary: LoadSummary; maxRssKiB: number }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, url, source, format, queryType, file], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    // The same V8 flag as bin/recon.ts (its shebang), so that the child's peak RSS is recon import's.
+    const child = spawn(
+      process.execPath,
+      ['--max-semi-space-size=16', CHILD, url, source, format, queryType, file],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
