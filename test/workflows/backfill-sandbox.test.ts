@@ -293,7 +293,7 @@ describe('backfill against the sandbox', () => {
       expect(mid.windowsLeft).toBeGreaterThan(0);
       expect(mid.rowsRead).toBeGreaterThan(0);
 
-      spawnWorker(h, taskQueue);
+      const second = spawnWorker(h, taskQueue);
       const result = await handle.result();
       expect(result).toMatchObject({ windows: 6, rowsRejected: 0, runs: 1 });
       expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
@@ -303,6 +303,11 @@ describe('backfill against the sandbox', () => {
       expect(retried.map((r) => [r.attempt, r.heartbeatTimeoutSeconds])).toEqual(
         retried.map(() => [2, HEARTBEAT_TIMEOUT_SECONDS]),
       );
+
+      // SIGTERM, unlike the kill, is a graceful shutdown: the worker stops and the process exits 0.
+      process.kill(second.child.pid!, 'SIGTERM');
+      expect(await second.exited).toEqual({ code: 0, signal: null });
+      expect(second.output()).toContain('recon worker: stopped');
     } finally {
       sandbox.setFaults({});
       for (const w of workerProcesses) await reap(w);
