@@ -28,9 +28,12 @@ interface MergeSpec {
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
- * The merge statement. New keys (most rows of a first load) are written by a plain INSERT in key order
- * (index locality), not by INSERT ... ON CONFLICT: speculative insertion costs an extra index probe and
- * WAL record per row. Only existing keys whose compared columns differ go through UPDATE and
+ * The merge statement. New keys (most rows of a first load) are written by a plain INSERT, not by
+ * INSERT ... ON CONFLICT: speculative insertion costs an extra index probe and WAL record per row.
+ * They arrive in key order (primary-key index locality) without a sort of their own: the source is
+ * deduplicated by a sort on the key and the join with the target keeps that order (merge join, or
+ * hash join probing with the source); an explicit ORDER BY re-sorted the whole wide `diff` on disk
+ * (2.6 s of a 25 s merge of 1,000,000 JSON records). The order is a locality hint, not a guarantee. Only existing keys whose compared columns differ go through UPDATE and
  * row_history. A plain INSERT is safe because {@link lockStatement} runs first in the same transaction:
  * no other load can insert a key of this table between the statement's snapshot and its insert.
  */
@@ -72,7 +75,7 @@ upd as (
 ins as (
   insert into ${t.table} (${[...insertCols, ...lineage].join(', ')})
   select ${insertCols.map((c) => `d.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
-  from diff d where d.is_new order by d.${t.key}
+  from diff d where d.is_new
   returning 1
 )
 select (select count(*) from ins)::bigint as inserted,
