@@ -1,20 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, createPool, type DatabaseHandle, startEmbeddedPostgres } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { type Config, loadConfig } from '../lib/config.ts';
-import { loadLedger } from '../lib/ingest/load-ledger.ts';
 import { backfillProgress, startBackfill } from '../lib/temporal/backfill.ts';
 import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
 import { upsertNightlySchedule } from '../lib/temporal/schedule.ts';
 import { watchBackfill } from '../lib/temporal/watch-backfill.ts';
 import { easternToUtc } from '../lib/time/eastern.ts';
+import { loadMerchantSide } from '../provider/sandbox/load-merchant-side.ts';
 import { deriveMerchantView } from '../provider/sandbox/merchant-view.ts';
 import { startSandbox } from '../provider/sandbox/server.ts';
-import { importNotificationHistory } from '../reconcile/notifications/import-history.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
 import { formatGroundTruthScore, scoreGroundTruth } from '../reconcile/score-ground-truth.ts';
@@ -87,30 +85,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     say(
       `sandbox provider at ${sandbox.baseUrl}: ${options.transactions} transactions ${options.from}..${options.to}`,
     );
-    const ledger = await loadLedger(
-      handle,
-      { fileName: 'sandbox-merchant-ledger.ndjson', origin: 'file', environment: 'staging' },
-      Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
-    );
-    await db
-      .insertInto('fee_schedule')
-      .values(
-        view.feeSchedule.map((f) => ({
-          product: f.product,
-          transaction_type: f.transactionType,
-          currency: f.currency,
-          fixed_cents: f.fixedCents,
-          basis_points: f.basisPoints,
-          rounding: f.rounding ?? 'half_up',
-          valid_from: f.validFrom,
-        })),
-      )
-      .execute();
-    const notifications = await importNotificationHistory(
-      db,
-      Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
-      { fileName: 'sandbox-notifications.ndjson' },
-    );
+    const { ledger, notifications } = await loadMerchantSide(handle, view, 'staging');
     // Planted on business dates the backfill covers: a return can fall after the last day of the range.
     const plantedInRange = view.expected.filter(
       (e) => e.businessDate >= options.from && e.businessDate <= options.to,

@@ -1,15 +1,13 @@
-import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { loadLedger } from '../../lib/ingest/load-ledger.ts';
 import type { Source } from '../../lib/records.ts';
 import { createProviderClient } from '../../provider/client/index.ts';
 import { pullSource } from '../../provider/pull.ts';
+import { loadMerchantSide } from '../../provider/sandbox/load-merchant-side.ts';
 import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
 import { startSandbox } from '../../provider/sandbox/server.ts';
-import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { scoreGroundTruth } from '../../reconcile/score-ground-truth.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -63,35 +61,12 @@ describe('ground truth through the sandbox, HTTP pulls, parsers and loader', () 
       const config = loadConfig({ ...sandbox.env(), RECON_ENVIRONMENT: 'staging' });
       const client = createProviderClient(config, { env: {}, baseDelayMs: 5 });
       try {
-        const ledger = await loadLedger(
-          h,
-          { fileName: 'merchant-ledger.ndjson', origin: 'file', environment: 'staging' },
-          Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
-        );
+        const { ledger, notifications } = await loadMerchantSide(h, view, 'staging');
         expect(ledger).toMatchObject({
           status: 'committed',
           rowsLoaded: view.ledger.length,
           rowsRejected: 0,
         });
-        await h.db
-          .insertInto('fee_schedule')
-          .values(
-            view.feeSchedule.map((f) => ({
-              product: f.product,
-              transaction_type: f.transactionType,
-              currency: f.currency,
-              fixed_cents: f.fixedCents,
-              basis_points: f.basisPoints,
-              rounding: f.rounding ?? 'half_up',
-              valid_from: f.validFrom,
-            })),
-          )
-          .execute();
-        const notifications = await importNotificationHistory(
-          h.db,
-          Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
-          { fileName: 'notifications.ndjson' },
-        );
         expect(notifications.quarantined).toBe(0);
 
         const pulled = windows(view.range.from, view.range.to);

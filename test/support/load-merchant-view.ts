@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { insertFeeSchedule } from '../../provider/sandbox/load-merchant-side.ts';
 import type { MerchantView } from '../../provider/sandbox/merchant-view.ts';
 import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
 import { insertLoad } from './recon-rows.ts';
@@ -104,20 +105,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
       .values(part.map(({ kind: _k, ...r }) => r))
       .execute();
   }
-  await db
-    .insertInto('fee_schedule')
-    .values(
-      view.feeSchedule.map((f) => ({
-        product: f.product,
-        transaction_type: f.transactionType,
-        currency: f.currency,
-        fixed_cents: f.fixedCents,
-        basis_points: f.basisPoints,
-        rounding: f.rounding ?? 'half_up',
-        valid_from: f.validFrom,
-      })),
-    )
-    .execute();
+  await insertFeeSchedule(db, view.feeSchedule);
   const lines = view.notifications.map((n) => `${JSON.stringify(n)}\n`);
   const summary = await importNotificationHistory(db, Readable.from(lines));
   if (summary.quarantined > 0) throw new Error(`${summary.quarantined} sandbox notifications were refused`);
