@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { canonicalProviderStatus } from '../lib/status.ts';
 
 /**
  * Asks the provider for the status of one transaction (provider-api.md 2.5, 4.2) and returns the
@@ -25,16 +26,6 @@ export interface FollowUpSummary {
   /** Answers with a final status (not PENDING). */
   readonly settled: number;
 }
-
-const STATUS: Record<string, string> = {
-  SUCCESS: 'SUCCESSFUL',
-  SUCCESSFUL: 'SUCCESSFUL',
-  PENDING: 'PENDING',
-  REJECTED: 'REJECTED',
-  FAILED: 'FAILED',
-  RETURNED: 'RETURNED',
-  RETURNED_WITH_REPRESENTMENT: 'RETURNED',
-};
 
 /** Keys that identify a consumer's bank account: never stored. */
 const TOKEN_KEYS = new Set(['obvToken', 'accountToken']);
@@ -102,7 +93,7 @@ export async function followUpPendingTransactions(
       const answer = await req.lookupStatus(transaction_id);
       const txn = (answer.transaction ?? {}) as Record<string, unknown>;
       const rawStatus = text(txn.transactionStatus);
-      const status = rawStatus ? (STATUS[rawStatus.toUpperCase()] ?? null) : null;
+      const status = canonicalProviderStatus(rawStatus);
       const fee = txn.transactionFee;
       const next = text(txn.nextActionDate);
       await db

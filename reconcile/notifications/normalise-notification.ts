@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalProviderStatus } from '../../lib/status.ts';
 
 /**
  * Pure validation and normalisation of notification bodies (provider-api.md 2.1-2.4, 6 and 8).
@@ -33,16 +34,6 @@ export interface NormalisedNotification {
 }
 
 export type NormaliseResult = { ok: true; value: NormalisedNotification } | { ok: false; reason: string };
-
-const STATUS: Record<string, NormalisedNotification['status']> = {
-  SUCCESS: 'SUCCESSFUL',
-  SUCCESSFUL: 'SUCCESSFUL',
-  PENDING: 'PENDING',
-  REJECTED: 'REJECTED',
-  FAILED: 'FAILED',
-  RETURNED: 'RETURNED',
-  RETURNED_WITH_REPRESENTMENT: 'RETURNED',
-};
 
 /** JSON with object keys sorted at every level: the same body always gives the same text. */
 export function canonicalJson(value: unknown): string {
@@ -131,7 +122,7 @@ export function normaliseNotification(kind: NotificationKind, body: unknown): No
     const rawStatus = str(txn, 'transaction', 'transactionStatus');
     const amount = int(txn, 'transaction', 'transactionAmount');
     const fee = int(txn, 'transaction', 'transactionFee');
-    const status = rawStatus === null ? null : (STATUS[rawStatus.toUpperCase()] ?? null);
+    const status = canonicalProviderStatus(rawStatus);
     // Section 8: outside 100..100000000 the transaction is rejected, so only a non-successful
     // notification may carry such an amount.
     if (amount && (amount.value < 100 || amount.value > 100_000_000) && status === 'SUCCESSFUL') {
