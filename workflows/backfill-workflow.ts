@@ -3,7 +3,6 @@ import {
   ChildWorkflowFailure,
   continueAsNew,
   defineQuery,
-  executeChild,
   isCancellation,
   setHandler,
   workflowInfo,
@@ -16,8 +15,8 @@ import type {
   WindowResult,
 } from './types.ts';
 import { activityTuningProblem } from './activity-options.ts';
-import { windowWorkflow } from './window-workflow.ts';
-import { type DayWindow, MAX_WINDOW_DAYS, splitWindows, windowWorkflowId } from './windows.ts';
+import { executeWindow } from './execute-window.ts';
+import { type DayWindow, MAX_WINDOW_DAYS, splitWindows } from './windows.ts';
 
 /** Query answered by a running (or finished) backfill: windows done and left, rows, failures. */
 export const progressQuery = defineQuery<BackfillProgress>('progress');
@@ -91,17 +90,12 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   async function runWindow(window: DayWindow): Promise<void> {
     running.set(window.from, window);
     try {
-      const result: WindowResult = await executeChild(windowWorkflow, {
-        workflowId: windowWorkflowId(window),
-        // Optional fields only when set: without them the child input is what it always was.
-        args: [
-          {
-            from: window.from,
-            to: window.to,
-            ...(input.sources ? { sources: input.sources } : {}),
-            ...(input.activityTuning ? { activityTuning: input.activityTuning } : {}),
-          },
-        ],
+      // Optional fields only when set: without them the child input is what it always was.
+      const result: WindowResult = await executeWindow({
+        from: window.from,
+        to: window.to,
+        ...(input.sources ? { sources: input.sources } : {}),
+        ...(input.activityTuning ? { activityTuning: input.activityTuning } : {}),
       });
       state.done.push(window.from);
       state.rowsRead += result.rowsRead;

@@ -1,8 +1,8 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { NightlyInput, NightlyResult, WindowResult } from './types.ts';
-import { windowWorkflow } from './window-workflow.ts';
-import { addDays, easternDayOf, isIsoDate, splitWindows, windowWorkflowId } from './windows.ts';
+import { executeWindow } from './execute-window.ts';
+import { addDays, easternDayOf, isIsoDate, splitWindows } from './windows.ts';
 
 export const DEFAULT_LOOKBACK_DAYS = 3;
 
@@ -46,12 +46,7 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
   const from = addDays(to, -lookback);
   const windows: WindowResult[] = [];
   for (const window of splitWindows(from, to)) {
-    windows.push(
-      await executeChild(windowWorkflow, {
-        workflowId: windowWorkflowId(window),
-        args: [{ ...window, ...(input.sources ? { sources: input.sources } : {}) }],
-      }),
-    );
+    windows.push(await executeWindow({ ...window, ...(input.sources ? { sources: input.sources } : {}) }));
   }
   return {
     from,

@@ -144,8 +144,11 @@ describe('backfill workflow (recording pull)', () => {
         .select(({ fn }) => fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
       expect(Number(cursors.n)).toBe(30);
-      // Finished: the same range starts afresh.
-      expect((await startBackfill(server.client, input)).started).toBe(true);
+      // Finished: the same range starts afresh. Terminated here (its windows with it), so that no
+      // window of this run is left running for the next test's backfill of the same windows.
+      const afresh = await startBackfill(server.client, input);
+      expect(afresh.started).toBe(true);
+      await afresh.handle.terminate('test done');
     } finally {
       await worker.stop();
     }
