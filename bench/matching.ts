@@ -44,8 +44,6 @@ export async function benchMatching(
   const url = new URL(admin.connectionString);
   url.pathname = `/${scratch}`;
   const pool = createPool(url.toString(), 2);
-  // The scratch database is dropped with force at the end: an idle connection may see it go.
-  pool.on('error', () => {});
   const db = createDatabase(pool);
   try {
     await migrateToLatest(db);

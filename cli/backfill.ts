@@ -42,9 +42,6 @@ export async function openEmbeddedActivities(config: Config) {
   const { migrateToLatest } = await import('../db/migrate.ts');
   const { openProductionActivities } = await import('../workers/production-activities.ts');
   const handle = await openDatabase(config, { poolSize: 12 });
-  // On Ctrl-C the terminal's SIGINT reaches the embedded PostgreSQL too (same process group), which
-  // shuts down under idle pooled connections: their error is expected then, and pg-pool drops them.
-  handle.pool.on('error', () => {});
   try {
     if (config.databaseUrl === undefined) {
       const result = await migrateToLatest(handle.db);

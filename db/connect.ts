@@ -41,7 +41,13 @@ export interface DatabaseHandle {
 export function createPool(connectionString: string, max = 10): pg.Pool {
   configurePgTypes();
   // Sessions run in UTC so that timestamptz text is always +00, whatever the server's default.
-  return new pg.Pool({ connectionString, max, options: '-c TimeZone=UTC' });
+  const pool = new pg.Pool({ connectionString, max, options: '-c TimeZone=UTC' });
+  // An IDLE pooled connection can die under us (server restart, pg_terminate_backend, DROP DATABASE
+  // ... WITH (FORCE), an embedded server stopped by Ctrl-C): pg-pool then discards it and the next
+  // query opens a new one. Without a listener, pg.Pool rethrows that as an uncaught exception and the
+  // process dies. Errors of connections in use still reach the query that uses them.
+  pool.on('error', () => {});
+  return pool;
 }
 
 export function createDatabase(pool: pg.Pool): Kysely<Database> {

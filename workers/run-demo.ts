@@ -58,8 +58,6 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const pg = await startEmbeddedPostgres(dir, { persistent: false });
     cleanups.push(() => pg.stop());
     const pool = createPool(pg.connectionString, 16);
-    // Ctrl-C reaches the embedded server too: idle connections then die, which is expected.
-    pool.on('error', () => {});
     const db = createDatabase(pool);
     cleanups.push(() => db.destroy());
     const handle: DatabaseHandle = {
