@@ -2,9 +2,12 @@ import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../lib/config.ts';
-import type { Source } from '../lib/records.ts';
+import type { PullSourceRequest } from '../provider/pull.ts';
 
-/** What a pull reports back: the loader's summary (lib/ingest), of which activities keep counts. */
+/**
+ * What a pull reports back: the loader's summary (lib/ingest), of which activities keep counts, or the
+ * committed load a retried activity finds in pull_cursors (hence the looser status and checksum).
+ */
 export interface PullLoadSummary {
   readonly loadId: number;
   readonly status: string;
@@ -18,15 +21,8 @@ export interface PullLoadSummary {
   readonly durationMs: number;
 }
 
-export interface PullRequest {
-  source: Source;
-  from: string;
-  to: string;
-  origin: 'pull' | 'workflow';
-  workflowId?: string;
-  onProgress?: (p: { rowsRead: number; bytes: number }) => void;
-  signal?: AbortSignal;
-}
+/** One source, one window of Eastern days: provider/pull.ts's request. */
+export type PullRequest = PullSourceRequest;
 
 /** provider/pull.ts `pullSource`: one source, one window, HTTP stream → parser → loader. */
 export type PullSourceFn<Client> = (
