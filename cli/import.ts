@@ -12,30 +12,13 @@ export function registerImport(program: Command): void {
   ).action((file: string, options: ReportCliOptions) =>
     runCommand(async (config) => {
       const { reportFileOptions } = await import('../lib/ingest/source-of.ts');
-      const { openInput } = await import('../lib/ingest/open-input.ts');
-      const { openDatabase } = await import('../db/connect.ts');
       const { loadReport } = await import('../lib/ingest/load-report.ts');
-      const { progressPrinter } = await import('./ledger.ts');
+      const { loadFileAndPrint } = await import('./load-file.ts');
+      // Options are checked before the file is opened or the database started.
       const o = reportFileOptions(options);
-      const input = await openInput(file);
-      const handle = await openDatabase(config);
-      try {
-        const summary = await loadReport(
-          handle,
-          {
-            ...o,
-            fileName: file,
-            origin: 'file',
-            environment: config.environment,
-            onProgress: progressPrinter(),
-          },
-          input,
-        );
-        if (process.stderr.isTTY) process.stderr.write('\n');
-        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-      } finally {
-        await handle.close();
-      }
+      await loadFileAndPrint(config, file, (handle, request, input) =>
+        loadReport(handle, { ...o, ...request }, input),
+      );
     }),
   );
 }
