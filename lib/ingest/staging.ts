@@ -93,12 +93,15 @@ export class StagingTables {
     }
     const client = await this.pool.connect();
     try {
-      await client.query(`drop table if exists ${table}`);
       // UNLOGGED: staging is rebuilt by a retry anyway, so it need not survive a crash (no WAL to write).
+      // Created in the COPY's own transaction so that COPY can FREEZE its rows: the merge then reads
+      // them without setting hint bits, i.e. without dirtying and writing every staged page once more.
+      await client.query('begin');
+      await client.query(`drop table if exists ${table}`);
       await client.query(`create unlogged table ${table} (${ddl})`);
       const copyColumns =
         kind === 'rejected' ? 'seq, line, raw, reason' : ['seq', 'line', ...columns].join(', ');
-      const stream = client.query(copyFrom(`copy ${table} (${copyColumns}) from stdin`));
+      const stream = client.query(copyFrom(`copy ${table} (${copyColumns}) from stdin with (freeze)`));
       const sink: CopySink = { table, client, stream, columns, buffer: '', rows: 0, error: undefined };
       // Kept for the next flush; a pending once(stream, 'drain' | 'finish') rejects with it as well.
       stream.on('error', (error) => {
@@ -121,6 +124,7 @@ export class StagingTables {
           await this.flush(sink);
           sink.stream.end();
           await once(sink.stream, 'finish');
+          await sink.client?.query('commit');
           sink.client?.release();
         } catch (error) {
           errors.push(error);
