@@ -10,7 +10,6 @@ import { MeasureInput } from './measure-input.ts';
 import {
   mergeAdjustments,
   mergeLedger,
-  mergeLegacyIntoProvider,
   mergeLegacyTransactions,
   mergeReturns,
   mergeTransactions,
@@ -123,6 +122,10 @@ export async function loadParsedRows(
     plan.signal?.throwIfAborted();
     plan.onProgress?.({ rowsRead, bytes: meter.bytes });
     await staging.finish();
+    if (process.env.RECON_PROFILE) {
+      const ms = (performance.now() - started).toFixed(0).padStart(6);
+      process.stderr.write(`${ms} ms  read, parsed and staged ${rowsRead} rows\n`);
+    }
 
     const fileSha256 = meter.sha256();
     const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
@@ -220,11 +223,7 @@ function mergeKind(db: Db, kind: RecordKind, staging: string, loadId: number, le
     case 'return':
       return mergeReturns(db, staging, loadId, rowSource(kind, legacy));
     case 'legacy-transaction':
-      return mergeLegacyTransactions(db, staging, loadId).then(async (r) => {
-        // Counted on legacy_transactions only: the projection is a second view of the same records.
-        await mergeLegacyIntoProvider(db, staging, loadId);
-        return r;
-      });
+      return mergeLegacyTransactions(db, staging, loadId);
     case 'adjustment':
       return mergeAdjustments(db, staging, loadId);
     case 'ledger':

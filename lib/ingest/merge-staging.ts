@@ -37,7 +37,21 @@ const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * row_history. A plain INSERT is safe because {@link lockStatement} runs first in the same transaction:
  * no other load can insert a key of this table between the statement's snapshot and its insert.
  */
-export function mergeStatement(spec: MergeSpec, loadId: number): string {
+export function mergeStatement(spec: MergeSpec, loadId: number, projection?: MergeSpec): string {
+  const parts = [mergeCtes(spec, loadId, '')];
+  if (projection) parts.push(mergeCtes(projection, loadId, 'p_'));
+  return `with ${parts.join(',\n')}
+select (select count(*) from ins)::bigint as inserted,
+       (select count(*) from upd)::bigint as updated,
+       (select count(*) from hist)::bigint as history`;
+}
+
+/**
+ * The CTEs merging `spec.src` into its table, named with `prefix`: ${prefix}src, ${prefix}diff (new and
+ * changed rows), ${prefix}changed, ${prefix}hist, ${prefix}upd, ${prefix}ins. A second merge in the same statement (the
+ * legacy projection) can read the first one's `diff`. Data-modifying CTEs always run to completion.
+ */
+function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const { target: t, src, source, guard } = spec;
   const compared = source === null ? [...t.compared] : [...t.compared, 'source'];
   const insertCols = source === null ? [...t.columns] : [...t.columns, 'source'];
@@ -48,39 +62,40 @@ export function mergeStatement(spec: MergeSpec, loadId: number): string {
     .join(', ')}]::text[], null)`;
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
+  const diff = `${prefix}diff`;
+  const changedRows = `${prefix}changed`;
   // `diff` keeps only new and changed rows: unchanged rows are never touched, not even row-locked,
-  // which is what makes a re-load cheap.
+  // which is what makes a re-load cheap. `changed` (usually few rows) spares history and update a
+  // pass each over the whole, spilled `diff` of a first load.
   return `
-with src as (${src}),
-diff as materialized (
+${prefix}src as (${src}),
+${diff} as materialized (
   select ${insertCols.map((c) => `s.${c}`).join(', ')},
          t.${t.key} is null as is_new,
          case when t.${t.key} is not null then to_jsonb(t) end as previous,
          case when t.${t.key} is not null then ${changed} end as changed_columns
-  from src s left join ${t.table} t on t.${t.key} = s.${t.key}
+  from ${prefix}src s left join ${t.table} t on t.${t.key} = s.${t.key}
   where t.${t.key} is null or (${distinct('t', 's')}${guardSql})
 ),
-hist as (
+${changedRows} as materialized (select * from ${diff} where not is_new),
+${prefix}hist as (
   insert into row_history (table_name, row_key, previous, changed_columns, load_id)
   select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}
-  from diff d where not d.is_new
+  from ${changedRows} d
   returning 1
 ),
-upd as (
+${prefix}upd as (
   update ${t.table} as t set
     ${[...insertCols.filter((c) => c !== t.key)].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
-  from diff d where not d.is_new and t.${t.key} = d.${t.key}
+  from ${changedRows} d where t.${t.key} = d.${t.key}
   returning 1
 ),
-ins as (
+${prefix}ins as (
   insert into ${t.table} (${[...insertCols, ...lineage].join(', ')})
   select ${insertCols.map((c) => `d.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
-  from diff d where d.is_new
+  from ${diff} d where d.is_new
   returning 1
-)
-select (select count(*) from ins)::bigint as inserted,
-       (select count(*) from upd)::bigint as updated,
-       (select count(*) from hist)::bigint as history`;
+)`;
 }
 
 /**
@@ -90,11 +105,33 @@ select (select count(*) from ins)::bigint as inserted,
  */
 export const lockStatement = (t: Target) => `lock table ${t.table} in share row exclusive mode`;
 
-async function run(db: Db, spec: MergeSpec, loadId: number): Promise<MergeResult> {
+/**
+ * RECON_PROFILE=1 prints each merge statement's time on stderr; RECON_PROFILE=explain also prints its
+ * executed plan (EXPLAIN ANALYZE in a savepoint rolled back before the real run, so it costs a second
+ * merge).
+ */
+const PROFILE = process.env.RECON_PROFILE;
+
+async function run(db: Db, spec: MergeSpec, loadId: number, projection?: MergeSpec): Promise<MergeResult> {
   await sql`${sql.raw(lockStatement(spec.target))}`.execute(db);
-  const result = await sql<{ inserted: number; updated: number }>`${sql.raw(
-    mergeStatement(spec, loadId),
-  )}`.execute(db);
+  if (projection) await sql`${sql.raw(lockStatement(projection.target))}`.execute(db);
+  const statement = mergeStatement(spec, loadId, projection);
+  if (PROFILE === 'explain') {
+    await sql`savepoint explain_merge`.execute(db);
+    const plan = await sql<{
+      'QUERY PLAN': string;
+    }>`${sql.raw(`explain (analyze, buffers) ${statement}`)}`.execute(db);
+    await sql`rollback to savepoint explain_merge`.execute(db);
+    process.stderr.write(`${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
+  }
+  const t0 = performance.now();
+  const result = await sql<{ inserted: number; updated: number }>`${sql.raw(statement)}`.execute(db);
+  if (PROFILE) {
+    const ms = (performance.now() - t0).toFixed(0).padStart(6);
+    process.stderr.write(
+      `${ms} ms  merge into ${spec.target.table}${projection ? ` and ${projection.target.table}` : ''}\n`,
+    );
+  }
   const row = result.rows[0]!;
   return { inserted: row.inserted, updated: row.updated };
 }
@@ -130,11 +167,6 @@ export function mergeReturns(db: Db, staging: string, loadId: number, source: st
   );
 }
 
-export function mergeLegacyTransactions(db: Db, staging: string, loadId: number) {
-  const t = TARGETS['legacy-transaction'];
-  return run(db, { target: t, src: latest(t, staging, null), source: null }, loadId);
-}
-
 /**
  * How a legacy type 5/6 row reads as a provider_transactions row. Legacy type codes (field 2) and
  * notification codes (field 12) have no published meaning, so transaction_type stays null with the
@@ -162,22 +194,32 @@ const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
 };
 
 /**
- * Projects legacy transactions into provider_transactions where no report API row exists. A row
- * whose response_fields left out amount, currency or status cannot stand as a provider transaction
- * (those columns are required there); it stays in legacy_transactions only.
+ * Merges legacy transactions into legacy_transactions and, in the same statement, projects them into
+ * provider_transactions where no report API row exists. Only the legacy rows this load inserts or
+ * changes (the legacy merge's `diff`) are projected: a provider row of source legacy-transactions is
+ * written by this projection alone, so an unchanged legacy row has an unchanged projection, and a
+ * re-load does no second pass over the file. A row whose response_fields left out amount, currency or
+ * status cannot stand as a provider transaction (those columns are required there); it stays in
+ * legacy_transactions only. The counts are legacy_transactions': the projection is a second view of
+ * the same records.
  */
-export function mergeLegacyIntoProvider(db: Db, staging: string, loadId: number) {
-  const t = TARGETS.transaction;
+export function mergeLegacyTransactions(db: Db, staging: string, loadId: number) {
   const l = TARGETS['legacy-transaction'];
+  const t = TARGETS.transaction;
   const select = t.columns
     .map((c) => {
       const from = LEGACY_AS_PROVIDER[c];
-      return from ? `${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
+      return from ? `d.${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
     })
     .join(', ');
-  const src = `select ${select}, 'legacy-transactions'::text as source from (${latest(l, staging, null)}) d
-    where amount_cents is not null and currency is not null and raw_status is not null order by transaction_id`;
-  return run(db, { target: t, src, source: 'legacy-transactions', guard: LEGACY_GUARD }, loadId);
+  const projection = `select ${select}, 'legacy-transactions'::text as source from diff d
+    where d.amount_cents is not null and d.currency is not null and d.raw_status is not null`;
+  return run(db, { target: l, src: latest(l, staging, null), source: null }, loadId, {
+    target: t,
+    src: projection,
+    source: 'legacy-transactions',
+    guard: LEGACY_GUARD,
+  });
 }
 
 /**

@@ -381,6 +381,72 @@ describe('legacy precedence', () => {
     expect(l2).toEqual([]);
   });
 
+  it('a legacy restatement updates both tables; the same legacy rows again touch neither', async () => {
+    const rows = () =>
+      fakeParser([
+        legacyTransaction({ transaction_id: 'T1', amount_cents: 9999 }),
+        legacyTransaction({
+          transaction_id: 'L1',
+          merchant_transaction_id: 'MTL1',
+          local_time_flag: 'dst_gap',
+          status: 'REJECTED',
+          raw_status: 'R',
+        }),
+        // L2 now has its amount: it can stand as a provider transaction.
+        legacyTransaction({ transaction_id: 'L2', amount_cents: 500 }),
+      ]);
+    const selectT1 = () =>
+      handle.db
+        .selectFrom('provider_transactions')
+        .select(['transaction_id', 'source', 'status', 'amount_cents', 'load_id'])
+        .where('transaction_id', '=', 'T1')
+        .executeTakeFirstOrThrow();
+    // T1 is a report API row: no legacy load replaces it.
+    const t1Before = await selectT1();
+    expect(t1Before.source).toBe('report-transactions');
+    const restated = await loadReport(handle, legacy5(), bytesOf('x'), rows());
+    expect(restated).toMatchObject({ rowsInserted: 0, rowsUpdated: 2, rowsUnchanged: 1 });
+    const provider = await handle.db
+      .selectFrom('provider_transactions')
+      .select(['transaction_id', 'source', 'status', 'amount_cents', 'load_id'])
+      .where('transaction_id', 'in', ['L1', 'L2', 'T1'])
+      .orderBy('transaction_id')
+      .execute();
+    expect(provider).toEqual([
+      {
+        transaction_id: 'L1',
+        source: 'legacy-transactions',
+        status: 'REJECTED',
+        amount_cents: 2015,
+        load_id: restated.loadId,
+      },
+      {
+        transaction_id: 'L2',
+        source: 'legacy-transactions',
+        status: 'SUCCESSFUL',
+        amount_cents: 500,
+        load_id: restated.loadId,
+      },
+      t1Before,
+    ]);
+    const history = await handle.db
+      .selectFrom('row_history')
+      .select(['table_name', 'changed_columns'])
+      .where('row_key', '=', 'L1')
+      .where('load_id', '=', restated.loadId)
+      .orderBy('table_name')
+      .execute();
+    expect(history).toEqual([
+      { table_name: 'legacy_transactions', changed_columns: ['status', 'raw_status'] },
+      { table_name: 'provider_transactions', changed_columns: ['status', 'raw_status'] },
+    ]);
+
+    const before = await warehouseChecksum(handle.db);
+    const again = await loadReport(handle, legacy5(), bytesOf('x'), rows());
+    expect(again).toMatchObject({ rowsInserted: 0, rowsUpdated: 0, rowsUnchanged: 3 });
+    expect(await warehouseChecksum(handle.db)).toEqual(before);
+  });
+
   it('a later report row replaces the legacy-sourced one and keeps it in row_history', async () => {
     const summary = await loadReport(
       handle,
@@ -405,6 +471,7 @@ describe('legacy precedence', () => {
       .selectFrom('row_history')
       .selectAll()
       .where('row_key', '=', 'L1')
+      .where('load_id', '=', summary.loadId)
       .executeTakeFirstOrThrow();
     expect(history.changed_columns).toContain('source');
     expect(history.previous).toMatchObject({ source: 'legacy-transactions', transaction_type: null });
