@@ -18,8 +18,13 @@ export interface MergeResult {
 
 interface MergeSpec {
   readonly target: Target;
-  /** SELECT yielding one row per key with the target's record columns (and `source` when it has one). */
+  /**
+   * SELECT yielding one row per key: `seq` (unique) and the target's record columns (and `source` when
+   * it has one). Referenced three times and recomputed each time unless `materialize`: a scan of
+   * staging, not a sort.
+   */
   readonly src: string;
+  readonly materialize?: boolean;
   readonly source: string | null;
   /** Extra condition on the existing row `t` for it to be replaced (source precedence). */
   readonly guard?: string;
@@ -28,14 +33,17 @@ interface MergeSpec {
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
- * The merge statement. New keys (most rows of a first load) are written by a plain INSERT, not by
- * INSERT ... ON CONFLICT: speculative insertion costs an extra index probe and WAL record per row.
- * They arrive in key order (primary-key index locality) without a sort of their own: the source is
- * deduplicated by a sort on the key and the join with the target keeps that order (merge join, or
- * hash join probing with the source); an explicit ORDER BY re-sorted the whole wide `diff` on disk
- * (2.6 s of a 25 s merge of 1,000,000 JSON records). The order is a locality hint, not a guarantee. Only existing keys whose compared columns differ go through UPDATE and
- * row_history. A plain INSERT is safe because {@link lockStatement} runs first in the same transaction:
- * no other load can insert a key of this table between the statement's snapshot and its insert.
+ * The merge statement. Rows are matched to staging rows by `seq`, never sorted: a sort of the wide
+ * staged rows spilled to disk (700 MB for 1,000,000 JSON records), and so did a materialised copy of
+ * them. Only narrow things are kept: `touched`, the seq of every new or changed row and whether it is
+ * new (a re-load finds none, and then every later join ends at once).
+ *
+ * New keys (most rows of a first load) are written by a plain INSERT, not by INSERT ... ON CONFLICT:
+ * speculative insertion costs an extra index probe and WAL record per row. They arrive in file order,
+ * which for the provider's reports is key order. Only existing keys whose compared columns differ go
+ * through UPDATE and row_history. A plain INSERT is safe because {@link lockStatement} runs first in
+ * the same transaction: no other load can insert a key of this table between the statement's snapshot
+ * and its insert.
  */
 export function mergeStatement(spec: MergeSpec, loadId: number, projection?: MergeSpec): string {
   const parts = [mergeCtes(spec, loadId, '')];
@@ -47,9 +55,10 @@ select (select count(*) from ins)::bigint as inserted,
 }
 
 /**
- * The CTEs merging `spec.src` into its table, named with `prefix`: ${prefix}src, ${prefix}diff (new and
- * changed rows), ${prefix}changed, ${prefix}hist, ${prefix}upd, ${prefix}ins. A second merge in the same statement (the
- * legacy projection) can read the first one's `diff`. Data-modifying CTEs always run to completion.
+ * The CTEs merging `spec.src` into its table, named with `prefix`: ${prefix}src, ${prefix}touched (seq
+ * of new and changed rows), ${prefix}changed, ${prefix}hist, ${prefix}upd, ${prefix}ins. A second merge
+ * in the same statement (the legacy projection) can read the first one's `src` and `touched`.
+ * Data-modifying CTEs always run to completion, and all see the snapshot taken before any of them.
  */
 function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const { target: t, src, source, guard } = spec;
@@ -62,22 +71,20 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
     .join(', ')}]::text[], null)`;
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
-  const diff = `${prefix}diff`;
-  const changedRows = `${prefix}changed`;
-  // `diff` keeps only new and changed rows: unchanged rows are never touched, not even row-locked,
-  // which is what makes a re-load cheap. `changed` (usually few rows) spares history and update a
-  // pass each over the whole, spilled `diff` of a first load.
+  const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
+  // Unchanged rows are never touched, not even row-locked, which is what makes a re-load cheap.
   return `
-${prefix}src as (${src}),
-${diff} as materialized (
-  select ${insertCols.map((c) => `s.${c}`).join(', ')},
-         t.${t.key} is null as is_new,
-         case when t.${t.key} is not null then to_jsonb(t) end as previous,
-         case when t.${t.key} is not null then ${changed} end as changed_columns
-  from ${prefix}src s left join ${t.table} t on t.${t.key} = s.${t.key}
+${srcCte} as ${spec.materialize ? '' : 'not '}materialized (${src}),
+${touched} as materialized (
+  select s.seq, t.${t.key} is null as is_new
+  from ${srcCte} s left join ${t.table} t on t.${t.key} = s.${t.key}
   where t.${t.key} is null or (${distinct('t', 's')}${guardSql})
 ),
-${changedRows} as materialized (select * from ${diff} where not is_new),
+${changedRows} as materialized (
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, to_jsonb(t) as previous, ${changed} as changed_columns
+  from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
+  where not k.is_new
+),
 ${prefix}hist as (
   insert into row_history (table_name, row_key, previous, changed_columns, load_id)
   select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}
@@ -92,8 +99,9 @@ ${prefix}upd as (
 ),
 ${prefix}ins as (
   insert into ${t.table} (${[...insertCols, ...lineage].join(', ')})
-  select ${insertCols.map((c) => `d.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
-  from ${diff} d where d.is_new
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
+  from ${touched} k join ${srcCte} s on s.seq = k.seq
+  where k.is_new
   returning 1
 )`;
 }
@@ -138,10 +146,10 @@ async function run(db: Db, spec: MergeSpec, loadId: number, projection?: MergeSp
 
 const cols = (t: Target, alias = '') => t.columns.map((c) => `${alias}${c}`).join(', ');
 
-/** Latest staged occurrence of every key, in key order (which also orders the row locks). */
-function latest(t: Target, staging: string, source: string | null): string {
+/** The staged rows: one per key, as {@link StagingTables} keeps only the last occurrence of each. */
+function staged(t: Target, staging: string, source: string | null): string {
   const sourceCol = source === null ? '' : `, ${quoteLiteral(source)}::text as source`;
-  return `select distinct on (${t.key}) ${cols(t)}${sourceCol} from ${staging} order by ${t.key}, seq desc`;
+  return `select seq, ${cols(t)}${sourceCol} from ${staging}`;
 }
 
 /** Report API rows always replace; legacy rows never replace a row that came from the report API. */
@@ -152,7 +160,7 @@ export function mergeTransactions(db: Db, staging: string, loadId: number, sourc
   const legacy = source.startsWith('legacy-');
   return run(
     db,
-    { target: t, src: latest(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    { target: t, src: staged(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
     loadId,
   );
 }
@@ -162,7 +170,7 @@ export function mergeReturns(db: Db, staging: string, loadId: number, source: st
   const legacy = source.startsWith('legacy-');
   return run(
     db,
-    { target: t, src: latest(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    { target: t, src: staged(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
     loadId,
   );
 }
@@ -196,7 +204,7 @@ const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
 /**
  * Merges legacy transactions into legacy_transactions and, in the same statement, projects them into
  * provider_transactions where no report API row exists. Only the legacy rows this load inserts or
- * changes (the legacy merge's `diff`) are projected: a provider row of source legacy-transactions is
+ * changes (the legacy merge's `touched`) are projected: a provider row of source legacy-transactions is
  * written by this projection alone, so an unchanged legacy row has an unchanged projection, and a
  * re-load does no second pass over the file. A row whose response_fields left out amount, currency or
  * status cannot stand as a provider transaction (those columns are required there); it stays in
@@ -209,12 +217,13 @@ export function mergeLegacyTransactions(db: Db, staging: string, loadId: number)
   const select = t.columns
     .map((c) => {
       const from = LEGACY_AS_PROVIDER[c];
-      return from ? `d.${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
+      return from ? `s.${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
     })
     .join(', ');
-  const projection = `select ${select}, 'legacy-transactions'::text as source from diff d
-    where d.amount_cents is not null and d.currency is not null and d.raw_status is not null`;
-  return run(db, { target: l, src: latest(l, staging, null), source: null }, loadId, {
+  const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source
+  from touched k join src s on s.seq = k.seq
+  where s.amount_cents is not null and s.currency is not null and s.raw_status is not null`;
+  return run(db, { target: l, src: staged(l, staging, null), source: null }, loadId, {
     target: t,
     src: projection,
     source: 'legacy-transactions',
@@ -230,12 +239,12 @@ export function mergeLegacyTransactions(db: Db, staging: string, loadId: number)
 export function mergeAdjustments(db: Db, staging: string, loadId: number) {
   const t = TARGETS.adjustment;
   const others = t.columns.filter((c) => c !== 'adjustment_key').join(', ');
-  const src = `select adjustment_key || '#' || row_number() over (partition by adjustment_key order by seq) as adjustment_key,
-    ${others}, 'legacy-adjustments'::text as source from ${staging} order by 1`;
-  return run(db, { target: t, src, source: 'legacy-adjustments' }, loadId);
+  const src = `select seq, adjustment_key || '#' || row_number() over (partition by adjustment_key order by seq) as adjustment_key,
+    ${others}, 'legacy-adjustments'::text as source from ${staging}`;
+  return run(db, { target: t, src, materialize: true, source: 'legacy-adjustments' }, loadId);
 }
 
 export function mergeLedger(db: Db, staging: string, loadId: number) {
   const t = TARGETS.ledger;
-  return run(db, { target: t, src: latest(t, staging, null), source: null }, loadId);
+  return run(db, { target: t, src: staged(t, staging, null), source: null }, loadId);
 }

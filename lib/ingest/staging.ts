@@ -134,10 +134,25 @@ export class StagingTables {
       }),
     );
     if (errors.length > 0) throw errors[0];
+    for (const kind of this.kinds()) {
+      if (kind !== 'adjustment') await this.keepLastOfEachKey(this.sinks.get(kind)!, TARGETS[kind].key);
+    }
     // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
     // file, index lookups for a small one) instead of the default guess for an unanalysed table.
     const tables = [...this.sinks.values()].map((s) => s.table);
     if (tables.length > 0) await this.pool.query(`analyze ${tables.join(', ')}`);
+  }
+
+  /**
+   * The last occurrence of a key in the file wins: earlier ones are deleted from staging, so that the
+   * merge reads one row per key without sorting the staged rows. Duplicates are rare; finding them is
+   * a hash aggregate over the key column alone. (Adjustments have no provider key: identical ones are
+   * numbered by the merge instead.)
+   */
+  private async keepLastOfEachKey(sink: CopySink, key: string): Promise<void> {
+    await this.pool.query(`delete from ${sink.table} s
+      using (select ${key}, max(seq) as seq from ${sink.table} group by ${key} having count(*) > 1) d
+      where s.${key} = d.${key} and s.seq < d.seq`);
   }
 
   /** Aborts any COPY still running and drops the staging tables. Never throws. */
