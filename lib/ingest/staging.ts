@@ -15,6 +15,11 @@ interface CopySink {
   readonly columns: readonly string[];
   buffer: string;
   rows: number;
+  /** Natural key column; null where duplicates are legitimate (adjustments) or for rejected rows. */
+  readonly key: string | null;
+  lastKey: string | null;
+  /** Every key so far greater than the one before: then no key occurs twice. */
+  keysIncrease: boolean;
 }
 
 /**
@@ -59,6 +64,11 @@ export class StagingTables {
   }
 
   private push(sink: CopySink, seq: number, line: number, record: Record<string, unknown>) {
+    if (sink.keysIncrease && sink.key !== null) {
+      const key = String(record[sink.key]);
+      if (sink.lastKey !== null && !(key > sink.lastKey)) sink.keysIncrease = false;
+      sink.lastKey = key;
+    }
     return this.pushRaw(sink, copyRecordLine(seq, line, record, sink.columns));
   }
 
@@ -102,7 +112,19 @@ export class StagingTables {
       const copyColumns =
         kind === 'rejected' ? 'seq, line, raw, reason' : ['seq', 'line', ...columns].join(', ');
       const stream = client.query(copyFrom(`copy ${table} (${copyColumns}) from stdin with (freeze)`));
-      const sink: CopySink = { table, client, stream, columns, buffer: '', rows: 0, error: undefined };
+      const key = kind === 'rejected' || kind === 'adjustment' ? null : TARGETS[kind].key;
+      const sink: CopySink = {
+        table,
+        client,
+        stream,
+        columns,
+        buffer: '',
+        rows: 0,
+        error: undefined,
+        key,
+        lastKey: null,
+        keysIncrease: true,
+      };
       // Kept for the next flush; a pending once(stream, 'drain' | 'finish') rejects with it as well.
       stream.on('error', (error) => {
         sink.error ??= error;
@@ -134,8 +156,9 @@ export class StagingTables {
       }),
     );
     if (errors.length > 0) throw errors[0];
-    for (const kind of this.kinds()) {
-      if (kind !== 'adjustment') await this.keepLastOfEachKey(this.sinks.get(kind)!, TARGETS[kind].key);
+    for (const sink of this.sinks.values()) {
+      // A file in key order (the provider's reports usually are) cannot repeat a key: no check needed.
+      if (sink.key !== null && !sink.keysIncrease) await this.keepLastOfEachKey(sink, sink.key);
     }
     // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
     // file, index lookups for a small one) instead of the default guess for an unanalysed table.

@@ -203,6 +203,26 @@ describe('loadReport with hand-made rows', () => {
       .where('transaction_id', '=', 'D1')
       .executeTakeFirstOrThrow();
     expect(row.amount_cents).toBe(3);
+
+    // Keys in order until a repeated one: the repeat still wins.
+    const ordered = await loadReport(
+      handle,
+      report(),
+      bytesOf('x'),
+      fakeParser([
+        transaction({ transaction_id: 'D2', amount_cents: 1 }),
+        transaction({ transaction_id: 'D3', amount_cents: 1 }),
+        transaction({ transaction_id: 'D4', amount_cents: 1 }),
+        transaction({ transaction_id: 'D2', amount_cents: 2 }),
+      ]),
+    );
+    expect(ordered).toMatchObject({ rowsLoaded: 4, rowsInserted: 3, rowsUnchanged: 1 });
+    const d2 = await handle.db
+      .selectFrom('provider_transactions')
+      .select('amount_cents')
+      .where('transaction_id', '=', 'D2')
+      .executeTakeFirstOrThrow();
+    expect(d2.amount_cents).toBe(2);
   });
 
   it('a file broken half-way loads nothing and leaves the load failed with the error', async () => {
