@@ -1,5 +1,6 @@
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { PROFILE, writeProfileLine } from '../lib/profile.ts';
 import type { ReconcileSettings } from './settings.ts';
 
 /**
@@ -26,14 +27,13 @@ export interface RuleContext {
 const STATUS_CLASS = (col: string) =>
   `(case when ${col} in ('SUCCESSFUL','RETURNED') then 'ok' when ${col} in ('REJECTED','FAILED') then 'failed' end)`;
 
-const PROFILE = process.env.RECON_PROFILE === '1';
+const PROFILE_STATEMENTS = PROFILE === '1';
 
 async function exec(ctx: RuleContext, query: RawBuilder<unknown>): Promise<number> {
-  const t0 = PROFILE ? performance.now() : 0;
+  const t0 = PROFILE_STATEMENTS ? performance.now() : 0;
   const result = await query.execute(ctx.trx);
-  if (PROFILE) {
-    const text = query.compile(ctx.trx).sql.replace(/\s+/g, ' ').slice(0, 90);
-    process.stderr.write(`${(performance.now() - t0).toFixed(0).padStart(6)} ms  ${text}\n`);
+  if (PROFILE_STATEMENTS) {
+    writeProfileLine(t0, query.compile(ctx.trx).sql.replace(/\s+/g, ' ').slice(0, 90));
   }
   return Number(result.numAffectedRows ?? 0);
 }

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Db } from '../../db/database.ts';
 import type { Environment } from '../config.ts';
+import { PROFILE, writeProfileLine } from '../profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../records.ts';
 import { claimEnvironment } from './claim-environment.ts';
 import { MeasureInput } from './measure-input.ts';
@@ -122,15 +123,13 @@ export async function loadParsedRows(
     plan.signal?.throwIfAborted();
     plan.onProgress?.({ rowsRead, bytes: meter.bytes });
     await staging.finish();
-    if (process.env.RECON_PROFILE) {
-      const ms = (performance.now() - started).toFixed(0).padStart(6);
-      process.stderr.write(`${ms} ms  read, parsed and staged ${rowsRead} rows\n`);
-    }
+    if (PROFILE) writeProfileLine(started, `read, parsed and staged ${rowsRead} rows`);
 
     const fileSha256 = meter.sha256();
     const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
     const merged = await handle.db.transaction().execute(async (trx) => {
-      // Deduplication sorts the whole staging table: let it sort in memory rather than spill to disk.
+      // The merge's hash joins (the seq of every new row of a first load) and the adjustments' window
+      // sort: in memory rather than spilled to disk.
       await sql`set local work_mem = '256MB'`.execute(trx);
       const result: MergeResult = { inserted: 0, updated: 0 };
       const present = new Set(staging.kinds());

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { PROFILE, writeProfileLine } from '../profile.ts';
 import { TARGETS, type Target } from './targets.ts';
 
 /**
@@ -113,17 +114,11 @@ ${prefix}ins as (
  */
 export const lockStatement = (t: Target) => `lock table ${t.table} in share row exclusive mode`;
 
-/**
- * RECON_PROFILE=1 prints each merge statement's time on stderr; RECON_PROFILE=explain also prints its
- * executed plan (EXPLAIN ANALYZE in a savepoint rolled back before the real run, so it costs a second
- * merge).
- */
-const PROFILE = process.env.RECON_PROFILE;
-
 async function run(db: Db, spec: MergeSpec, loadId: number, projection?: MergeSpec): Promise<MergeResult> {
   await sql`${sql.raw(lockStatement(spec.target))}`.execute(db);
   if (projection) await sql`${sql.raw(lockStatement(projection.target))}`.execute(db);
   const statement = mergeStatement(spec, loadId, projection);
+  // EXPLAIN ANALYZE runs the merge: in a savepoint rolled back before the real run.
   if (PROFILE === 'explain') {
     await sql`savepoint explain_merge`.execute(db);
     const plan = await sql<{
@@ -135,9 +130,9 @@ async function run(db: Db, spec: MergeSpec, loadId: number, projection?: MergeSp
   const t0 = performance.now();
   const result = await sql<{ inserted: number; updated: number }>`${sql.raw(statement)}`.execute(db);
   if (PROFILE) {
-    const ms = (performance.now() - t0).toFixed(0).padStart(6);
-    process.stderr.write(
-      `${ms} ms  merge into ${spec.target.table}${projection ? ` and ${projection.target.table}` : ''}\n`,
+    writeProfileLine(
+      t0,
+      `merge into ${spec.target.table}${projection ? ` and ${projection.target.table}` : ''}`,
     );
   }
   const row = result.rows[0]!;

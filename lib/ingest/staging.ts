@@ -158,7 +158,7 @@ export class StagingTables {
     if (errors.length > 0) throw errors[0];
     for (const sink of this.sinks.values()) {
       // A file in key order (the provider's reports usually are) cannot repeat a key: no check needed.
-      if (sink.key !== null && !sink.keysIncrease) await this.keepLastOfEachKey(sink, sink.key);
+      if (sink.key !== null && !sink.keysIncrease) await this.keepLastOfEachKey(sink.table, sink.key);
     }
     // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
     // file, index lookups for a small one) instead of the default guess for an unanalysed table.
@@ -172,9 +172,9 @@ export class StagingTables {
    * a hash aggregate over the key column alone. (Adjustments have no provider key: identical ones are
    * numbered by the merge instead.)
    */
-  private async keepLastOfEachKey(sink: CopySink, key: string): Promise<void> {
-    await this.pool.query(`delete from ${sink.table} s
-      using (select ${key}, max(seq) as seq from ${sink.table} group by ${key} having count(*) > 1) d
+  private async keepLastOfEachKey(table: string, key: string): Promise<void> {
+    await this.pool.query(`delete from ${table} s
+      using (select ${key}, max(seq) as seq from ${table} group by ${key} having count(*) > 1) d
       where s.${key} = d.${key} and s.seq < d.seq`);
   }
 
