@@ -14,7 +14,7 @@ import { easternDayStartUtc } from '../../lib/time/eastern.ts';
 import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import type { BackfillProgress } from '../../workflows/types.ts';
-import { addDays, windowWorkflowId } from '../../workflows/windows.ts';
+import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
 import { tableChecksums } from './support-warehouse.ts';
@@ -63,7 +63,7 @@ const workerProcesses: WorkerProcess[] = [];
  * `recon worker` as an OS process of its own (its own process group, so a kill reaches all of it),
  * on the test's Temporal dev server, database and sandbox, configured as in production: env only.
  */
-function spawnWorker(h: DatabaseHandle, taskQueue: string): WorkerProcess {
+function spawnWorker(h: DatabaseHandle, taskQueue: string, env: Record<string, string> = {}): WorkerProcess {
   const child = spawn(process.execPath, [BIN, 'worker'], {
     cwd: workerDir,
     detached: true,
@@ -78,6 +78,7 @@ function spawnWorker(h: DatabaseHandle, taskQueue: string): WorkerProcess {
       RECON_DATA_DIR: workerDir,
       RECON_PROVIDER_ACTIVITIES_PER_SECOND: '1000',
       RECON_WORKER_SHUTDOWN_GRACE_SECONDS: '1',
+      ...env,
     },
   });
   let output = '';
@@ -127,6 +128,29 @@ async function startedActivities(
     }
   }
   return found;
+}
+
+/** Every activity attempt started in the backfill's window workflows: by which worker, and when. */
+async function activityStarts(
+  windows: readonly { from: string; to: string }[],
+): Promise<{ identity: string; at: number }[]> {
+  const starts: { identity: string; at: number }[] = [];
+  for (const w of windows) {
+    // A window the backfill has only just scheduled may not exist yet.
+    const history = await server.client.workflow
+      .getHandle(windowWorkflowId(w))
+      .fetchHistory()
+      .catch(() => undefined);
+    for (const e of history?.events ?? []) {
+      const started = e.activityTaskStartedEventAttributes;
+      if (started) starts.push({ identity: started.identity ?? '', at: timestampMs(e.eventTime) });
+    }
+  }
+  return starts.sort((a, b) => a.at - b.at);
+}
+
+function timestampMs(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 }
 
 /** Of the given activities, those whose final attempt started after a heartbeat timeout. */
@@ -350,6 +374,78 @@ describe('backfill against the sandbox', () => {
     } finally {
       await worker.stop();
       await opened.close();
+    }
+  });
+
+  it('shares one task queue between two worker processes: both run windows, and when one is SIGKILLed the other finishes', async () => {
+    expect(reference).toBeDefined(); // from the uninterrupted run above
+    const h = await freshWarehouse();
+    const taskQueue = uniqueTaskQueue('two-workers');
+    sandbox.setFaults({ slowMs: 300 });
+    const a = spawnWorker(h, taskQueue);
+    const b = spawnWorker(h, taskQueue);
+    try {
+      // 22-day windows: 10 of them over the 7 months, 4 at a time so that both workers have work.
+      const { handle } = await startBackfill(server.client, {
+        from: FROM,
+        to: TO,
+        taskQueue,
+        windowDays: 22,
+        parallelism: 4,
+        activityTuning: { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT_SECONDS },
+      });
+      const deadline = Date.now() + 60_000;
+      let mid: BackfillProgress;
+      for (;;) {
+        mid = await backfillProgress(handle);
+        const identities = new Set((await activityStarts(mid.running)).map((s) => s.identity));
+        if (mid.windowsDone >= 1 && mid.windowsLeft > 0 && identities.size === 2) break;
+        if (Date.now() > deadline)
+          throw new Error(`both workers never ran windows; they said: ${a.output()} ${b.output()}`);
+        await sleep(50);
+      }
+      process.kill(-a.child.pid!, 'SIGKILL');
+      sandbox.setFaults({});
+      expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      const result = await handle.result();
+      expect(result).toMatchObject({ windows: 10, rowsRejected: 0 });
+      expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
+      // Both processes ran activities of the backfill's windows (identity: pid@host of each worker).
+      const identities = new Set((await activityStarts(splitWindows(FROM, TO, 22))).map((s) => s.identity));
+      expect([...identities].sort()).toEqual(
+        [a.child.pid, b.child.pid].map((pid) => expect.stringMatching(new RegExp(`^${pid}@`))),
+      );
+    } finally {
+      sandbox.setFaults({});
+      for (const w of workerProcesses) await reap(w);
+    }
+  });
+
+  it('holds the provider rate limit across all workers together (task queue rate limit, not per process)', async () => {
+    const h = await freshWarehouse();
+    const taskQueue = uniqueTaskQueue('rate');
+    // Unlimited, these 42 activities start at about 30/s; limited per process, two workers would allow 2x.
+    const perSecond = 8;
+    const env = { RECON_PROVIDER_ACTIVITIES_PER_SECOND: String(perSecond) };
+    spawnWorker(h, taskQueue, env);
+    spawnWorker(h, taskQueue, env);
+    try {
+      const range = { from: '2026-01-01', to: '2026-03-10' };
+      const { handle } = await startBackfill(server.client, {
+        ...range,
+        taskQueue,
+        windowDays: 10,
+        parallelism: 7,
+      });
+      await handle.result();
+      const starts = await activityStarts(splitWindows(range.from, range.to, 10));
+      const identities = new Set(starts.map((s) => s.identity));
+      const span = (starts.at(-1)!.at - starts[0]!.at) / 1000;
+      const rate = (starts.length - 1) / span;
+      expect(identities.size).toBe(2);
+      expect(rate).toBeLessThanOrEqual(perSecond * 1.1);
+    } finally {
+      for (const w of workerProcesses) await reap(w);
     }
   });
 });
