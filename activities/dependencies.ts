@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../lib/config.ts';
+import type { ReconMetrics } from '../lib/metrics/registry.ts';
 import type { PullSourceRequest } from '../provider/pull.ts';
 
 /**
@@ -42,4 +43,6 @@ export interface ActivityDependencies<Client> {
   readonly reconcileRange: ReconcileRangeFn;
   /** Seconds between heartbeats while an activity has no progress to report (default 5, at most a third of its heartbeat timeout). */
   readonly heartbeatEverySeconds?: number;
+  /** Where the process counts its loads (`recon worker` with RECON_METRICS_PORT); absent, nothing is counted. */
+  readonly metrics?: ReconMetrics;
 }

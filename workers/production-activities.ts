@@ -1,6 +1,7 @@
 import { createActivities, type Activities } from '../activities/index.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../lib/config.ts';
+import type { ReconMetrics } from '../lib/metrics/registry.ts';
 import { createProviderClient } from '../provider/client/index.ts';
 import { pullSource } from '../provider/pull.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
@@ -13,8 +14,16 @@ import { reconcileRange } from '../reconcile/reconcile-range.ts';
 export function openProductionActivities(
   config: Config,
   handle: DatabaseHandle,
+  options: { metrics?: ReconMetrics } = {},
 ): { activities: Activities; close(): Promise<void> } {
   const provider = createProviderClient(config);
-  const activities = createActivities({ handle, provider, config, pullSource, reconcileRange });
+  const activities = createActivities({
+    handle,
+    provider,
+    config,
+    pullSource,
+    reconcileRange,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
   return { activities, close: async () => provider.close() };
 }

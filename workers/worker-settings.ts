@@ -9,6 +9,7 @@ import { ConfigError } from '../lib/errors.ts';
  * | `RECON_WORKER_WORKFLOW_SLOTS` | maxConcurrentWorkflowTaskExecutions | 40 |
  * | `RECON_PROVIDER_ACTIVITIES_PER_SECOND` | maxTaskQueueActivitiesPerSecond (whole task queue, all workers) | 5 |
  * | `RECON_WORKER_SHUTDOWN_GRACE_SECONDS` | shutdownGraceTime | 30 |
+ * | `RECON_METRICS_PORT`, `RECON_METRICS_HOST` | Prometheus `GET /metrics` (off when the port is unset) | off, 127.0.0.1 |
  */
 export interface WorkerSettings {
   readonly maxConcurrentActivityTaskExecutions: number;
@@ -16,6 +17,8 @@ export interface WorkerSettings {
   /** The provider's quota: activities started per second across the task queue. */
   readonly maxTaskQueueActivitiesPerSecond: number;
   readonly shutdownGraceSeconds: number;
+  /** Where `GET /metrics` listens; undefined: no metrics server. */
+  readonly metrics?: { readonly host: string; readonly port: number };
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, integer: boolean): number {
@@ -37,5 +40,23 @@ export function loadWorkerSettings(env: NodeJS.ProcessEnv = process.env): Worker
     maxConcurrentWorkflowTaskExecutions: positive(env, 'RECON_WORKER_WORKFLOW_SLOTS', 40, true),
     maxTaskQueueActivitiesPerSecond: positive(env, 'RECON_PROVIDER_ACTIVITIES_PER_SECOND', 5, false),
     shutdownGraceSeconds: positive(env, 'RECON_WORKER_SHUTDOWN_GRACE_SECONDS', 30, false),
+    ...(env.RECON_METRICS_PORT?.trim()
+      ? {
+          metrics: {
+            host: env.RECON_METRICS_HOST?.trim() || '127.0.0.1',
+            port: metricsPort(env.RECON_METRICS_PORT.trim()),
+          },
+        }
+      : {}),
   });
+}
+
+function metricsPort(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new ConfigError(
+      `RECON_METRICS_PORT=${JSON.stringify(raw)} is not valid: set it to a TCP port (1-65535; 0 picks a free one)`,
+    );
+  }
+  return n;
 }

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
+import { recordLoad } from '../../lib/metrics/registry.ts';
 import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies, PullLoadSummary } from '../dependencies.ts';
@@ -123,6 +124,7 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     } finally {
       clearInterval(timer);
     }
+    if (deps.metrics) recordLoad(deps.metrics, { source: input.source, ...load });
     if (load.status === 'committed') {
       await savePullCursor(db, {
         ...key,

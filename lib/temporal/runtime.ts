@@ -7,14 +7,27 @@ let installed = false;
  * stderr, the native core's only at ERROR (its WARN lines about late completions of cancelled
  * activities are expected during a cancel or a shutdown). `shutdownSignals: []` leaves SIGINT and
  * SIGTERM to the command (recon backfill detaches on Ctrl-C, recon demo cleans up); the default
- * lets the SDK shut workers down gracefully on them, as `recon worker` wants.
+ * lets the SDK shut workers down gracefully on them, as `recon worker` wants. With
+ * `prometheusBindAddress` the SDK serves its runtime metrics there (`recon worker` appends them to
+ * its own `/metrics`).
  */
-export function installRuntime(options: { level?: LogLevel; shutdownSignals?: NodeJS.Signals[] } = {}): void {
+export function installRuntime(
+  options: { level?: LogLevel; shutdownSignals?: NodeJS.Signals[]; prometheusBindAddress?: string } = {},
+): void {
   if (installed) return;
   installed = true;
   Runtime.install({
     logger: new DefaultLogger(options.level ?? 'WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} },
+      ...(options.prometheusBindAddress
+        ? {
+            metrics: {
+              prometheus: { bindAddress: options.prometheusBindAddress, useSecondsForDurations: true },
+            },
+          }
+        : {}),
+    },
     ...(options.shutdownSignals ? { shutdownSignals: options.shutdownSignals } : {}),
   });
 }

@@ -15,6 +15,7 @@ import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import type { BackfillProgress } from '../../workflows/types.ts';
 import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows.ts';
+import { freePort } from '../../lib/net/free-port.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
 import { tableChecksums } from './support-warehouse.ts';
@@ -421,14 +422,14 @@ describe('backfill against the sandbox', () => {
     }
   });
 
-  it('holds the provider rate limit across all workers together (task queue rate limit, not per process)', async () => {
+  it("holds the provider rate limit across all workers together, and each worker's /metrics adds up to the warehouse", async () => {
     const h = await freshWarehouse();
     const taskQueue = uniqueTaskQueue('rate');
     // Unlimited, these 42 activities start at about 30/s; limited per process, two workers would allow 2x.
     const perSecond = 8;
     const env = { RECON_PROVIDER_ACTIVITIES_PER_SECOND: String(perSecond) };
-    spawnWorker(h, taskQueue, env);
-    spawnWorker(h, taskQueue, env);
+    const metricsPorts = [await freePort(), await freePort()];
+    for (const port of metricsPorts) spawnWorker(h, taskQueue, { ...env, RECON_METRICS_PORT: String(port) });
     try {
       const range = { from: '2026-01-01', to: '2026-03-10' };
       const { handle } = await startBackfill(server.client, {
@@ -444,8 +445,59 @@ describe('backfill against the sandbox', () => {
       const rate = (starts.length - 1) / span;
       expect(identities.size).toBe(2);
       expect(rate).toBeLessThanOrEqual(perSecond * 1.1);
+
+      // /metrics of both workers: their counts add up to what the warehouse recorded.
+      const scrapes = await Promise.all(
+        metricsPorts.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+      );
+      const loaded = await sql<{ source: string; rows: number }>`
+        select source, sum(rows_loaded)::int as rows from loads where status = 'committed' group by source`.execute(
+        h.db,
+      );
+      expect(loaded.rows.length).toBe(5);
+      for (const { source, rows } of loaded.rows) {
+        const counted = scrapes.map((text) => sample(text, 'recon_rows_loaded_total', { source }) ?? 0);
+        expect(counted[0]! + counted[1]!).toBe(rows);
+      }
+      const open = await sql<{ kind: string; currency: string; n: number }>`
+        select kind, coalesce(currency, 'none') as currency, count(*)::int as n from discrepancies
+        where status = 'open' group by 1, 2`.execute(h.db);
+      expect(open.rows.length).toBeGreaterThan(0);
+      for (const scrape of scrapes) {
+        for (const { kind, currency, n } of open.rows)
+          expect(sample(scrape, 'recon_open_discrepancies', { kind, currency, status: 'open' })).toBe(n);
+        expect(sample(scrape, 'recon_warehouse_up', {})).toBe(1);
+        expect(
+          sample(scrape, 'recon_last_successful_pull_timestamp_seconds', { source: 'report-transactions' }),
+        ).toBeGreaterThan(Date.now() / 1000 - 600);
+        // The Temporal SDK's own runtime metrics, served through the same endpoint.
+        expect(scrape).toMatch(/^temporal_activity_execution_latency/m);
+      }
+      const reportRequests = scrapes.map(
+        (text) => sample(text, 'recon_provider_requests_total', { endpoint: 'report', status: '200' }) ?? 0,
+      );
+      expect(reportRequests[0]! + reportRequests[1]!).toBeGreaterThanOrEqual(14); // 7 windows x 2 report sources
     } finally {
       for (const w of workerProcesses) await reap(w);
     }
   });
 });
+
+/** The value of one sample of a Prometheus text exposition, by metric name and exact labels. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const wanted = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(',');
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = (m[2] ?? '')
+      .split(/,(?=\w+=")/)
+      .filter(Boolean)
+      .sort()
+      .join(',');
+    if (have === wanted) return Number(m[3]);
+  }
+  return undefined;
+}
