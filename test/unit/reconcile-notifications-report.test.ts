@@ -103,10 +103,12 @@ describe('report output', () => {
   const data: ReportData = {
     from: '2026-03-01',
     to: '2026-03-02',
-    volumes: [{ day: '2026-03-01', type: 'DEBIT', count: 2, cents: 123456 }],
-    byKind: [{ kind: 'amount_mismatch', count: 1, cents: 5 }],
-    byDay: [{ day: '2026-03-02', kind: 'amount_mismatch', count: 1, cents: 5 }],
-    returnsByCode: [{ code: '901', count: 1, cents: 1000 }],
+    coverage: { days: 2, checkedDays: 2, unchecked: [], lastRunAt: '2026-03-03 10:00:00+00' },
+    totals: [{ currency: 'CAD', count: 1, amount_cents: 5 }],
+    volumes: [{ day: '2026-03-01', type: 'DEBIT', currency: 'CAD', count: 2, amount_cents: 123456 }],
+    byKind: [{ kind: 'amount_mismatch', currency: 'CAD', count: 1, amount_cents: 5 }],
+    byDay: [{ day: '2026-03-02', kind: 'amount_mismatch', currency: 'CAD', count: 1, amount_cents: 5 }],
+    returnsByCode: [{ code: '901', currency: 'CAD', count: 1, amount_cents: 1000 }],
     discrepancies: [
       {
         discrepancy_id: 7,
