@@ -13,8 +13,8 @@ import { backfillProgress, startBackfill } from '../../lib/temporal/backfill.ts'
 import { easternDayStartUtc } from '../../lib/time/eastern.ts';
 import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
-import type { BackfillProgress } from '../../workflows/types.ts';
-import { addDays, windowWorkflowId } from '../../workflows/windows.ts';
+import type { BackfillProgress, WindowResult } from '../../workflows/types.ts';
+import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
 import { tableChecksums } from './support-warehouse.ts';
@@ -184,6 +184,16 @@ describe('backfill against the sandbox', () => {
       const first = await startBackfill(server.client, { from: FROM, to: TO, taskQueue });
       const result = await first.handle.result();
       expect(result).toMatchObject({ from: FROM, to: TO, windows: 6, rowsRejected: 0, runs: 1 });
+      // Each window's result carries its discrepancies by kind and currency; its counts hold no amount.
+      const currencies = new Set<string | null>();
+      for (const w of splitWindows(FROM, TO)) {
+        const done: WindowResult = await server.client.workflow.getHandle(windowWorkflowId(w)).result();
+        const listed = done.reconcile.discrepancies ?? [];
+        expect(Object.keys(done.reconcile.counts).filter((k) => k.includes('cents'))).toEqual([]);
+        expect(listed.reduce((n, d) => n + d.count, 0)).toBe(done.reconcile.counts.totalDiscrepancies);
+        for (const d of listed) currencies.add(d.currency);
+      }
+      expect([...currencies].sort()).toEqual(['CAD', 'USD']);
 
       const range = { start: easternDayStartUtc(FROM), end: easternDayStartUtc(addDays(TO, 1)) };
       // Report and legacy rows of a transaction meet in provider_transactions: every fact is there once.
