@@ -47,6 +47,7 @@ function dateRanges(runs: ReportCoverage['unchecked']): string {
 export function formatCoverage(d: Pick<ReportData, 'from' | 'to' | 'coverage'>): string {
   const c = d.coverage;
   const unchecked = c.days - c.checkedDays;
+  if (c.days === 0) return `coverage: ${d.from}..${d.to} holds no date\n`;
   if (unchecked === 0) {
     return `coverage: all ${c.days} dates checked by reconcile runs (latest committed ${c.lastRunAt})\n`;
   }
