@@ -5,31 +5,36 @@ export function registerReport(program: Command): void {
   program
     .command('report')
     .description(
-      'the reconciliation summary of Eastern business dates FROM..TO: counts and cents by kind and by day; --html writes a self-contained page with charts, --csv the discrepancies',
+      'the reconciliation summary of Eastern business dates FROM..TO: which dates no reconcile run checked, counts and cents per currency by kind and by day; --json the same as JSON, --html writes a self-contained page with charts, --csv the discrepancies',
     )
     .requiredOption('--from <date>', 'first Eastern business date, YYYY-MM-DD')
     .requiredOption('--to <date>', 'last Eastern business date, YYYY-MM-DD')
     .option('--html <file>', 'write an HTML report with inline SVG charts')
     .option('--csv <file>', 'write the discrepancies of the range as CSV')
-    .action((opts: { from: string; to: string; html?: string; csv?: string }) =>
+    .option('--json', 'print the report as JSON (every amount_cents with its currency) instead of text')
+    .action((opts: { from: string; to: string; html?: string; csv?: string; json?: boolean }) =>
       runCommand(async (config) => {
         const { writeFileSync } = await import('node:fs');
         const { openDatabase } = await import('../db/connect.ts');
         const { loadReportData } = await import('../reconcile/report/report-data.ts');
-        const { formatReport } = await import('../reconcile/report/format-summary.ts');
+        const { formatReport, reportJson } = await import('../reconcile/report/format-summary.ts');
         const handle = await openDatabase(config);
         try {
           const data = await loadReportData(handle.db, { from: opts.from, to: opts.to });
-          process.stdout.write(formatReport(data));
+          // With --json, stdout is the JSON document alone; the file notes go to stderr.
+          const note = (line: string) => (opts.json ? process.stderr : process.stdout).write(line);
+          process.stdout.write(
+            opts.json ? `${JSON.stringify(reportJson(data), null, 2)}\n` : formatReport(data),
+          );
           if (opts.html) {
             const { renderHtmlReport } = await import('../reconcile/report/render-html.ts');
             writeFileSync(opts.html, renderHtmlReport(data));
-            process.stdout.write(`\nHTML report written to ${opts.html}\n`);
+            note(`\nHTML report written to ${opts.html}\n`);
           }
           if (opts.csv) {
             const { discrepanciesCsv } = await import('../reconcile/report/write-csv.ts');
             writeFileSync(opts.csv, discrepanciesCsv(data.discrepancies));
-            process.stdout.write(`${data.discrepancies.length} discrepancies written to ${opts.csv}\n`);
+            note(`${data.discrepancies.length} discrepancies written to ${opts.csv}\n`);
           }
         } finally {
           await handle.close();

@@ -24,6 +24,16 @@ export interface ReconcileRequest {
   readonly settings?: Partial<ReconcileSettings>;
 }
 
+/** Discrepancies of one kind in one currency: how many, and the money they concern in that currency. */
+export interface DiscrepancyTotal {
+  readonly kind: string;
+  /** ISO 4217 code; null for a discrepancy recorded without a currency. */
+  readonly currency: string | null;
+  readonly count: number;
+  /** See DISCREPANCY_CENTS: the difference, or the whole amount of a missing or disputed item. */
+  readonly amount_cents: number;
+}
+
 export interface ReconcileSummary {
   readonly runId: number;
   readonly from: string;
@@ -36,12 +46,24 @@ export interface ReconcileSummary {
     readonly notifications: number;
     readonly legacy: number;
   };
-  /** Discrepancies that hold for the range after this run, by kind: how many and their cents. */
-  readonly discrepancies: Record<string, { count: number; cents: number }>;
+  /**
+   * Discrepancies that hold for the range after this run, by kind and currency: how many and the
+   * money they concern (never added across currencies). Sorted by kind, then currency.
+   */
+  readonly discrepancies: readonly DiscrepancyTotal[];
   readonly totalDiscrepancies: number;
   readonly lifecycle: LifecycleCounts;
   readonly durationMs: number;
 }
+
+/**
+ * The money a discrepancy is about, in its own currency: for a disagreement on the amount (or fee)
+ * the difference; for a currency, type or status disagreement, or a missing item, the whole amount.
+ * Summed only within one currency.
+ */
+export const DISCREPANCY_CENTS = sql<number>`case when kind in ('currency_mismatch','type_mismatch','status_mismatch')
+    then abs(coalesce(expected_amount_cents, actual_amount_cents, 0))
+    else abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0)) end`;
 
 /** Serialises runs: matching reads and claims rows outside its own range, so overlapping runs queue. */
 const LOCK_KEY = 0x1b7_5ec0;
@@ -100,15 +122,10 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
     await sourceFindings(ctx);
     const lifecycle = await applyFindings(trx, { from: req.from, to: req.to, asOf, runId: run.run_id });
 
-    const byKind = await sql<{ kind: string; count: number; cents: number }>`
-      select kind, count(*)::int as count,
-        coalesce(sum(case when kind in ('currency_mismatch','type_mismatch','status_mismatch')
-          then abs(coalesce(expected_amount_cents, actual_amount_cents, 0))
-          else abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0)) end), 0)::bigint as cents
-      from findings group by kind order by kind`.execute(trx);
-    const discrepancies = Object.fromEntries(
-      byKind.rows.map((r) => [r.kind, { count: r.count, cents: r.cents }]),
-    );
+    const byKind = await sql<DiscrepancyTotal>`
+      select kind, currency::text as currency, count(*)::int as count,
+        coalesce(sum(${DISCREPANCY_CENTS}), 0)::bigint as amount_cents
+      from findings group by kind, currency order by kind, currency nulls last`.execute(trx);
     const summary = {
       runId: run.run_id,
       from: req.from,
@@ -116,7 +133,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       asOf,
       settings,
       matched: { ...claims, returns },
-      discrepancies,
+      discrepancies: byKind.rows,
       totalDiscrepancies: byKind.rows.reduce((n, r) => n + r.count, 0),
       lifecycle,
       durationMs: Math.round(performance.now() - started),

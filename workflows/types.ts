@@ -30,11 +30,28 @@ export interface PullSummary {
   readonly durationMs: number;
 }
 
-/** What matching did for a window: the numeric fields of the reconciliation summary. */
+/** Discrepancies of one kind in one currency after a run: how many and the cents they concern. */
+export interface ReconcileWindowTotal {
+  readonly kind: string;
+  readonly currency: string | null;
+  readonly count: number;
+  readonly amount_cents: number;
+}
+
+/**
+ * What matching did for a window: the counts of the reconciliation summary (matches, lifecycle,
+ * discrepancies) and the discrepancies by kind and currency, every amount with its currency.
+ */
 export interface ReconcileWindowSummary {
   readonly from: string;
   readonly to: string;
+  /** Counts only, never amounts (an amount goes with its currency, in `discrepancies`). */
   readonly counts: Readonly<Record<string, number>>;
+  /**
+   * By kind and currency. Absent from histories recorded before currencies were split, whose
+   * `counts` held `discrepancies.<kind>.cents` without a currency: code reading this tolerates both.
+   */
+  readonly discrepancies?: readonly ReconcileWindowTotal[];
 }
 
 /**

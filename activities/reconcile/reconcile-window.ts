@@ -1,11 +1,12 @@
 import { Context } from '@temporalio/activity';
-import type { ReconcileWindowSummary } from '../../workflows/types.ts';
+import type { ReconcileWindowSummary, ReconcileWindowTotal } from '../../workflows/types.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 
 /**
  * The numeric fields of a summary, up to three levels deep (`matched.transactions`,
- * `discrepancies.fee_mismatch.cents`), settings left out: only counts go into the history.
+ * `lifecycle.opened`), settings and lists left out: only counts go into the history. Amounts are
+ * lists with their currency in a reconciliation summary, so none comes out here.
  */
 export function numericCounts(summary: unknown): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -23,9 +24,26 @@ export function numericCounts(summary: unknown): Record<string, number> {
 }
 
 /**
+ * The `discrepancies` list of a summary (kind, currency, count, amount_cents), each amount with its
+ * currency; entries of another shape are left out, and a summary without the list gives none.
+ */
+export function discrepancyTotals(summary: unknown): ReconcileWindowTotal[] {
+  const list = (summary as { discrepancies?: unknown } | null)?.discrepancies;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((d: Partial<ReconcileWindowTotal>) =>
+    typeof d?.kind === 'string' &&
+    (typeof d.currency === 'string' || d.currency === null) &&
+    typeof d.count === 'number' &&
+    typeof d.amount_cents === 'number'
+      ? [{ kind: d.kind, currency: d.currency, count: d.count, amount_cents: d.amount_cents }]
+      : [],
+  );
+}
+
+/**
  * Builds the reconciliation activity: matches the window's Eastern days with `reconcileRange`, which
  * is idempotent and safe next to overlapping runs, so a retry simply runs it again. Only the counts
- * of its summary go back into the workflow history.
+ * of its summary and its discrepancies by kind and currency go back into the workflow history.
  */
 export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>) {
   return async function reconcileWindow(input: {
@@ -39,7 +57,12 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
     );
     try {
       const summary = await deps.reconcileRange(deps.handle.db, { from: input.from, to: input.to });
-      return { from: input.from, to: input.to, counts: numericCounts(summary) };
+      return {
+        from: input.from,
+        to: input.to,
+        counts: numericCounts(summary),
+        discrepancies: discrepancyTotals(summary),
+      };
     } finally {
       clearInterval(timer);
     }

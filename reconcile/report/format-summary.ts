@@ -1,67 +1,140 @@
 import type { ReconcileSummary } from '../reconcile-range.ts';
-import type { ReportData } from './report-data.ts';
-import { formatCents } from './format-money.ts';
+import { currencyLabel, formatCents } from './format-money.ts';
+import type { ReportCoverage, ReportData } from './report-data.ts';
 
-function table(header: string[], rows: string[][]): string {
+/** A plain-text table: the first `left` columns aligned left, the others (numbers) right. */
+function table(header: string[], rows: string[][], left = 1): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    cells
+      .map((c, i) => (i < left ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') + '\n';
 }
 
-/** The terminal summary of one reconcile run. */
+/** The terminal summary of one reconcile run: discrepancies by kind and currency. */
 export function formatSummary(s: ReconcileSummary): string {
-  const kinds = Object.entries(s.discrepancies).sort((a, b) => b[1].count - a[1].count);
+  const perKind = new Map<string, number>();
+  for (const d of s.discrepancies) perKind.set(d.kind, (perKind.get(d.kind) ?? 0) + d.count);
+  const rows = [...s.discrepancies].sort(
+    (a, b) => perKind.get(b.kind)! - perKind.get(a.kind)! || a.kind.localeCompare(b.kind),
+  );
   return (
     `reconciled ${s.from}..${s.to} as of ${s.asOf} (run ${s.runId}, ${s.durationMs} ms)\n` +
     `matched: ${s.matched.transactions} transactions to the ledger, ${s.matched.returns} returns to ledger RETURN entries, ` +
     `${s.matched.notifications} notifications, ${s.matched.legacy} legacy rows\n` +
     `discrepancies: ${s.totalDiscrepancies} (opened ${s.lifecycle.opened}, reopened ${s.lifecycle.reopened}, ` +
     `changed ${s.lifecycle.changed}, resolved ${s.lifecycle.resolved})\n` +
-    (kinds.length
+    (rows.length
       ? table(
-          ['kind', 'count', 'amount'],
-          kinds.map(([k, v]) => [k, String(v.count), formatCents(v.cents)]),
+          ['kind', 'currency', 'count', 'amount'],
+          rows.map((r) => [r.kind, currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
+          2,
         )
       : '')
   );
 }
 
-/** The terminal report of a range: discrepancies by kind and by day, volumes, returns by code. */
+function dateRanges(runs: ReportCoverage['unchecked']): string {
+  return runs.map((r) => (r.from === r.to ? r.from : `${r.from}..${r.to}`)).join(', ');
+}
+
+/**
+ * What the report can vouch for: which dates of the range a committed reconcile run checked. A range
+ * with unchecked dates says so first and names them, so that no "none" below reads as a clean bill.
+ */
+export function formatCoverage(d: Pick<ReportData, 'from' | 'to' | 'coverage'>): string {
+  const c = d.coverage;
+  const unchecked = c.days - c.checkedDays;
+  if (c.days === 0) return `coverage: ${d.from}..${d.to} holds no date\n`;
+  if (unchecked === 0) {
+    return `coverage: all ${c.days} dates checked by reconcile runs (latest committed ${c.lastRunAt})\n`;
+  }
+  if (c.checkedDays === 0) {
+    return (
+      `coverage: NOT CHECKED: no reconcile run covers any date of ${d.from}..${d.to}, so nothing below has been matched.\n` +
+      `  Run recon reconcile --from ${d.from} --to ${d.to} first.\n`
+    );
+  }
+  return (
+    `coverage: INCOMPLETE: ${unchecked} of ${c.days} dates were never checked by a reconcile run: ${dateRanges(c.unchecked)}\n` +
+    `  Discrepancies on those dates are unknown, not zero: run recon reconcile over them first.\n`
+  );
+}
+
+/** The text shown instead of an empty table of discrepancies: "none" only when every date was checked. */
+function noDiscrepancies(c: ReportCoverage): string {
+  if (c.checkedDays === c.days) return 'none\n';
+  if (c.checkedDays === 0) return 'not checked: no reconcile run covers this range\n';
+  return `none on the ${c.checkedDays} checked dates; ${c.days - c.checkedDays} dates not checked (see coverage)\n`;
+}
+
+/** Unresolved discrepancies per day and currency (kinds added within one currency only). */
+export function discrepanciesByDay(
+  d: Pick<ReportData, 'byDay'>,
+): { day: string; currency: string | null; count: number; amount_cents: number }[] {
+  const out = new Map<
+    string,
+    { day: string; currency: string | null; count: number; amount_cents: number }
+  >();
+  for (const r of d.byDay) {
+    const key = `${r.day}\u0000${r.currency ?? ''}`;
+    const row = out.get(key) ?? { day: r.day, currency: r.currency, count: 0, amount_cents: 0 };
+    row.count += r.count;
+    row.amount_cents += r.amount_cents;
+    out.set(key, row);
+  }
+  return [...out.values()].sort(
+    (a, b) => a.day.localeCompare(b.day) || (a.currency ?? '\uffff').localeCompare(b.currency ?? '\uffff'),
+  );
+}
+
+/** The terminal report of a range: coverage, discrepancies by currency, kind and day, volumes, returns. */
 export function formatReport(d: ReportData): string {
-  const days = [...new Set(d.byDay.map((r) => r.day))];
-  const out: string[] = [`reconciliation report ${d.from}..${d.to}\n`];
+  const out: string[] = [`reconciliation report ${d.from}..${d.to}\n`, formatCoverage(d)];
+  out.push('\nunresolved discrepancies by currency\n');
+  out.push(
+    d.totals.length
+      ? table(
+          ['currency', 'count', 'amount'],
+          d.totals.map((r) => [currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
+        )
+      : noDiscrepancies(d.coverage),
+  );
   out.push('\nunresolved discrepancies by kind\n');
   out.push(
     d.byKind.length
       ? table(
-          ['kind', 'count', 'amount'],
-          d.byKind.map((r) => [r.kind, String(r.count), formatCents(r.cents)]),
+          ['kind', 'currency', 'count', 'amount'],
+          d.byKind.map((r) => [
+            r.kind,
+            currencyLabel(r.currency),
+            String(r.count),
+            formatCents(r.amount_cents),
+          ]),
+          2,
         )
-      : 'none\n',
+      : noDiscrepancies(d.coverage),
   );
   out.push('\nunresolved discrepancies by day\n');
+  const days = discrepanciesByDay(d);
   out.push(
     days.length
       ? table(
-          ['day', 'count', 'amount'],
-          days.map((day) => {
-            const rows = d.byDay.filter((r) => r.day === day);
-            return [
-              day,
-              String(rows.reduce((n, r) => n + r.count, 0)),
-              formatCents(rows.reduce((n, r) => n + r.cents, 0)),
-            ];
-          }),
+          ['day', 'currency', 'count', 'amount'],
+          days.map((r) => [r.day, currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
+          2,
         )
-      : 'none\n',
+      : noDiscrepancies(d.coverage),
   );
   out.push('\nsuccessful transactions by day\n');
   out.push(
     d.volumes.length
       ? table(
-          ['day', 'type', 'count', 'amount'],
-          d.volumes.map((r) => [r.day, r.type, String(r.count), formatCents(r.cents)]),
+          ['day', 'type', 'currency', 'count', 'amount'],
+          d.volumes.map((r) => [r.day, r.type, r.currency, String(r.count), formatCents(r.amount_cents)]),
+          3,
         )
       : 'none\n',
   );
@@ -69,10 +142,34 @@ export function formatReport(d: ReportData): string {
   out.push(
     d.returnsByCode.length
       ? table(
-          ['code', 'count', 'amount'],
-          d.returnsByCode.map((r) => [r.code, String(r.count), formatCents(r.cents)]),
+          ['code', 'currency', 'count', 'amount'],
+          d.returnsByCode.map((r) => [r.code, r.currency, String(r.count), formatCents(r.amount_cents)]),
+          2,
         )
       : 'none\n',
   );
   return out.join('');
+}
+
+/**
+ * `recon report --json`: the terminal report's content, machine-readable. Every object with an
+ * `amount_cents` carries its `currency`; the coverage names the dates no reconcile run checked.
+ */
+export function reportJson(d: ReportData): unknown {
+  return {
+    from: d.from,
+    to: d.to,
+    coverage: {
+      days: d.coverage.days,
+      checked_days: d.coverage.checkedDays,
+      complete: d.coverage.checkedDays === d.coverage.days,
+      unchecked: d.coverage.unchecked,
+      last_run_at: d.coverage.lastRunAt,
+    },
+    unresolved_by_currency: d.totals,
+    unresolved_by_kind: d.byKind,
+    unresolved_by_day: discrepanciesByDay(d),
+    successful_by_day: d.volumes,
+    returns_by_code: d.returnsByCode,
+  };
 }

@@ -1,4 +1,4 @@
-import { formatCents } from './format-money.ts';
+import { currencyLabel, formatCents, formatMoney } from './format-money.ts';
 import type { ReportData } from './report-data.ts';
 
 /** What each kind means, in words a finance person uses. */
@@ -107,8 +107,13 @@ function barChart(
   return `<figure><figcaption>${esc(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="${esc(title)}">${parts.join('')}</svg><div class="legend">${legend}</div></figure>`;
 }
 
-function htmlTable(header: string[], rows: (string | number)[][], numeric: number[] = []): string {
-  if (rows.length === 0) return '<p class="none">None.</p>';
+function htmlTable(
+  header: string[],
+  rows: (string | number)[][],
+  numeric: number[] = [],
+  empty = '<p class="none">None.</p>',
+): string {
+  if (rows.length === 0) return empty;
   const th = header.map((h, i) => `<th${numeric.includes(i) ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
   const body = rows
     .map(
@@ -126,22 +131,53 @@ export function renderHtmlReport(
 ): string {
   const days = [...new Set([...d.volumes.map((v) => v.day), ...d.byDay.map((v) => v.day)])].sort();
   const types = [...new Set(d.volumes.map((v) => v.type))].sort();
-  const volumeSeries = types.map((t, i) => ({
-    name: t === 'DEBIT' ? 'Payins (DEBIT)' : t === 'CREDIT' ? 'Payouts (CREDIT)' : t,
-    color: PALETTE[i % PALETTE.length]!,
-    values: days.map((day) => d.volumes.find((v) => v.day === day && v.type === t)?.cents ?? 0),
-  }));
-  const kinds = d.byKind.map((k) => k.kind);
+  const currencies = [...new Set(d.volumes.map((v) => v.currency))].sort();
+  // One chart per currency: a bar that stacked CAD on USD would add them.
+  const volumeCharts = currencies.map((currency) =>
+    barChart(
+      `Successful transactions per day, ${currency} (amount)`,
+      days,
+      types.map((t, i) => ({
+        name: t === 'DEBIT' ? 'Payins (DEBIT)' : t === 'CREDIT' ? 'Payouts (CREDIT)' : t,
+        color: PALETTE[i % PALETTE.length]!,
+        values: days.map(
+          (day) =>
+            d.volumes.find((v) => v.day === day && v.type === t && v.currency === currency)?.amount_cents ??
+            0,
+        ),
+      })),
+      formatCents,
+    ),
+  );
+  const kinds = [...new Set(d.byKind.map((k) => k.kind))];
   const kindSeries = kinds.map((k, i) => ({
     name: k,
     color: PALETTE[i % PALETTE.length]!,
-    values: days.map((day) => d.byDay.find((v) => v.day === day && v.kind === k)?.count ?? 0),
+    values: days.map((day) =>
+      d.byDay.filter((v) => v.day === day && v.kind === k).reduce((n, v) => n + v.count, 0),
+    ),
   }));
-  const totalOpen = d.byKind.reduce((n, k) => n + k.count, 0);
-  const totalCents = d.byKind.reduce((n, k) => n + k.cents, 0);
+  const returnCodes = [...new Set(d.returnsByCode.map((r) => r.code))];
+  const totalOpen = d.totals.reduce((n, t) => n + t.count, 0);
+  const money = d.totals.length
+    ? d.totals.map((t) => `<b>${esc(formatMoney(t.currency, t.amount_cents))}</b>`).join('')
+    : `<b>${d.coverage.checkedDays === 0 ? 'not checked' : 'none'}</b>`;
   const limit = options.detailLimit ?? 500;
   const open = d.discrepancies.filter((r) => r.resolved_at === null);
   const count = (n: number) => n.toLocaleString('en-CA');
+  const c = d.coverage;
+  const coverage =
+    c.checkedDays === c.days
+      ? `<p class="covered">Every date of the range (${count(c.days)}) was checked by a reconcile run; the latest committed ${esc(c.lastRunAt)}.</p>`
+      : c.checkedDays === 0
+        ? `<p class="unchecked"><strong>Not checked:</strong> no reconcile run covers any date of ${esc(d.from)} to ${esc(d.to)}. Nothing on this page has been matched; the problem counts below are not zero, they are unknown. Run <code>recon reconcile --from ${esc(d.from)} --to ${esc(d.to)}</code> first.</p>`
+        : `<p class="unchecked"><strong>Incomplete:</strong> ${count(c.days - c.checkedDays)} of ${count(c.days)} dates were never checked by a reconcile run: ${esc(c.unchecked.map((r) => (r.from === r.to ? r.from : `${r.from} to ${r.to}`)).join(', '))}. Problems on those dates are unknown, not zero.</p>`;
+  const noProblems =
+    c.checkedDays === c.days
+      ? '<p class="none">None.</p>'
+      : c.checkedDays === 0
+        ? '<p class="unchecked">Not checked: no reconcile run covers this range.</p>'
+        : `<p class="unchecked">None on the ${count(c.checkedDays)} checked dates; ${count(c.days - c.checkedDays)} dates not checked.</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Reconciliation ${esc(d.from)} to ${esc(d.to)}</title>
 <style>
@@ -152,48 +188,75 @@ h1{font-size:1.5em;margin-bottom:4px}h2{font-size:1.15em;margin-top:32px;border-
 th,td{border-bottom:1px solid #eee;padding:4px 8px;text-align:left}th{background:#f6f6f6}.num{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:12px 0}figcaption{font-weight:600;margin-bottom:4px}.legend{font-size:.85em}.key{margin-right:12px;white-space:nowrap}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}.none{color:#777}
+.unchecked{background:#fff4e5;border-left:4px solid #e8a33d;padding:8px 12px}.covered{color:#555}
 </style></head><body>
 <h1>Reconciliation report, ${esc(d.from)} to ${esc(d.to)}</h1>
-<p class="lead">Eastern business dates. Amounts in dollars and cents as the provider and the ledger state them; a problem about a difference counts the difference, a missing item its whole amount. Amounts of different currencies are added as stated (the warehouse view daily_settlement_totals splits them by currency). Generated ${esc(options.generatedAt ?? new Date().toISOString())}.</p>
+<p class="lead">Eastern business dates. Amounts as the provider and the ledger state them, in the currency shown beside each; a problem about a difference counts the difference, a missing item its whole amount. Amounts of different currencies are never added together. Generated ${esc(options.generatedAt ?? new Date().toISOString())}.</p>
+${coverage}
 <div class="cards">
-<div class="card">Open problems<b>${count(totalOpen)}</b></div>
-<div class="card">Money concerned<b>${formatCents(totalCents)}</b></div>
+<div class="card">Open problems<b>${c.checkedDays === 0 ? 'not checked' : count(totalOpen)}</b>${c.checkedDays > 0 && c.checkedDays < c.days ? 'on the checked dates' : ''}</div>
+<div class="card">Money concerned${money}</div>
 <div class="card">Successful transactions<b>${count(d.volumes.reduce((n, v) => n + v.count, 0))}</b></div>
 <div class="card">Returns<b>${count(d.returnsByCode.reduce((n, v) => n + v.count, 0))}</b></div>
 </div>
 <h2>Daily volumes</h2>
 <p>Successful payins and payouts per day, as the provider reports them.</p>
-${barChart('Successful transactions per day (amount)', days, volumeSeries, formatCents)}
+${volumeCharts.join('\n')}
 ${htmlTable(
-  ['Day', 'Type', 'Transactions', 'Amount'],
-  d.volumes.map((v) => [v.day, v.type, count(v.count), formatCents(v.cents)]),
-  [2, 3],
+  ['Day', 'Type', 'Currency', 'Transactions', 'Amount'],
+  d.volumes.map((v) => [v.day, v.type, v.currency, count(v.count), formatCents(v.amount_cents)]),
+  [3, 4],
 )}
 <h2>Open problems by kind over time</h2>
 <p>How many problems remain open for each day, by kind. A bar that does not shrink after a few days needs someone to look at it.</p>
 ${barChart('Open problems per day, by kind', days, kindSeries, (v) => String(v))}
 ${htmlTable(
-  ['Kind', 'What it means', 'Open', 'Amount'],
-  d.byKind.map((k) => [k.kind, KIND_HELP[k.kind] ?? '', count(k.count), formatCents(k.cents)]),
-  [2, 3],
+  ['Kind', 'What it means', 'Currency', 'Open', 'Amount'],
+  d.byKind.map((k) => [
+    k.kind,
+    KIND_HELP[k.kind] ?? '',
+    currencyLabel(k.currency),
+    count(k.count),
+    formatCents(k.amount_cents),
+  ]),
+  [3, 4],
+  noProblems,
 )}
 <h2>Returns by code</h2>
 <p>Payments the consumer's bank sent back, by the bank's return code.</p>
 ${barChart(
   'Returns by return code (count)',
-  d.returnsByCode.map((r) => r.code),
-  [{ name: 'Returns', color: PALETTE[3]!, values: d.returnsByCode.map((r) => r.count) }],
+  returnCodes,
+  [
+    {
+      name: 'Returns',
+      color: PALETTE[3]!,
+      values: returnCodes.map((code) =>
+        d.returnsByCode.filter((r) => r.code === code).reduce((n, r) => n + r.count, 0),
+      ),
+    },
+  ],
   (v) => String(v),
 )}
 ${htmlTable(
-  ['Return code', 'Returns', 'Amount'],
-  d.returnsByCode.map((r) => [r.code, count(r.count), formatCents(r.cents)]),
-  [1, 2],
+  ['Return code', 'Currency', 'Returns', 'Amount'],
+  d.returnsByCode.map((r) => [r.code, r.currency, count(r.count), formatCents(r.amount_cents)]),
+  [2, 3],
 )}
 <h2>Open problems, one per line</h2>
 <p>${open.length > limit ? `The first ${limit} of ${count(open.length)}; the CSV export (recon report --csv) has them all.` : 'Every open problem of the range.'}</p>
 ${htmlTable(
-  ['Day', 'Kind', 'Transaction', 'Merchant transaction', 'Expected', 'Actual', 'Difference', 'Note'],
+  [
+    'Day',
+    'Kind',
+    'Transaction',
+    'Merchant transaction',
+    'Currency',
+    'Expected',
+    'Actual',
+    'Difference',
+    'Note',
+  ],
   open
     .slice(0, limit)
     .map((r) => [
@@ -201,12 +264,14 @@ ${htmlTable(
       r.kind,
       r.transaction_id ?? r.return_transaction_id ?? '',
       r.merchant_transaction_id ?? '',
+      currencyLabel(r.currency),
       formatCents(r.expected_amount_cents),
       formatCents(r.actual_amount_cents),
       formatCents(r.difference_cents),
       r.note ?? '',
     ]),
-  [4, 5, 6],
+  [5, 6, 7],
+  noProblems,
 )}
 </body></html>
 `;

@@ -1,20 +1,47 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { addDays } from '../business-days.ts';
+import { DISCREPANCY_CENTS } from '../reconcile-range.ts';
 
-/** Everything the text, HTML and CSV reports show for a range of Eastern business dates. */
+/**
+ * Everything the text, JSON, HTML and CSV reports show for a range of Eastern business dates. Every
+ * amount is in integer cents of the `currency` beside it: nothing is added across currencies.
+ */
 export interface ReportData {
   readonly from: string;
   readonly to: string;
-  /** Successful provider transactions per day and type. */
-  readonly volumes: { day: string; type: string; count: number; cents: number }[];
-  /** Unresolved discrepancies by kind. */
-  readonly byKind: { kind: string; count: number; cents: number }[];
-  /** Unresolved discrepancies per day and kind. */
-  readonly byDay: { day: string; kind: string; count: number; cents: number }[];
-  /** Returns of the range by return code. */
-  readonly returnsByCode: { code: string; count: number; cents: number }[];
+  /** Which dates of the range a committed reconcile run has checked. */
+  readonly coverage: ReportCoverage;
+  /** Unresolved discrepancies per currency: how many and the money they concern. */
+  readonly totals: { currency: string | null; count: number; amount_cents: number }[];
+  /** Successful provider transactions per day, type and currency. */
+  readonly volumes: { day: string; type: string; currency: string; count: number; amount_cents: number }[];
+  /** Unresolved discrepancies by kind and currency. */
+  readonly byKind: { kind: string; currency: string | null; count: number; amount_cents: number }[];
+  /** Unresolved discrepancies per day, kind and currency. */
+  readonly byDay: {
+    day: string;
+    kind: string;
+    currency: string | null;
+    count: number;
+    amount_cents: number;
+  }[];
+  /** Returns of the range by return code and currency. */
+  readonly returnsByCode: { code: string; currency: string; count: number; amount_cents: number }[];
   /** Every discrepancy of the range (resolved ones included), for the CSV export and the detail table. */
   readonly discrepancies: DiscrepancyRow[];
+}
+
+/** Dates of a report's range that no committed reconcile run covers, as runs of consecutive dates. */
+export interface ReportCoverage {
+  /** Dates in the range. */
+  readonly days: number;
+  /** Dates that at least one committed reconcile run covered. */
+  readonly checkedDays: number;
+  /** Dates no run covered, consecutive dates compressed into one range (from = to for a single date). */
+  readonly unchecked: { from: string; to: string }[];
+  /** When the latest run covering a date of the range committed (UTC), null when none did. */
+  readonly lastRunAt: string | null;
 }
 
 export interface DiscrepancyRow {
@@ -38,36 +65,78 @@ export interface DiscrepancyRow {
   note: string | null;
 }
 
-/**
- * The money a discrepancy is about: for a disagreement on the amount (or fee) the difference; for a
- * currency, type or status disagreement, or a missing item, the whole amount.
- */
-const CENTS = sql`case when kind in ('currency_mismatch','type_mismatch','status_mismatch')
-    then abs(coalesce(expected_amount_cents, actual_amount_cents, 0))
-    else abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0)) end`;
+/** Consecutive dates (sorted YYYY-MM-DD) as ranges: 01, 02, 03, 05 → 01..03 and 05..05. */
+export function dateRuns(dates: readonly string[]): { from: string; to: string }[] {
+  const runs: { from: string; to: string }[] = [];
+  for (const date of dates) {
+    const last = runs.at(-1);
+    if (last && addDays(last.to, 1) === date) last.to = date;
+    else runs.push({ from: date, to: date });
+  }
+  return runs;
+}
+
+/** The dates of from..to that no committed reconcile run covers, and when the last covering run committed. */
+export async function loadCoverage(
+  db: Kysely<Database>,
+  range: { from: string; to: string },
+): Promise<ReportCoverage> {
+  const { from, to } = range;
+  // A run's row exists only once it committed (the run is one transaction); finished_at says so.
+  const rows = await sql<{ day: string; checked: boolean }>`
+    select d::date::text as day, exists (
+        select from reconcile_runs r
+        where r.finished_at is not null and d::date between r.range_from and r.range_to) as checked
+    from generate_series(${from}::date, ${to}::date, interval '1 day') d
+    order by 1`.execute(db);
+  const last = await sql<{ at: string | null }>`
+    select max(finished_at)::text as at from reconcile_runs
+    where finished_at is not null and range_from <= ${to}::date and range_to >= ${from}::date`.execute(db);
+  return {
+    days: rows.rows.length,
+    checkedDays: rows.rows.filter((r) => r.checked).length,
+    unchecked: dateRuns(rows.rows.filter((r) => !r.checked).map((r) => r.day)),
+    lastRunAt: last.rows[0]?.at ?? null,
+  };
+}
 
 export async function loadReportData(
   db: Kysely<Database>,
   range: { from: string; to: string },
 ): Promise<ReportData> {
   const { from, to } = range;
-  const volumes = await sql<{ day: string; type: string; count: number; cents: number }>`
-    select transaction_on::text as day, coalesce(transaction_type, '?') as type, count(*)::int as count,
-      sum(amount_cents)::bigint as cents
+  const coverage = await loadCoverage(db, range);
+  const volumes = await sql<ReportData['volumes'][number]>`
+    select transaction_on::text as day, coalesce(transaction_type, '?') as type, currency::text as currency,
+      count(*)::int as count, sum(amount_cents)::bigint as amount_cents
     from provider_transactions where transaction_on between ${from}::date and ${to}::date and status = 'SUCCESSFUL'
-    group by 1, 2 order by 1, 2`.execute(db);
-  const byKind = await sql<{ kind: string; count: number; cents: number }>`
-    select kind, count(*)::int as count, sum(${CENTS})::bigint as cents from discrepancies
+    group by 1, 2, 3 order by 1, 2, 3`.execute(db);
+  const totals = await sql<ReportData['totals'][number]>`
+    select currency::text as currency, count(*)::int as count, sum(${DISCREPANCY_CENTS})::bigint as amount_cents
+    from discrepancies
     where business_date between ${from}::date and ${to}::date and resolved_at is null
-    group by kind order by count(*) desc, kind`.execute(db);
-  const byDay = await sql<{ day: string; kind: string; count: number; cents: number }>`
-    select business_date::text as day, kind, count(*)::int as count, sum(${CENTS})::bigint as cents from discrepancies
+    group by 1 order by 1 nulls last`.execute(db);
+  const byKind = await sql<ReportData['byKind'][number]>`
+    select kind, currency::text as currency, count(*)::int as count,
+      sum(${DISCREPANCY_CENTS})::bigint as amount_cents
+    from discrepancies
     where business_date between ${from}::date and ${to}::date and resolved_at is null
-    group by 1, 2 order by 1, 2`.execute(db);
-  const returnsByCode = await sql<{ code: string; count: number; cents: number }>`
-    select coalesce(return_code, '(none)') as code, count(*)::int as count, sum(amount_cents)::bigint as cents
+    group by kind, currency order by sum(count(*)) over (partition by kind) desc, kind, currency nulls last`.execute(
+    db,
+  );
+  const byDay = await sql<ReportData['byDay'][number]>`
+    select business_date::text as day, kind, currency::text as currency, count(*)::int as count,
+      sum(${DISCREPANCY_CENTS})::bigint as amount_cents
+    from discrepancies
+    where business_date between ${from}::date and ${to}::date and resolved_at is null
+    group by 1, 2, 3 order by 1, 2, 3 nulls last`.execute(db);
+  const returnsByCode = await sql<ReportData['returnsByCode'][number]>`
+    select coalesce(return_code, '(none)') as code, currency::text as currency, count(*)::int as count,
+      sum(amount_cents)::bigint as amount_cents
     from provider_returns where returned_on between ${from}::date and ${to}::date
-    group by 1 order by count(*) desc, 1`.execute(db);
+    group by 1, 2 order by sum(count(*)) over (partition by coalesce(return_code, '(none)')) desc, 1, 2`.execute(
+    db,
+  );
   const discrepancies = await db
     .selectFrom('discrepancies')
     .select([
@@ -99,6 +168,8 @@ export async function loadReportData(
   return {
     from,
     to,
+    coverage,
+    totals: totals.rows,
     volumes: volumes.rows,
     byKind: byKind.rows,
     byDay: byDay.rows,

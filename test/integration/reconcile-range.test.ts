@@ -271,13 +271,15 @@ describe('reconcileRange', () => {
       to: '2026-04-02',
       now: '2026-04-06T20:00:00Z',
     });
-    expect(early.discrepancies).toEqual({});
+    expect(early.discrepancies).toEqual([]);
     const due = await reconcileRange(h.db, {
       from: '2026-04-02',
       to: '2026-04-02',
       now: '2026-04-07T14:00:00Z',
     });
-    expect(due.discrepancies).toEqual({ missing_at_provider: { count: 1, cents: 1000 } });
+    expect(due.discrepancies).toEqual([
+      { kind: 'missing_at_provider', currency: 'CAD', count: 1, amount_cents: 1000 },
+    ]);
   });
 
   it('lets concurrent overlapping runs finish with one consistent result', async () => {

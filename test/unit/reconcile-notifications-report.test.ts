@@ -7,7 +7,8 @@ import {
 } from '../../reconcile/notifications/normalise-notification.ts';
 import { formatCents } from '../../reconcile/report/format-money.ts';
 import { renderHtmlReport } from '../../reconcile/report/render-html.ts';
-import type { ReportData } from '../../reconcile/report/report-data.ts';
+import { dateRuns, type ReportData } from '../../reconcile/report/report-data.ts';
+import { formatCoverage } from '../../reconcile/report/format-summary.ts';
 import { discrepanciesCsv } from '../../reconcile/report/write-csv.ts';
 
 const body = {
@@ -103,10 +104,12 @@ describe('report output', () => {
   const data: ReportData = {
     from: '2026-03-01',
     to: '2026-03-02',
-    volumes: [{ day: '2026-03-01', type: 'DEBIT', count: 2, cents: 123456 }],
-    byKind: [{ kind: 'amount_mismatch', count: 1, cents: 5 }],
-    byDay: [{ day: '2026-03-02', kind: 'amount_mismatch', count: 1, cents: 5 }],
-    returnsByCode: [{ code: '901', count: 1, cents: 1000 }],
+    coverage: { days: 2, checkedDays: 2, unchecked: [], lastRunAt: '2026-03-03 10:00:00+00' },
+    totals: [{ currency: 'CAD', count: 1, amount_cents: 5 }],
+    volumes: [{ day: '2026-03-01', type: 'DEBIT', currency: 'CAD', count: 2, amount_cents: 123456 }],
+    byKind: [{ kind: 'amount_mismatch', currency: 'CAD', count: 1, amount_cents: 5 }],
+    byDay: [{ day: '2026-03-02', kind: 'amount_mismatch', currency: 'CAD', count: 1, amount_cents: 5 }],
+    returnsByCode: [{ code: '901', currency: 'CAD', count: 1, amount_cents: 1000 }],
     discrepancies: [
       {
         discrepancy_id: 7,
@@ -130,6 +133,32 @@ describe('report output', () => {
       },
     ],
   };
+
+  it('names unchecked dates as runs of consecutive dates, across month ends', () => {
+    expect(
+      dateRuns(['2026-02-27', '2026-02-28', '2026-03-01', '2026-03-03', '2026-12-31', '2027-01-01']),
+    ).toEqual([
+      { from: '2026-02-27', to: '2026-03-01' },
+      { from: '2026-03-03', to: '2026-03-03' },
+      { from: '2026-12-31', to: '2027-01-01' },
+    ]);
+    expect(dateRuns([])).toEqual([]);
+    expect(
+      formatCoverage({
+        from: '2026-02-27',
+        to: '2026-03-03',
+        coverage: {
+          days: 5,
+          checkedDays: 1,
+          unchecked: dateRuns(['2026-02-27', '2026-02-28', '2026-03-01', '2026-03-03']),
+          lastRunAt: null,
+        },
+      }),
+    ).toBe(
+      'coverage: INCOMPLETE: 4 of 5 dates were never checked by a reconcile run: 2026-02-27..2026-03-01, 2026-03-03\n' +
+        '  Discrepancies on those dates are unknown, not zero: run recon reconcile over them first.\n',
+    );
+  });
 
   it('formats cents without floating point', () => {
     expect([formatCents(123456789), formatCents(-5), formatCents(0), formatCents(null)]).toEqual([

@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { toTemporalFailure, withFailureMapping } from '../../../activities/failure-mapping.ts';
-import { numericCounts } from '../../../activities/reconcile/reconcile-window.ts';
+import { discrepancyTotals, numericCounts } from '../../../activities/reconcile/reconcile-window.ts';
 import { ConfigError } from '../../../lib/errors.ts';
 import { nightlyCron } from '../../../lib/temporal/schedule.ts';
 import { ProviderAuthFailed, ProviderUnavailable, RateLimited } from '../../../provider/client/errors.ts';
@@ -71,15 +71,27 @@ describe('numericCounts', () => {
         from: '2026-01-01',
         settings: { graceBusinessDays: 3 },
         matched: { transactions: 10, returns: 2 },
-        discrepancies: { fee_mismatch: { count: 1, cents: 50 } },
+        discrepancies: [{ kind: 'fee_mismatch', currency: 'CAD', count: 1, amount_cents: 50 }],
+        totalDiscrepancies: 1,
       }),
     ).toEqual({
       runId: 7,
       'matched.transactions': 10,
       'matched.returns': 2,
-      'discrepancies.fee_mismatch.count': 1,
-      'discrepancies.fee_mismatch.cents': 50,
+      totalDiscrepancies: 1,
     });
+  });
+
+  it('carries the discrepancies by kind and currency, and tolerates a summary without them', () => {
+    const list = [
+      { kind: 'fee_mismatch', currency: 'CAD', count: 1, amount_cents: 50 },
+      { kind: 'fee_mismatch', currency: 'USD', count: 2, amount_cents: 7 },
+      { kind: 'missing_in_ledger', currency: null, count: 1, amount_cents: 0 },
+    ];
+    expect(discrepancyTotals({ discrepancies: list })).toEqual(list);
+    expect(discrepancyTotals({ discrepancies: { fee_mismatch: { count: 1, cents: 50 } } })).toEqual([]);
+    expect(discrepancyTotals({})).toEqual([]);
+    expect(discrepancyTotals(null)).toEqual([]);
   });
 });
 
