@@ -24,7 +24,9 @@ async function withClient(config: Config, body: (client: Client) => Promise<void
     );
   }
   const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const { reachTemporal } = await import('../lib/temporal/reach.ts');
+  const address = config.temporalAddress;
+  const connection = await reachTemporal(address, () => Connection.connect({ address }));
   try {
     await body(new Client({ connection, namespace: config.temporalNamespace }));
   } finally {

@@ -2,6 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { openDatabase } from '../db/connect.ts';
 import type { Config } from '../lib/config.ts';
 import { startDevServer } from '../lib/temporal/dev-server.ts';
+import { reachTemporal } from '../lib/temporal/reach.ts';
 import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
 import { createReconWorker } from './create-worker.ts';
 import { openProductionActivities } from './production-activities.ts';
@@ -39,7 +40,9 @@ export async function runWorker(
   try {
     connection = embedded
       ? embedded.nativeConnection
-      : await NativeConnection.connect({ address: config.temporalAddress as string });
+      : await reachTemporal(config.temporalAddress as string, () =>
+          NativeConnection.connect({ address: config.temporalAddress as string }),
+        );
     const worker = await createReconWorker({
       connection,
       namespace: config.temporalNamespace,
