@@ -37,7 +37,8 @@ export async function importNotificationHistory(
   } = {},
 ): Promise<ImportSummary> {
   const counts = { linesRead: 0, stored: 0, duplicates: 0, quarantined: 0 };
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  // Created where it is read: readline drops the lines it emits before the loop starts listening.
+  const lines = () => createInterface({ input, crlfDelay: Infinity });
   const importOne = async (trx: Db, line: string) => {
     const outcome = await importLine(trx, line, options.fileName ?? 'import');
     if (outcome === 'stored') counts.stored++;
@@ -52,7 +53,7 @@ export async function importNotificationHistory(
   };
   if (options.maxQuarantined !== undefined) {
     await db.transaction().execute(async (trx) => {
-      for await (const line of lines) {
+      for await (const line of lines()) {
         if (line.trim() === '') continue;
         counts.linesRead++;
         await importOne(trx, line);
@@ -68,7 +69,7 @@ export async function importNotificationHistory(
       for (const line of taken) await importOne(trx, line);
     });
   };
-  for await (const line of lines) {
+  for await (const line of lines()) {
     if (line.trim() === '') continue;
     counts.linesRead++;
     batch.push(line);
