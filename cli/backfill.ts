@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../lib/config.ts';
-import { ConfigError } from '../lib/errors.ts';
+import { UsageError } from '../lib/errors.ts';
 import { SOURCES, type Source } from '../lib/records.ts';
 import { dateArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
@@ -72,7 +72,7 @@ export function registerBackfill(program: Command): void {
         try {
           splitWindows(options.from, options.to);
         } catch (error) {
-          throw new ConfigError((error as Error).message);
+          throw new UsageError((error as Error).message);
         }
         const { parallelism, windowDays, sources } = options;
 

@@ -15,7 +15,7 @@ import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
 import { registerWorker } from './worker.ts';
 import { EXAMPLES } from './examples.ts';
-import { setCommandPath, writeUsageError } from './run.ts';
+import { describeError, setCommandPath, writeUsageError } from './run.ts';
 
 /**
  * The `recon` command line. Each command lives in its own module under cli/ and imports its heavy
@@ -153,7 +153,12 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    if (!(error instanceof CommandLineError)) throw error;
+    if (!(error instanceof CommandLineError)) {
+      // runCommand catches what a command throws; this is only what escaped it: still one line.
+      process.stderr.write(`recon: ${describeError(error)}\n`);
+      process.exitCode = 1;
+      return;
+    }
     const { command, error: e } = error;
     // --help and --version end through the same override, with their own exit code (0).
     if (

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../lib/config.ts';
-import { ReconError, UnreadableInput } from '../lib/errors.ts';
+import { UnreadableInput, UsageError } from '../lib/errors.ts';
 import { loadReport, type LoadRequest, type LoadSummary } from '../lib/ingest/load-report.ts';
 import type { LegacyQueryType, ReportQueryType, Source } from '../lib/records.ts';
 import { isoDate } from '../lib/time/calendar.ts';
@@ -9,10 +9,8 @@ import { easternDayStartUtc } from '../lib/time/eastern.ts';
 import { ProviderStreamBroken, type ProviderClient, type ProviderResponseStream } from './client/index.ts';
 import { LEGACY_MAX_DAYS } from './client/legacy-limits.ts';
 
-/** A pull request that cannot be served as asked (bad dates, window too long). Not retryable. */
-export class InvalidPullWindow extends ReconError {
-  readonly retryable = false;
-}
+/** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
+export class InvalidPullWindow extends UsageError {}
 
 export interface PullSourceRequest {
   source: Source;

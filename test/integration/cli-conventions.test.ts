@@ -379,7 +379,7 @@ describe('recon discrepancies list / show / ack', () => {
     expectUsageError(
       empty,
       'recon discrepancies ack',
-      /^recon: --note "  " is not valid: give a non-empty text$/,
+      /^recon: --note " {2}" is not valid: give a non-empty text$/,
     );
     expect(
       await handle.db
