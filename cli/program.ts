@@ -98,6 +98,8 @@ function applyConventions(command: Command): void {
   if (example) command.addHelpText('after', `\nExample:\n  $ ${example}\n`);
   if (command.commands.length > 0) {
     // A group without its subcommand (recon discrepancies) is a usage error, not the whole help.
+    // With an action of its own, commander adds no `help` subcommand by itself: ask for it.
+    command.helpCommand(true);
     command.allowExcessArguments().action(() => {
       const given = command.args[0];
       const names = command.commands.map((c) => c.name()).filter((n) => n !== 'help');
@@ -149,6 +151,11 @@ function usageMessage(command: Command, error: CommanderError): string {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `recon ... | head`: a reader that goes away is the end of the output, not a crash.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -197,6 +197,9 @@ describe('--help of every command', () => {
     expect(r.stdout).toMatch(/--source <source>\s+what to pull \(required\)/);
     expect(r.stdout).toMatch(/--from <YYYY-MM-DD>\s+first Eastern day \(required\)/);
     expect(r.stdout).toContain('Example:\n  $ recon pull --source report-transactions --from 2026-04-01');
+    const viaHelp = await recon(['help', 'report']);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toMatch(/^Usage: recon report \[options\]\n/);
   });
 });
 
