@@ -79,94 +79,109 @@ describe('recon --version', () => {
   });
 });
 
-describe('usage errors: one line naming the option and what is allowed, a --help hint, exit 2', () => {
-  it('a date written another way', async () => {
-    const r = await recon(['report', '--from', '2026/04/01', '--to', '2026-04-30']);
-    expectUsageError(r, 'recon report', /^recon: --from "2026\/04\/01" is not valid: .*YYYY-MM-DD$/);
-  });
+describe.concurrent(
+  'usage errors: one line naming the option and what is allowed, a --help hint, exit 2',
+  () => {
+    it('a date written another way', async () => {
+      const r = await recon(['report', '--from', '2026/04/01', '--to', '2026-04-30']);
+      expectUsageError(r, 'recon report', /^recon: --from "2026\/04\/01" is not valid: .*YYYY-MM-DD$/);
+    });
 
-  it('a date that does not exist never reaches PostgreSQL', async () => {
-    const r = await recon(['report', '--from', '2026-02-30', '--to', '2026-03-31']);
-    expectUsageError(r, 'recon report', /^recon: --from "2026-02-30" is not valid: give a date that exists/);
-  });
+    it('a date that does not exist never reaches PostgreSQL', async () => {
+      const r = await recon(['report', '--from', '2026-02-30', '--to', '2026-03-31']);
+      expectUsageError(
+        r,
+        'recon report',
+        /^recon: --from "2026-02-30" is not valid: give a date that exists/,
+      );
+    });
 
-  it('a reversed range', async () => {
-    const r = await recon(['report', '--from', '2026-04-30', '--to', '2026-04-01']);
-    expectUsageError(r, 'recon report', /^recon: --from 2026-04-30 is after --to 2026-04-01/);
-    const rec = await recon(['reconcile', '--from', '2026-04-30', '--to', '2026-04-01']);
-    expectUsageError(rec, 'recon reconcile', /^recon: --from 2026-04-30 is after --to 2026-04-01/);
-  });
+    it('a reversed range', async () => {
+      const r = await recon(['report', '--from', '2026-04-30', '--to', '2026-04-01']);
+      expectUsageError(r, 'recon report', /^recon: --from 2026-04-30 is after --to 2026-04-01/);
+      const rec = await recon(['reconcile', '--from', '2026-04-30', '--to', '2026-04-01']);
+      expectUsageError(rec, 'recon reconcile', /^recon: --from 2026-04-30 is after --to 2026-04-01/);
+    });
 
-  it('a bad id or number, without a stack trace', async () => {
-    const ack = await recon(['discrepancies', 'ack', 'abc', '--note', 'checked', '--by', 'ana']);
-    expectUsageError(ack, 'recon discrepancies ack', /^recon: <id> "abc" is not valid: give a whole number/);
-    const grace = await recon([
-      'reconcile',
-      '--from',
-      '2026-04-01',
-      '--to',
-      '2026-04-02',
-      '--grace-days',
-      '-1',
-    ]);
-    expectUsageError(grace, 'recon reconcile', /^recon: --grace-days "-1" is not valid: give a whole number/);
-    const window = await recon([
-      'backfill',
-      '--from',
-      '2026-04-01',
-      '--to',
-      '2026-04-02',
-      '--window-days',
-      '41',
-    ]);
-    expectUsageError(window, 'recon backfill', /^recon: --window-days "41" is not valid: .*from 1 to 40$/);
-  });
+    it('a bad id or number, without a stack trace', async () => {
+      const ack = await recon(['discrepancies', 'ack', 'abc', '--note', 'checked', '--by', 'ana']);
+      expectUsageError(
+        ack,
+        'recon discrepancies ack',
+        /^recon: <id> "abc" is not valid: give a whole number/,
+      );
+      const grace = await recon([
+        'reconcile',
+        '--from',
+        '2026-04-01',
+        '--to',
+        '2026-04-02',
+        '--grace-days',
+        '-1',
+      ]);
+      expectUsageError(
+        grace,
+        'recon reconcile',
+        /^recon: --grace-days "-1" is not valid: give a whole number/,
+      );
+      const window = await recon([
+        'backfill',
+        '--from',
+        '2026-04-01',
+        '--to',
+        '2026-04-02',
+        '--window-days',
+        '41',
+      ]);
+      expectUsageError(window, 'recon backfill', /^recon: --window-days "41" is not valid: .*from 1 to 40$/);
+    });
 
-  it('a missing option: not the whole help', async () => {
-    const r = await recon(['pull']);
-    expectUsageError(r, 'recon pull', /^recon: --source is required: give one of report-transactions, /);
-    const to = await recon(['pull', '--source', 'report-returns', '--from', '2026-04-01']);
-    expectUsageError(to, 'recon pull', /^recon: --to is required: give YYYY-MM-DD$/);
-  });
+    it('a missing option: not the whole help', async () => {
+      const r = await recon(['pull']);
+      expectUsageError(r, 'recon pull', /^recon: --source is required: give one of report-transactions, /);
+      const to = await recon(['pull', '--source', 'report-returns', '--from', '2026-04-01']);
+      expectUsageError(to, 'recon pull', /^recon: --to is required: give YYYY-MM-DD$/);
+    });
 
-  it('an unknown option, value or command', async () => {
-    const option = await recon(['report', '--from', '2026-04-01', '--to', '2026-04-02', '--bogus']);
-    expectUsageError(
-      option,
-      'recon report',
-      /^recon: unknown option '--bogus': the options are --from, --to/,
-    );
-    const source = await recon(['pull', '--source', 'nope', '--from', '2026-04-01', '--to', '2026-04-02']);
-    expectUsageError(
-      source,
-      'recon pull',
-      /^recon: --source "nope" is not valid: use one of report-transactions/,
-    );
-    const group = await recon(['discrepancies']);
-    expectUsageError(group, 'recon discrepancies', /^recon: missing command: use one of list, show, ack$/);
-    const format = await recon(['import', '--format', 'xml', join(FIXTURES, 'ledger/ledger.csv')]);
-    expectUsageError(format, 'recon import', /^recon: --format "xml" is not valid: use legacy, /);
-  });
+    it('an unknown option, value or command', async () => {
+      const option = await recon(['report', '--from', '2026-04-01', '--to', '2026-04-02', '--bogus']);
+      expectUsageError(
+        option,
+        'recon report',
+        /^recon: unknown option '--bogus': the options are --from, --to/,
+      );
+      const source = await recon(['pull', '--source', 'nope', '--from', '2026-04-01', '--to', '2026-04-02']);
+      expectUsageError(
+        source,
+        'recon pull',
+        /^recon: --source "nope" is not valid: use one of report-transactions/,
+      );
+      const group = await recon(['discrepancies']);
+      expectUsageError(group, 'recon discrepancies', /^recon: missing command: use one of list, show, ack$/);
+      const format = await recon(['import', '--format', 'xml', join(FIXTURES, 'ledger/ledger.csv')]);
+      expectUsageError(format, 'recon import', /^recon: --format "xml" is not valid: use legacy, /);
+    });
 
-  it('an output file that cannot be written fails before any work', async () => {
-    const html = await recon([
-      'report',
-      '--from',
-      '2026-04-01',
-      '--to',
-      '2026-04-02',
-      '--html',
-      join(dir, 'no/such/r.html'),
-    ]);
-    expectUsageError(
-      html,
-      'recon report',
-      /^recon: --html ".*r\.html" is not valid: the folder .* does not exist/,
-    );
-    const csv = await recon(['report', '--from', '2026-04-01', '--to', '2026-04-02', '--csv', dir]);
-    expectUsageError(csv, 'recon report', /^recon: --csv ".*" is not valid: it is a folder/);
-  });
-});
+    it('an output file that cannot be written fails before any work', async () => {
+      const html = await recon([
+        'report',
+        '--from',
+        '2026-04-01',
+        '--to',
+        '2026-04-02',
+        '--html',
+        join(dir, 'no/such/r.html'),
+      ]);
+      expectUsageError(
+        html,
+        'recon report',
+        /^recon: --html ".*r\.html" is not valid: the folder .* does not exist/,
+      );
+      const csv = await recon(['report', '--from', '2026-04-01', '--to', '2026-04-02', '--csv', dir]);
+      expectUsageError(csv, 'recon report', /^recon: --csv ".*" is not valid: it is a folder/);
+    });
+  },
+);
 
 describe('--help of every command', () => {
   function allCommands(command: Command): Command[] {
@@ -437,7 +452,7 @@ describe('recon discrepancies list / show / ack', () => {
   });
 });
 
-describe('unreachable services: the address and what to check, one line, no secret', () => {
+describe.concurrent('unreachable services: the address and what to check, one line, no secret', () => {
   async function closedPort(): Promise<number> {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
