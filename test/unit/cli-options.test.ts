@@ -5,6 +5,8 @@ import { InvalidArgumentError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dateArg, instantArg, outputFileArg, wholeNumberArg } from '../../cli/options.ts';
 import { isoDate } from '../../lib/time/calendar.ts';
+import { pullWindow } from '../../provider/pull.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'recon-cli-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,6 +24,18 @@ describe('the one strict date of the command line', () => {
       expect(() => dateArg(value)).toThrow(InvalidArgumentError);
     },
   );
+});
+
+describe('the functions behind the commands use the same validator', () => {
+  it('reconcileRange and pullWindow refuse a date that does not exist', async () => {
+    // Refused before the database is touched: no database is given.
+    await expect(
+      reconcileRange(undefined as never, { from: '2026-02-30', to: '2026-03-02' }),
+    ).rejects.toThrow(RangeError);
+    expect(() => pullWindow('2026-02-30', '2026-03-02')).toThrow(
+      '--from "2026-02-30" is not a date YYYY-MM-DD',
+    );
+  });
 });
 
 describe('other option values', () => {
