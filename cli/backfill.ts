@@ -1,39 +1,27 @@
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../lib/config.ts';
-import { ConfigError } from '../lib/errors.ts';
+import { UsageError } from '../lib/errors.ts';
 import { SOURCES, type Source } from '../lib/records.ts';
+import { dateArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 interface BackfillCliOptions {
   from: string;
   to: string;
-  parallelism: string;
-  windowDays: string;
-  sources?: string;
+  parallelism: number;
+  windowDays: number;
+  sources?: Source[];
   detach?: boolean;
   cancel?: boolean;
 }
 
-function parseSources(value: string | undefined): Source[] | undefined {
-  if (value === undefined) return undefined;
+function parseSources(value: string): Source[] {
   const list = value.split(',').map((s) => s.trim());
   const unknown = list.filter((s) => !(SOURCES as readonly string[]).includes(s));
   if (unknown.length > 0 || list.length === 0) {
-    throw new ConfigError(
-      `--sources ${JSON.stringify(value)} is not valid: use a comma list of ${SOURCES.join(', ')}`,
-    );
+    throw new InvalidArgumentError(`use a comma list of ${SOURCES.join(', ')}`);
   }
   return list as Source[];
-}
-
-function positiveInteger(name: string, value: string, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > max) {
-    throw new ConfigError(
-      `${name} ${JSON.stringify(value)} is not valid: give a whole number from 1 to ${max}`,
-    );
-  }
-  return n;
 }
 
 /** The in-process worker's activities, for embedded Temporal: the warehouse (migrated) and the provider. */
@@ -67,11 +55,15 @@ export function registerBackfill(program: Command): void {
     .description(
       'load and reconcile Eastern days --from..--to in windows of at most 40 days: starts the backfill workflow, or re-attaches to the one running for the same range, and shows its progress. Ctrl-C detaches without cancelling. With TEMPORAL_ADDRESS unset, an embedded Temporal and worker run for the length of the command (state kept in the data directory: run the same command again to resume)',
     )
-    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern day')
-    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern day, inclusive')
-    .option('--parallelism <n>', 'windows loaded at the same time', '2')
-    .option('--window-days <n>', 'days per window (at most 40)', '40')
-    .addOption(new Option('--sources <list>', `comma list of sources (default all: ${SOURCES.join(', ')})`))
+    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern day', dateArg)
+    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern day, inclusive', dateArg)
+    .option('--parallelism <n>', 'windows loaded at the same time', wholeNumberArg(1, 64), 2)
+    .option('--window-days <n>', 'days per window (at most 40)', wholeNumberArg(1, 40), 40)
+    .addOption(
+      new Option('--sources <list>', `comma list of sources (default all: ${SOURCES.join(', ')})`).argParser(
+        parseSources,
+      ),
+    )
     .option('--detach', 'start (or find) the backfill and return at once')
     .option('--cancel', 'cancel the backfill of this range (its running windows are cancelled)')
     .action((options: BackfillCliOptions) =>
@@ -80,11 +72,9 @@ export function registerBackfill(program: Command): void {
         try {
           splitWindows(options.from, options.to);
         } catch (error) {
-          throw new ConfigError((error as Error).message);
+          throw new UsageError((error as Error).message);
         }
-        const parallelism = positiveInteger('--parallelism', options.parallelism, 64);
-        const windowDays = positiveInteger('--window-days', options.windowDays, 40);
-        const sources = parseSources(options.sources);
+        const { parallelism, windowDays, sources } = options;
 
         const { installRuntime, shutdownRuntime } = await import('../lib/temporal/runtime.ts');
         installRuntime({ level: 'ERROR', shutdownSignals: [] });

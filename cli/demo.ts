@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
+import { dateArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 interface DemoOptions {
   from: string;
   to: string;
-  transactions: string;
+  transactions: number;
   keep?: boolean;
 }
 
@@ -14,9 +15,14 @@ export function registerDemo(program: Command): void {
     .description(
       'the main job on embedded defaults: a fresh embedded PostgreSQL (in <data dir>/demo, reset each run), an ephemeral Temporal dev server with its web UI, the sandbox provider and a worker; runs a backfill over several months and one nightly run, then prints the reconciliation summary. Ctrl-C stops everything cleanly',
     )
-    .option('--from <YYYY-MM-DD>', 'first Eastern day of the sandbox history and the backfill', '2026-04-01')
-    .option('--to <YYYY-MM-DD>', 'last Eastern day', '2026-09-30')
-    .option('--transactions <n>', 'transactions in the sandbox history', '6000')
+    .option(
+      '--from <YYYY-MM-DD>',
+      'first Eastern day of the sandbox history and the backfill',
+      dateArg,
+      '2026-04-01',
+    )
+    .option('--to <YYYY-MM-DD>', 'last Eastern day', dateArg, '2026-09-30')
+    .option('--transactions <n>', 'transactions in the sandbox history', wholeNumberArg(1), 6000)
     .option(
       '--keep',
       'keep everything running at the end until Ctrl-C (to browse the Temporal UI and query the warehouse)',
@@ -27,7 +33,7 @@ export function registerDemo(program: Command): void {
         return runDemo(config, {
           from: options.from,
           to: options.to,
-          transactions: Number(options.transactions),
+          transactions: options.transactions,
           keep: options.keep === true,
         });
       }),

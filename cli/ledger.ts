@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerLedger(program: Command): void {
@@ -9,11 +10,12 @@ export function registerLedger(program: Command): void {
       'load merchant ledger entries from a CSV (with header) or NDJSON file into merchant_ledger and print a JSON summary',
     )
     .argument('<file>', 'ledger file, CSV or NDJSON (detected from the content)')
-    .action((file: string) =>
+    .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
+    .action((file: string, options: { maxRejected?: number }) =>
       runCommand(async (config) => {
         const { loadLedger } = await import('../lib/ingest/load-ledger.ts');
         const { loadFileAndPrint } = await import('./load-file.ts');
-        await loadFileAndPrint(config, file, loadLedger);
+        await loadFileAndPrint(config, file, options.maxRejected, loadLedger);
       }),
     );
 }

@@ -12,16 +12,35 @@ function progressPrinter(): Progress | undefined {
 }
 
 /**
+ * The warning of a committed load that rejected rows (PRODUCT.md "Command-line conventions"): how
+ * many, and the query that lists them. The JSON summary on stdout stays as it is.
+ */
+export function warnRejected(summary: Pick<LoadSummary, 'loadId' | 'rowsRejected'>): void {
+  if (summary.rowsRejected === 0) return;
+  process.stderr.write(
+    `recon: warning: ${summary.rowsRejected} row(s) rejected by load ${summary.loadId}; list them with: psql "$DATABASE_URL" -c "select line_number, reason, raw from rejected_rows where load_id = ${summary.loadId} order by line_number"\n`,
+  );
+}
+
+/**
  * The body of `recon import` and `recon ledger import`: opens the file (an unreadable one fails before
  * the database is touched), loads it with origin 'file' and the configured environment, shows progress
- * on a terminal, prints the load summary as JSON on stdout, and closes the warehouse.
+ * on a terminal, prints the load summary as JSON on stdout (and the rejected rows' warning on
+ * stderr), and closes the warehouse. More rejected rows than `maxRejected` fail the load whole.
  */
 export async function loadFileAndPrint(
   config: Config,
   file: string,
+  maxRejected: number | undefined,
   load: (
     handle: DatabaseHandle,
-    request: { fileName: string; origin: 'file'; environment: Config['environment']; onProgress?: Progress },
+    request: {
+      fileName: string;
+      origin: 'file';
+      environment: Config['environment'];
+      maxRejected?: number;
+      onProgress?: Progress;
+    },
     input: Readable,
   ) => Promise<LoadSummary>,
 ): Promise<void> {
@@ -37,12 +56,14 @@ export async function loadFileAndPrint(
         fileName: file,
         origin: 'file',
         environment: config.environment,
+        ...(maxRejected !== undefined ? { maxRejected } : {}),
         ...(onProgress ? { onProgress } : {}),
       },
       input,
     );
     if (process.stderr.isTTY) process.stderr.write('\n');
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    warnRejected(summary);
   } finally {
     await handle.close();
   }

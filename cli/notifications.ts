@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { runCommand } from './run.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
+import { EXIT, runCommand } from './run.ts';
 
 export function registerNotifications(program: Command): void {
   const notifications = program
@@ -57,17 +58,33 @@ export function registerNotifications(program: Command): void {
       'import a notification history export: NDJSON lines {kind, received_at, payload}; same validation and dedupe as the receiver, original received_at kept; prints a JSON summary',
     )
     .argument('<file>', 'NDJSON file')
-    .action((file: string) =>
+    .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
+    .action((file: string, opts: { maxRejected?: number }) =>
       runCommand(async (config) => {
-        const { createReadStream } = await import('node:fs');
+        const { openInput } = await import('../lib/ingest/open-input.ts');
         const { openDatabase } = await import('../db/connect.ts');
         const { importNotificationHistory } = await import('../reconcile/notifications/import-history.ts');
+        const input = await openInput(file);
         const handle = await openDatabase(config);
         try {
-          const summary = await importNotificationHistory(handle.db, createReadStream(file), {
+          const ids: number[] = [];
+          const summary = await importNotificationHistory(handle.db, input, {
             fileName: file,
+            ...(opts.maxRejected !== undefined ? { maxQuarantined: opts.maxRejected } : {}),
+            onQuarantined: (id) => ids.push(id),
           });
           process.stdout.write(`${JSON.stringify(summary)}\n`);
+          if (summary.quarantined > 0) {
+            process.stderr.write(
+              `recon: warning: ${summary.quarantined} line(s) quarantined; list them with: psql "$DATABASE_URL" -c "select quarantine_id, kind, reason from notification_quarantine where quarantine_id between ${Math.min(...ids)} and ${Math.max(...ids)} order by quarantine_id"\n`,
+            );
+          }
+          if (summary.linesRead > 0 && summary.quarantined === summary.linesRead) {
+            process.stderr.write(
+              `recon: no line of ${file} is a notification (all ${summary.linesRead} quarantined): check that it is a notification history export, NDJSON {kind, received_at, payload}\n`,
+            );
+            return EXIT.failed;
+          }
         } finally {
           await handle.close();
         }

@@ -14,6 +14,18 @@ export function withReportOptions(command: Command): Command {
     .argument('<file>', 'the report file (a ZIP archive is recognised by its content)');
 }
 
+/** reportFileOptions of the command line: a bad combination is a usage error (exit 2, --help hint). */
+export async function checkedReportOptions(options: ReportCliOptions) {
+  const { reportFileOptions } = await import('../lib/ingest/source-of.ts');
+  const { ConfigError, UsageError } = await import('../lib/errors.ts');
+  try {
+    return reportFileOptions(options);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 export interface ReportCliOptions {
   format?: string;
   queryType?: string;
@@ -29,10 +41,9 @@ export function registerParse(program: Command): void {
       ),
   ).action((file: string, options: ReportCliOptions) =>
     runCommand(async () => {
-      const { reportFileOptions } = await import('../lib/ingest/source-of.ts');
       const { openInput } = await import('../lib/ingest/open-input.ts');
       const { loadParsers } = await import('../lib/ingest/parsers.ts');
-      const o = reportFileOptions(options);
+      const o = await checkedReportOptions(options);
       const input = await openInput(file);
       const { parseReport } = await loadParsers();
       let rejected = 0;

@@ -1,12 +1,6 @@
 import type { Command } from 'commander';
+import { dateArg, instantArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
-
-function positiveInt(name: string) {
-  return (value: string) => {
-    if (!/^\d+$/.test(value)) throw new Error(`${name} must be a non-negative integer, got ${value}`);
-    return Number(value);
-  };
-}
 
 export function registerReconcile(program: Command): void {
   program
@@ -14,24 +8,24 @@ export function registerReconcile(program: Command): void {
     .description(
       'match provider data, ledger and notifications for Eastern business dates FROM..TO and print the summary',
     )
-    .requiredOption('--from <date>', 'first Eastern business date, YYYY-MM-DD')
-    .requiredOption('--to <date>', 'last Eastern business date, YYYY-MM-DD')
-    .option('--now <iso>', 'judge grace periods as of this instant (default: now)')
+    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern business date', dateArg)
+    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern business date', dateArg)
+    .option('--now <instant>', 'judge grace periods as of this ISO-8601 instant (default: now)', instantArg)
     .option(
       '--grace-days <n>',
       'business days before missing_at_provider / return_not_booked',
-      positiveInt('--grace-days'),
+      wholeNumberArg(0),
     )
     .option(
       '--late-after <seconds>',
       'a notification later than this is notification_late',
-      positiveInt('--late-after'),
+      wholeNumberArg(0),
     )
     .option('--json', 'print the summary as JSON')
     .option(
       '--follow-up-pending <hours>',
       'first ask the status endpoint about transactions PENDING for longer than this (needs the RECON_* provider settings)',
-      positiveInt('--follow-up-pending'),
+      wholeNumberArg(0),
     )
     .action(
       (opts: {
@@ -79,27 +73,5 @@ export function registerReconcile(program: Command): void {
             await handle.close();
           }
         }),
-    );
-  const discrepancies = program.command('discrepancies').description('work with recorded discrepancies');
-  discrepancies
-    .command('ack')
-    .description(
-      'acknowledge a discrepancy with a note (kept across re-runs; recorded in discrepancy_events)',
-    )
-    .argument('<id>', 'discrepancy_id', positiveInt('id'))
-    .requiredOption('--note <text>', 'why, what was done')
-    .requiredOption('--by <name>', 'who acknowledges')
-    .action((id: number, opts: { note: string; by: string }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { acknowledgeDiscrepancy } = await import('../reconcile/acknowledge-discrepancy.ts');
-        const handle = await openDatabase(config);
-        try {
-          await acknowledgeDiscrepancy(handle.db, { discrepancyId: id, note: opts.note, by: opts.by });
-          process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
-        } finally {
-          await handle.close();
-        }
-      }),
     );
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { dateArg, outputFileArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerReport(program: Command): void {
@@ -7,10 +8,10 @@ export function registerReport(program: Command): void {
     .description(
       'the reconciliation summary of Eastern business dates FROM..TO: which dates no reconcile run checked, counts and cents per currency by kind and by day; --json the same as JSON, --html writes a self-contained page with charts, --csv the discrepancies',
     )
-    .requiredOption('--from <date>', 'first Eastern business date, YYYY-MM-DD')
-    .requiredOption('--to <date>', 'last Eastern business date, YYYY-MM-DD')
-    .option('--html <file>', 'write an HTML report with inline SVG charts')
-    .option('--csv <file>', 'write the discrepancies of the range as CSV')
+    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern business date', dateArg)
+    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern business date', dateArg)
+    .option('--html <file>', 'write an HTML report with inline SVG charts', outputFileArg)
+    .option('--csv <file>', 'write the discrepancies of the range as CSV', outputFileArg)
     .option('--json', 'print the report as JSON (every amount_cents with its currency) instead of text')
     .action((opts: { from: string; to: string; html?: string; csv?: string; json?: boolean }) =>
       runCommand(async (config) => {

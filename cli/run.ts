@@ -1,18 +1,44 @@
 import { type Config, loadConfig, loadDotEnv } from '../lib/config.ts';
-import { ReconError } from '../lib/errors.ts';
+import { ReconError, TooManyRejected, UsageError } from '../lib/errors.ts';
+
+/** Exit codes of PRODUCT.md "Command-line conventions". */
+export const EXIT = { failed: 1, usage: 2, refusedByLimit: 3 } as const;
+
+let commandPath = 'recon';
+
+/** The command being run (`recon report`), for the `see ... --help` hint of a usage error. */
+export function setCommandPath(path: string): void {
+  commandPath = path;
+}
+
+/** A usage error: one line naming the option and what is allowed, then where to read more. Exit 2. */
+export function writeUsageError(path: string, message: string): void {
+  process.stderr.write(`recon: ${message}\nsee ${path} --help\n`);
+  process.exitCode = EXIT.usage;
+}
 
 /**
  * Runs a command body with the configuration from the environment (and .env). Errors become one line
- * on stderr and a non-zero exit code: 2 for bad configuration or input, 1 for anything else. Messages
- * are built without secrets, so they are printed as they are.
+ * on stderr and a non-zero exit code: 2 for a usage error (with the --help hint), bad configuration or
+ * unreadable input, 3 for a load refused by its own limits (--max-rejected), 1 for anything else.
+ * Messages are built without secrets, so they are printed as they are.
  */
 export async function runCommand(body: (config: Config) => Promise<number | void>): Promise<void> {
   try {
     loadDotEnv();
     process.exitCode = (await body(loadConfig())) ?? 0;
   } catch (error) {
+    if (error instanceof UsageError) {
+      writeUsageError(commandPath, describeError(error));
+      return;
+    }
     process.stderr.write(`recon: ${describeError(error)}\n`);
-    process.exitCode = error instanceof ReconError && !error.retryable ? 2 : 1;
+    process.exitCode =
+      error instanceof TooManyRejected
+        ? EXIT.refusedByLimit
+        : error instanceof ReconError && !error.retryable
+          ? EXIT.usage
+          : EXIT.failed;
   }
 }
 
@@ -22,7 +48,7 @@ export function describeError(error: unknown): string {
       error.cause instanceof Error && !error.message.includes(error.cause.message)
         ? ` (${error.cause.message})`
         : '';
-    return `${error.message}${cause}`;
+    return `${error.message}${cause}`.replace(/\s*\n\s*/g, ' ');
   }
   return String(error);
 }

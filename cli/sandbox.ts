@@ -1,34 +1,34 @@
 import type { Command } from 'commander';
+import {
+  dateArg,
+  fractionArg,
+  instantArg,
+  nonNegativeArg,
+  outputFileArg,
+  wholeNumberArg,
+} from './options.ts';
 import { runCommand } from './run.ts';
 
 interface SandboxCliOptions {
-  port?: string;
+  port?: number;
   seed: string;
-  transactions: string;
+  transactions: number;
   from: string;
   to: string;
   asOf?: string;
   notifyUrl?: string;
-  faultErrorRate?: string;
-  faultRateLimitRate?: string;
+  faultErrorRate?: number;
+  faultRateLimitRate?: number;
   faultRetryAfter?: string;
-  faultSlowMs?: string;
-  faultCutRate?: string;
-  faultCutAfterBytes?: string;
+  faultSlowMs?: number;
+  faultCutRate?: number;
+  faultCutAfterBytes?: number;
   faultTruncateZip?: boolean;
-  faultTokenTtlMs?: string;
+  faultTokenTtlMs?: number;
   log?: boolean;
   notifyHistory?: boolean;
   writeLedger?: string;
   writeTruth?: string;
-}
-
-function number(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0)
-    throw new RangeError(`${name} ${JSON.stringify(value)} is not a non-negative number`);
-  return n;
 }
 
 export function registerSandbox(program: Command): void {
@@ -37,24 +37,32 @@ export function registerSandbox(program: Command): void {
     .description(
       'run the simulated provider on 127.0.0.1 (token, report, status, ConfirmTrans, interactive, legacy query) and print the RECON_* variables that point recon pull at it',
     )
-    .option('--port <port>', 'TCP port (default: PORT, else any free port)')
+    .option('--port <port>', 'TCP port (default: PORT, else any free port)', wholeNumberArg(0, 65535))
     .option('--seed <seed>', 'history seed', '1')
-    .option('--transactions <n>', 'transactions in the history', '1000')
-    .option('--from <YYYY-MM-DD>', 'first Eastern day of the history', '2026-10-20')
-    .option('--to <YYYY-MM-DD>', 'last Eastern day of the history', '2026-11-10')
-    .option('--as-of <ISO>', 'statuses as known at this instant (default: all settled)')
+    .option('--transactions <n>', 'transactions in the history', wholeNumberArg(1), 1000)
+    .option('--from <YYYY-MM-DD>', 'first Eastern day of the history', dateArg, '2026-10-20')
+    .option('--to <YYYY-MM-DD>', 'last Eastern day of the history', dateArg, '2026-11-10')
+    .option(
+      '--as-of <instant>',
+      'statuses as known at this ISO-8601 instant (default: all settled)',
+      instantArg,
+    )
     .option(
       '--notify-url <url>',
       'merchant notification receiver (RECON_NOTIFICATION_SECRET is sent as bearer)',
     )
-    .option('--fault-error-rate <0..1>', 'fraction of data requests answered 500')
-    .option('--fault-rate-limit-rate <0..1>', 'fraction of data requests answered 429')
+    .option('--fault-error-rate <0..1>', 'fraction of data requests answered 500', fractionArg)
+    .option('--fault-rate-limit-rate <0..1>', 'fraction of data requests answered 429', fractionArg)
     .option('--fault-retry-after <value>', 'Retry-After of 429 answers: seconds or an HTTP date', '1')
-    .option('--fault-slow-ms <ms>', 'delay before every data response')
-    .option('--fault-cut-rate <0..1>', 'fraction of report/legacy bodies cut mid-way')
-    .option('--fault-cut-after-bytes <n>', 'bytes sent before a cut', '2048')
+    .option('--fault-slow-ms <ms>', 'delay before every data response', nonNegativeArg)
+    .option('--fault-cut-rate <0..1>', 'fraction of report/legacy bodies cut mid-way', fractionArg)
+    .option('--fault-cut-after-bytes <n>', 'bytes sent before a cut', wholeNumberArg(0), 2048)
     .option('--fault-truncate-zip', 'zipped reports lose their end (no central directory)')
-    .option('--fault-token-ttl-ms <ms>', 'tokens stop working after this, whatever expires_in says')
+    .option(
+      '--fault-token-ttl-ms <ms>',
+      'tokens stop working after this, whatever expires_in says',
+      nonNegativeArg,
+    )
     .option(
       '--notify-history',
       'with --notify-url: also send the notifications of the whole history at start',
@@ -62,10 +70,12 @@ export function registerSandbox(program: Command): void {
     .option(
       '--write-ledger <file>',
       "write the merchant's ledger derived from the same history (NDJSON, for recon ledger import); the sandbox then serves that merchant view's history",
+      outputFileArg,
     )
     .option(
       '--write-truth <file>',
       'write the ground truth of that merchant view (expected discrepancies, JSON)',
+      outputFileArg,
     )
     .option('--log', 'print one line per request (method, path, status) on stderr')
     .action((o: SandboxCliOptions) =>
@@ -75,23 +85,23 @@ export function registerSandbox(program: Command): void {
         const history = o.writeLedger || o.writeTruth ? await writeMerchantView(o, seed) : undefined;
         const sandbox = await startSandbox({
           history,
-          port: number('--port', o.port) ?? config.port ?? 0,
+          port: o.port ?? config.port ?? 0,
           seed,
-          transactions: number('--transactions', o.transactions),
+          transactions: o.transactions,
           from: o.from,
           to: o.to,
           asOf: o.asOf,
           notifyUrl: o.notifyUrl,
           notifySecret: config.notificationSecret,
           faults: {
-            errorRate: number('--fault-error-rate', o.faultErrorRate),
-            rateLimitRate: number('--fault-rate-limit-rate', o.faultRateLimitRate),
+            errorRate: o.faultErrorRate,
+            rateLimitRate: o.faultRateLimitRate,
             retryAfter: o.faultRetryAfter,
-            slowMs: number('--fault-slow-ms', o.faultSlowMs),
-            cutRate: number('--fault-cut-rate', o.faultCutRate),
-            cutAfterBytes: number('--fault-cut-after-bytes', o.faultCutAfterBytes),
+            slowMs: o.faultSlowMs,
+            cutRate: o.faultCutRate,
+            cutAfterBytes: o.faultCutAfterBytes,
             truncateZip: o.faultTruncateZip === true,
-            tokenTtlMs: number('--fault-token-ttl-ms', o.faultTokenTtlMs),
+            tokenTtlMs: o.faultTokenTtlMs,
           },
           log: o.log ? (line) => process.stderr.write(`${line}\n`) : undefined,
         });
@@ -128,7 +138,7 @@ export function registerSandbox(program: Command): void {
 async function writeMerchantView(o: SandboxCliOptions, seed: number | string) {
   const { writeFile } = await import('node:fs/promises');
   const { deriveMerchantView } = await import('../provider/sandbox/merchant-view.ts');
-  const view = deriveMerchantView({ seed, transactions: Number(o.transactions), from: o.from, to: o.to });
+  const view = deriveMerchantView({ seed, transactions: o.transactions, from: o.from, to: o.to });
   if (o.writeLedger) {
     const lines = view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`);
     await writeFile(o.writeLedger, lines.join(''));

@@ -1,20 +1,31 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
+import { wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 interface CreateOptions {
   at?: string;
-  lookbackDays?: string;
-  catchupHours?: string;
+  lookbackDays?: number;
+  catchupHours: number;
 }
 
-function wholeNumber(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value.trim() === '') return fallback;
-  if (!/^\d+$/.test(value.trim()))
-    throw new ConfigError(`${name} ${JSON.stringify(value)} is not valid: give a whole number`);
-  return Number(value);
+function clockArg(value: string): string {
+  const m = /^(\d{2}):(\d{2})$/.exec(value);
+  if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) throw new InvalidArgumentError('give a time HH:MM');
+  return value;
+}
+
+/** A default from the environment (read after .env), checked like the option itself. */
+function fromEnv<T>(variable: string, parse: (v: string) => T, fallback: T): T {
+  const value = process.env[variable]?.trim();
+  if (!value) return fallback;
+  try {
+    return parse(value);
+  } catch (error) {
+    throw new ConfigError(`${variable}=${JSON.stringify(value)} is not valid: ${(error as Error).message}`);
+  }
 }
 
 async function withClient(config: Config, body: (client: Client) => Promise<void>): Promise<void> {
@@ -24,7 +35,9 @@ async function withClient(config: Config, body: (client: Client) => Promise<void
     );
   }
   const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const { reachTemporal } = await import('../lib/temporal/reach.ts');
+  const address = config.temporalAddress;
+  const connection = await reachTemporal(address, () => Connection.connect({ address }));
   try {
     await body(new Client({ connection, namespace: config.temporalNamespace }));
   } finally {
@@ -42,26 +55,28 @@ export function registerSchedule(program: Command): void {
     .description(
       'create the nightly schedule, or update it when it exists: every day at --at in America/Toronto, overlap BUFFER_ONE, explicit catch-up window',
     )
-    .option(
-      '--at <HH:MM>',
-      'local time in America/Toronto (env RECON_NIGHTLY_AT)',
-      process.env.RECON_NIGHTLY_AT ?? '02:30',
-    )
+    .option('--at <HH:MM>', 'local time in America/Toronto (env RECON_NIGHTLY_AT; default 02:30)', clockArg)
     .option(
       '--lookback-days <n>',
-      'days before the scheduled day also covered (env RECON_NIGHTLY_LOOKBACK_DAYS)',
-      process.env.RECON_NIGHTLY_LOOKBACK_DAYS ?? '3',
+      'days before the scheduled day also covered (env RECON_NIGHTLY_LOOKBACK_DAYS; default 3)',
+      wholeNumberArg(0),
     )
-    .option('--catchup-hours <n>', 'missed runs younger than this are still taken after an outage', '72')
+    .option(
+      '--catchup-hours <n>',
+      'missed runs younger than this are still taken after an outage',
+      wholeNumberArg(0),
+      72,
+    )
     .action((options: CreateOptions) =>
       runCommand((config) =>
         withClient(config, async (client) => {
           const { describeSchedule, upsertNightlySchedule } = await import('../lib/temporal/schedule.ts');
           const { created, handle } = await upsertNightlySchedule(client, {
             taskQueue: config.temporalTaskQueue,
-            at: options.at ?? '02:30',
-            lookbackDays: wholeNumber('--lookback-days', options.lookbackDays, 3),
-            catchupWindowHours: wholeNumber('--catchup-hours', options.catchupHours, 72),
+            at: options.at ?? fromEnv('RECON_NIGHTLY_AT', clockArg, '02:30'),
+            lookbackDays:
+              options.lookbackDays ?? fromEnv('RECON_NIGHTLY_LOOKBACK_DAYS', wholeNumberArg(0), 3),
+            catchupWindowHours: options.catchupHours,
           });
           process.stdout.write(
             `${created ? 'created' : 'exists: updated'} ${handle.scheduleId}\n${describeSchedule(await handle.describe())}\n`,

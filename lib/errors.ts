@@ -45,3 +45,28 @@ export class InvalidRecord extends ReconError {
 export class EnvironmentMismatch extends ReconError {
   readonly retryable = false;
 }
+
+/**
+ * A command given a bad or missing option, a malformed or impossible date, a reversed range or an
+ * output file it cannot write: the command line exits 2 with this one line and a pointer to --help.
+ */
+export class UsageError extends ReconError {
+  readonly retryable = false;
+}
+
+/**
+ * A load that rejected more rows than its caller allows (`--max-rejected`): it was rolled back whole
+ * and nothing of it is kept. The command line exits 3.
+ */
+export class TooManyRejected extends ReconError {
+  readonly retryable = false;
+  readonly limit: number;
+  readonly rejected: number;
+  constructor(what: string, rejected: number, limit: number) {
+    super(
+      `${what}: more than ${limit} row(s) rejected (--max-rejected ${limit}); the load was rolled back and nothing of it is kept: fix the input, or raise --max-rejected`,
+    );
+    this.limit = limit;
+    this.rejected = rejected;
+  }
+}

@@ -1,17 +1,16 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../lib/config.ts';
-import { ReconError, UnreadableInput } from '../lib/errors.ts';
+import { UnreadableInput, UsageError } from '../lib/errors.ts';
 import { loadReport, type LoadRequest, type LoadSummary } from '../lib/ingest/load-report.ts';
 import type { LegacyQueryType, ReportQueryType, Source } from '../lib/records.ts';
+import { isoDate } from '../lib/time/calendar.ts';
 import { easternDayStartUtc } from '../lib/time/eastern.ts';
 import { ProviderStreamBroken, type ProviderClient, type ProviderResponseStream } from './client/index.ts';
 import { LEGACY_MAX_DAYS } from './client/legacy-limits.ts';
 
-/** A pull request that cannot be served as asked (bad dates, window too long). Not retryable. */
-export class InvalidPullWindow extends ReconError {
-  readonly retryable = false;
-}
+/** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
+export class InvalidPullWindow extends UsageError {}
 
 export interface PullSourceRequest {
   source: Source;
@@ -21,6 +20,8 @@ export interface PullSourceRequest {
   to: string;
   origin: 'pull' | 'workflow';
   workflowId?: string;
+  /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
+  maxRejected?: number;
   onProgress?: (p: { rowsRead: number; bytes: number }) => void;
   signal?: AbortSignal;
   /** Report API output (default JSON, not zipped). The loader recognises a ZIP by its content. */
@@ -57,7 +58,9 @@ export function pullWindow(from: string, to: string): { start: string; end: stri
     ['--from', from],
     ['--to', to],
   ] as const) {
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) !== day) {
+    try {
+      isoDate(day);
+    } catch {
       throw new InvalidPullWindow(`${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
     }
   }
@@ -95,6 +98,7 @@ export async function pullSource(
     environment: deps.config.environment,
     window: { start: window.start, end: window.end },
     workflowId: req.workflowId,
+    maxRejected: req.maxRejected,
     onProgress: req.onProgress,
     signal: req.signal,
   };

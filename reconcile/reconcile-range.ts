@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../lib/time/eastern.ts';
+import { isoDate } from '../lib/time/calendar.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { businessDaysBetween, datesBetween } from './business-days.ts';
 import {
@@ -68,8 +69,6 @@ export const DISCREPANCY_CENTS = sql<number>`case when kind in ('currency_mismat
 /** Serialises runs: matching reads and claims rows outside its own range, so overlapping runs queue. */
 const LOCK_KEY = 0x1b7_5ec0;
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 /**
  * Matches provider transactions, returns, notifications and legacy rows of the Eastern business
  * dates from..to against the ledger and each other, and brings the discrepancies of that range up to
@@ -83,7 +82,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
  */
 export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest): Promise<ReconcileSummary> {
   const started = performance.now();
-  if (!DATE.test(req.from) || !DATE.test(req.to) || req.to < req.from) {
+  if (!isValidDate(req.from) || !isValidDate(req.to) || req.to < req.from) {
     throw new RangeError(`reconcile range ${req.from}..${req.to}: give two YYYY-MM-DD dates, from <= to`);
   }
   const settings = resolveSettings(req.settings);
@@ -145,4 +144,13 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       .execute();
     return summary;
   });
+}
+
+function isValidDate(date: string): boolean {
+  try {
+    isoDate(date);
+    return true;
+  } catch {
+    return false;
+  }
 }

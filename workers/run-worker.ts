@@ -5,6 +5,7 @@ import { collectWarehouseGauges, countProviderRequests, createMetrics } from '..
 import { type MetricsServer, startMetricsServer } from '../lib/metrics/serve-metrics.ts';
 import { freePort } from '../lib/net/free-port.ts';
 import { startDevServer } from '../lib/temporal/dev-server.ts';
+import { reachTemporal } from '../lib/temporal/reach.ts';
 import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
 import { createReconWorker } from './create-worker.ts';
 import { openProductionActivities } from './production-activities.ts';
@@ -59,7 +60,9 @@ export async function runWorker(
   try {
     connection = embedded
       ? embedded.nativeConnection
-      : await NativeConnection.connect({ address: config.temporalAddress as string });
+      : await reachTemporal(config.temporalAddress as string, () =>
+          NativeConnection.connect({ address: config.temporalAddress as string }),
+        );
     const worker = await createReconWorker({
       connection,
       namespace: config.temporalNamespace,

@@ -4,6 +4,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Activities } from '../activities/index.ts';
 import type { Config } from '../lib/config.ts';
 import { startDevServer } from '../lib/temporal/dev-server.ts';
+import { reachTemporal } from '../lib/temporal/reach.ts';
 import { createReconWorker } from './create-worker.ts';
 import { loadWorkerSettings } from './worker-settings.ts';
 
@@ -46,8 +47,9 @@ export async function openTemporalSession(
 ): Promise<TemporalSession> {
   const taskQueue = options.taskQueue ?? config.temporalTaskQueue;
   if (config.temporalAddress && options.workerWithCluster) {
-    const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
-    const connection = await Connection.connect({ address: config.temporalAddress });
+    const address = config.temporalAddress;
+    const nativeConnection = await reachTemporal(address, () => NativeConnection.connect({ address }));
+    const connection = await reachTemporal(address, () => Connection.connect({ address }));
     const opened = await options.openActivities();
     const worker = await createReconWorker({
       connection: nativeConnection,
@@ -76,7 +78,8 @@ export async function openTemporalSession(
     };
   }
   if (config.temporalAddress) {
-    const connection = await Connection.connect({ address: config.temporalAddress });
+    const address = config.temporalAddress;
+    const connection = await reachTemporal(address, () => Connection.connect({ address }));
     const client = new Client({ connection, namespace: config.temporalNamespace });
     let closed: Promise<void> | undefined;
     return {

@@ -32,6 +32,7 @@ export async function loadLedger(
       origin: req.origin,
       environment: req.environment,
       workflowId: req.workflowId,
+      maxRejected: req.maxRejected,
       legacy: false,
       kinds: new Set(['ledger']),
       onProgress: req.onProgress,

@@ -63,6 +63,7 @@ export async function loadReport(
       environment: req.environment,
       window: req.window,
       workflowId: req.workflowId,
+      maxRejected: req.maxRejected,
       legacy,
       kinds,
       onProgress: req.onProgress,

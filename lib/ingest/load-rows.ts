@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Db } from '../../db/database.ts';
 import type { Environment } from '../config.ts';
+import { TooManyRejected } from '../errors.ts';
 import { PROFILE, writeProfileLine } from '../profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../records.ts';
 import { claimEnvironment } from './claim-environment.ts';
@@ -36,6 +37,8 @@ export interface LoadPlan {
   legacy: boolean;
   /** Record kinds this load accepts; any other kind is a programming error and fails the load. */
   kinds: ReadonlySet<RecordKind>;
+  /** More rejected rows than this fails the load whole ({@link TooManyRejected}); unset: no limit. */
+  maxRejected?: number;
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
 }
@@ -62,7 +65,8 @@ const KIND_ORDER: readonly RecordKind[] = [
  * 3. In ONE transaction: merge staging into the warehouse tables (last duplicate wins, unchanged rows
  *    untouched, earlier versions to row_history), insert rejected_rows, mark the load `committed`.
  *
- * On any failure (unreadable input, abort, database error) nothing of the load stays in the warehouse:
+ * A load that rejects more than `plan.maxRejected` rows stops there and fails the same way.
+ * On any failure (unreadable input, abort, database error, too many rejected rows) nothing of the load stays in the warehouse:
  * the transaction rolls back, the loads row becomes `failed` with the error, staging is dropped, and
  * the error is rethrown. rows_read = rows_loaded + rows_rejected for every committed load.
  */
@@ -107,6 +111,9 @@ export async function loadParsedRows(
         wait = staging.add(kind, rowsRead, row.line, row.record as unknown as Record<string, unknown>);
       } else {
         rowsRejected++;
+        if (plan.maxRejected !== undefined && rowsRejected > plan.maxRejected) {
+          throw new TooManyRejected(plan.fileName, rowsRejected, plan.maxRejected);
+        }
         wait = staging.reject(rowsRead, row.line, row.raw, row.reason);
       }
       if (wait) await wait;

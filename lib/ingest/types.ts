@@ -20,6 +20,8 @@ export interface LoadRequest {
   /** Reporting window the data covers (UTC, end exclusive), when known. */
   window?: { start: string; end: string };
   workflowId?: string;
+  /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
+  maxRejected?: number;
   /** Called about once a second while reading, and once at the end of reading. */
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
@@ -30,6 +32,8 @@ export interface LedgerLoadRequest {
   origin: 'file' | 'pull' | 'workflow';
   environment: Environment;
   workflowId?: string;
+  /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
+  maxRejected?: number;
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
 }

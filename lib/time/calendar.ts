@@ -49,6 +49,17 @@ export function calendarDay(date: string): CalendarDay {
   });
 }
 
+/**
+ * Validates a date written exactly `YYYY-MM-DD` (the one spelling of the command line and of every
+ * range) and returns it.
+ * @throws RangeError naming the value when it is written otherwise (2026/04/01, 20260401) or does not
+ * exist (2026-02-30).
+ */
+export function isoDate(date: string): string {
+  if (!DATE_DASHED.test(date)) throw new RangeError(`date '${date}' is not written YYYY-MM-DD`);
+  return calendarDay(date).iso;
+}
+
 export function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;

@@ -161,6 +161,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
   /** One HTTP exchange with retries for network errors, 5xx and 429. Returns a 2xx or other 4xx response. */
   async function exchange(
     what: string,
+    target: { url: URL; variable: string },
     send: () => Promise<Dispatcher.ResponseData>,
     signal?: AbortSignal,
   ): Promise<Dispatcher.ResponseData> {
@@ -178,7 +179,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
         if (signal?.aborted) throw error;
         const code = (error as { code?: string }).code ?? (error as Error).name;
         last = new ProviderUnavailable(
-          `${what}: no answer from the provider (${code}) after ${attempt} attempt(s); retry later`,
+          `${what}: no answer from the provider at ${target.url.host} (${code}) after ${attempt} attempt(s): check ${target.variable} and that the provider is reachable from here, then retry`,
           null,
           attempt,
         );
@@ -225,7 +226,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
     const url = join(authUrl, '/oauth2/token');
     const started = Date.now();
     tokenRequests++;
-    const res = await exchange('token request', () =>
+    const res = await exchange('token request', { url, variable: 'RECON_AUTH_URL' }, () =>
       request(url, {
         method: 'POST',
         dispatcher,
@@ -292,6 +293,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
       const used = await currentToken();
       const res = await exchange(
         what,
+        { url, variable: 'RECON_BASE_URL' },
         () =>
           request(url, {
             method: 'POST',
@@ -431,6 +433,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
       const payload = form.toString();
       const res = await exchange(
         what,
+        { url, variable: 'RECON_QUERY_URL' },
         () =>
           request(url, {
             method: 'POST',

@@ -131,6 +131,8 @@ describe('recon import and recon ledger import', () => {
 
     const badOption = await recon('import', '--format', 'legacy', join(FIXTURES, 'legacy/type5-default.csv'));
     expect(badOption.code).toBe(2);
-    expect(badOption.stderr).toBe('recon: --format legacy needs --query-type 1, 4, 5 or 6 (got "")\n');
+    expect(badOption.stderr).toBe(
+      'recon: --format legacy needs --query-type 1, 4, 5 or 6 (got "")\nsee recon import --help\n',
+    );
   });
 });

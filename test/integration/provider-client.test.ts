@@ -251,7 +251,7 @@ describe('report', () => {
     const error = await failure(impatient.transactionStatus(sandbox.history.fact(2).transactionId));
     expect(error).toBeInstanceOf(ProviderUnavailable);
     expect(error.message).toMatch(
-      /no answer from the provider \(UND_ERR_HEADERS_TIMEOUT\) after 1 attempt\(s\); retry later$/,
+      /no answer from the provider at 127\.0\.0\.1:\d+ \(UND_ERR_HEADERS_TIMEOUT\) after 1 attempt\(s\): check RECON_BASE_URL and that the provider is reachable from here, then retry$/,
     );
   });
 
@@ -273,9 +273,11 @@ describe('report', () => {
     await closed.close();
     const error = await failure(clientFor(env).report({ queryType: 'TRANSACTION', ...WINDOW }));
     expect(error).toBeInstanceOf(ProviderUnavailable);
+    const auth = new URL(env.RECON_AUTH_URL as string);
     expect(error.message).toBe(
-      'token request: no answer from the provider (ECONNREFUSED) after 3 attempt(s); retry later',
+      `token request: no answer from the provider at ${auth.host} (ECONNREFUSED) after 3 attempt(s): check RECON_AUTH_URL and that the provider is reachable from here, then retry`,
     );
+    expect(error.message).not.toContain(env.RECON_CLIENT_SECRET as string);
   });
 });
 

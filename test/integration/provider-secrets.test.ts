@@ -144,7 +144,7 @@ describe('recon pull against a faulty sandbox', () => {
       ]);
       expect(tooLong.code).toBe(2);
       expect(tooLong.stderr).toBe(
-        'recon: 2026-09-01..2026-10-15 spans 45 days; a pull covers at most 40 (use recon backfill for longer ranges)\n',
+        'recon: 2026-09-01..2026-10-15 spans 45 days; a pull covers at most 40 (use recon backfill for longer ranges)\nsee recon pull --help\n',
       );
 
       const secrets = [

@@ -86,6 +86,8 @@ describe('recon backfill', () => {
     const { code, stdout, stderr } = await recon(['backfill', '--from', '2026-04-30', '--to', '2026-03-01']);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe('recon: from 2026-04-30 is after to 2026-03-01: give the earlier date first\n');
+    expect(stderr).toBe(
+      'recon: --from 2026-04-30 is after --to 2026-03-01: give --from on or before --to\nsee recon backfill --help\n',
+    );
   });
 });

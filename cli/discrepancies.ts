@@ -1,0 +1,115 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DISCREPANCY_STATUSES } from '../reconcile/discrepancy-worklist.ts';
+import { DISCREPANCY_KINDS } from '../reconcile/settings.ts';
+import { dateArg, wholeNumberArg } from './options.ts';
+import { runCommand } from './run.ts';
+
+interface ListOptions {
+  kind?: string;
+  status?: (typeof DISCREPANCY_STATUSES)[number];
+  currency?: string;
+  from?: string;
+  to?: string;
+  limit?: number;
+  json?: boolean;
+}
+
+function currencyArg(value: string): string {
+  if (!/^[A-Za-z]{3}$/.test(value))
+    throw new InvalidArgumentError('give a three-letter currency code, e.g. CAD');
+  return value.toUpperCase();
+}
+
+const idArgument = wholeNumberArg(1);
+
+/** `recon discrepancies list / show / ack`: the worklist from the terminal. */
+export function registerDiscrepancies(program: Command): void {
+  const discrepancies = program
+    .command('discrepancies')
+    .description('the worklist of recorded discrepancies: list, show one with its evidence, acknowledge');
+
+  discrepancies
+    .command('list')
+    .description(
+      'list discrepancies, newest business date first: a table with the currency beside every amount, or --json',
+    )
+    .addOption(new Option('--kind <kind>', 'only this kind').choices(DISCREPANCY_KINDS))
+    .addOption(new Option('--status <status>', 'only this status').choices(DISCREPANCY_STATUSES))
+    .option('--currency <code>', 'only this currency (CAD, USD)', currencyArg)
+    .option('--from <YYYY-MM-DD>', 'first Eastern business date', dateArg)
+    .option('--to <YYYY-MM-DD>', 'last Eastern business date', dateArg)
+    .option('--limit <n>', 'at most this many rows', wholeNumberArg(1))
+    .option('--json', 'print a JSON array (amounts in cents, each with its currency)')
+    .action((opts: ListOptions) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { listDiscrepancies } = await import('../reconcile/discrepancy-worklist.ts');
+        const { formatDiscrepancyTable } = await import('../reconcile/report/format-worklist.ts');
+        const handle = await openDatabase(config);
+        try {
+          const { json, ...filter } = opts;
+          const rows = await listDiscrepancies(handle.db, filter);
+          process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : formatDiscrepancyTable(rows));
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+
+  discrepancies
+    .command('show')
+    .description(
+      'one discrepancy: what is wrong, its evidence (provider row, ledger entry, notifications) and its history (discrepancy_events)',
+    )
+    .argument('<id>', 'discrepancy_id (see recon discrepancies list)', idArgument)
+    .option('--json', 'print it as JSON')
+    .action((id: number, opts: { json?: boolean }) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { discrepancyDetail } = await import('../reconcile/discrepancy-worklist.ts');
+        const { DiscrepancyNotFound } = await import('../reconcile/acknowledge-discrepancy.ts');
+        const { formatDiscrepancyDetail } = await import('../reconcile/report/format-worklist.ts');
+        const handle = await openDatabase(config);
+        try {
+          const detail = await discrepancyDetail(handle.db, id);
+          if (!detail) {
+            throw new DiscrepancyNotFound(
+              `discrepancy ${id} does not exist: check the id with recon discrepancies list`,
+            );
+          }
+          process.stdout.write(
+            opts.json ? `${JSON.stringify(detail, null, 2)}\n` : formatDiscrepancyDetail(detail),
+          );
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+
+  discrepancies
+    .command('ack')
+    .description(
+      'acknowledge a discrepancy with a note (kept across re-runs; recorded in discrepancy_events, with any earlier acknowledgement)',
+    )
+    .argument('<id>', 'discrepancy_id (see recon discrepancies list)', idArgument)
+    .requiredOption('--note <text>', 'why, what was done (not empty)', nonEmpty)
+    .requiredOption('--by <name>', 'who acknowledges (not empty)', nonEmpty)
+    .action((id: number, opts: { note: string; by: string }) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { acknowledgeDiscrepancy } = await import('../reconcile/acknowledge-discrepancy.ts');
+        const handle = await openDatabase(config);
+        try {
+          await acknowledgeDiscrepancy(handle.db, { discrepancyId: id, note: opts.note, by: opts.by });
+          process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+}
+
+function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('give a non-empty text');
+  return value.trim();
+}

@@ -1,0 +1,94 @@
+/**
+ * The option parsers of every command, so that a value is checked once, the same way, while the
+ * command line is parsed (before any work): dates, instants, whole numbers, fractions and output
+ * files. Each throws commander's InvalidArgumentError with what is allowed; cli/program.ts turns it
+ * into the one-line usage error (exit 2).
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { isoDate } from '../lib/time/calendar.ts';
+import { normaliseInstant } from '../lib/time/iso-instant.ts';
+
+/** A date written YYYY-MM-DD that exists (2026-02-30 and 2026/04/01 are refused). */
+export function dateArg(value: string): string {
+  try {
+    return isoDate(value);
+  } catch {
+    throw new InvalidArgumentError('give a date that exists, written YYYY-MM-DD');
+  }
+}
+
+/** An ISO-8601 instant with its offset, e.g. 2026-04-02T12:00:00Z. */
+export function instantArg(value: string): string {
+  try {
+    normaliseInstant(value, { requireZone: true });
+  } catch {
+    throw new InvalidArgumentError('give an ISO-8601 instant, e.g. 2026-04-02T12:00:00Z');
+  }
+  return value;
+}
+
+/** A whole number from `min` to `max` (digits only: -1, 1.5 and 1e3 are refused). */
+export function wholeNumberArg(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER
+          ? `give a whole number of at least ${min}`
+          : `give a whole number from ${min} to ${max}`,
+      );
+    }
+    return n;
+  };
+}
+
+/** A number from 0 to 1 (a rate). */
+export function fractionArg(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) {
+    throw new InvalidArgumentError('give a number from 0 to 1');
+  }
+  return n;
+}
+
+/** A non-negative number (milliseconds, bytes). */
+export function nonNegativeArg(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new InvalidArgumentError('give a number of at least 0');
+  }
+  return n;
+}
+
+/**
+ * A file the command will write: its folder exists and is writable, and the path is not a folder.
+ * Checked while parsing, so that a report is not computed for nothing.
+ */
+export function outputFileArg(value: string): string {
+  const path = resolve(value);
+  const folder = dirname(path);
+  let existing: ReturnType<typeof statSync> | undefined;
+  try {
+    existing = statSync(path, { throwIfNoEntry: false });
+  } catch {
+    existing = undefined;
+  }
+  if (existing?.isDirectory()) throw new InvalidArgumentError('it is a folder: give a file path');
+  const folderStat = statSync(folder, { throwIfNoEntry: false });
+  if (!folderStat?.isDirectory()) {
+    throw new InvalidArgumentError(`the folder ${folder} does not exist: create it or give another path`);
+  }
+  try {
+    accessSync(existing ? path : folder, constants.W_OK);
+  } catch {
+    throw new InvalidArgumentError(
+      `${existing ? 'the file' : `the folder ${folder}`} is not writable: give a path you can write`,
+    );
+  }
+  return value;
+}
+
+export const MAX_REJECTED_HELP =
+  'fail the load (exit 3, nothing of it kept) when more rows than this are rejected; default: no limit';
