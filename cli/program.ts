@@ -11,6 +11,7 @@ import { registerReconcile } from './reconcile.ts';
 import { registerReport } from './report.ts';
 import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
+import { registerWarehouse } from './warehouse.ts';
 import { registerWorker } from './worker.ts';
 
 /**
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerNotifications(program);
   registerReconcile(program);
   registerReport(program);
+  registerWarehouse(program);
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);
