@@ -75,12 +75,19 @@ function readLockFile(pgDir: string): LockFile | undefined {
   }
 }
 
+/** Whether the process runs: a zombie (exited, not yet reaped by its parent) does not. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // /proc/PID/stat: "pid (comm) state ...", state Z for a zombie (Linux; elsewhere kill() decides).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 
