@@ -402,6 +402,7 @@ export async function acquireWarehouse(
     );
     server = { ...server, session: true };
   }
+  if (!existsSync(paths.passwordFile)) server = await rotateLegacyPassword(paths, server);
   const running = server;
   leases.set(paths.root, (leases.get(paths.root) ?? 0) + 1);
   let released = false;
@@ -425,6 +426,31 @@ export async function acquireWarehouse(
       if (others === 0) await stopWarehouse(dataDir, { mode: 'smart', timeoutMs: 10_000 }).catch(() => {});
     },
   };
+}
+
+/**
+ * A data directory initialised before passwords were generated has the superuser password
+ * `postgres`, which anyone on the machine could guess: it is replaced by a generated one, kept in the
+ * data directory, the first time a command uses the server.
+ */
+async function rotateLegacyPassword(
+  paths: WarehousePaths,
+  server: RunningWarehouse,
+): Promise<RunningWarehouse> {
+  const generated = randomBytes(18).toString('base64url');
+  const client = new pg.Client({
+    connectionString: server.connectionString,
+    application_name: applicationName(),
+  });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await client.query(`alter role ${SUPERUSER} with password '${generated}'`);
+  } finally {
+    await client.end();
+  }
+  writeSecretFile(paths.passwordFile, generated);
+  return { ...server, connectionString: superuserUrl(paths, server.port) };
 }
 
 /** What `recon warehouse status` prints. */

@@ -188,6 +188,24 @@ describe('the embedded warehouse between commands', () => {
     expect((await recon(['warehouse', 'stop'])).stdout).toBe('warehouse is not running\n');
   });
 
+  it('replaces the guessable superuser password of a data directory made before passwords were generated', async () => {
+    expect((await recon(['warehouse', 'start'])).code).toBe(0);
+    const pipeline = (await recon(['warehouse', 'url', '--role', 'pipeline'])).stdout.trim();
+    const client = new pg.Client({ connectionString: pipeline });
+    await client.connect();
+    await client.query(`alter role postgres password 'postgres'`);
+    await client.end();
+    expect((await recon(['warehouse', 'stop'])).code).toBe(0);
+    rmSync(join(dataDir, 'postgres.password'));
+
+    const report = await recon(['report', '--from', '2026-04-01', '--to', '2026-04-02']);
+    expect(report.code, report.stderr).toBe(0);
+    const password = readFileSync(join(dataDir, 'postgres.password'), 'utf8').trim();
+    expect(password).not.toBe('postgres');
+    expect(statSync(join(dataDir, 'postgres.password')).mode & 0o777).toBe(0o600);
+    expect((await recon(['warehouse', 'psql', '--pipeline', '--', '-Atc', 'select 1'])).stdout).toBe('1\n');
+  });
+
   it('a postmaster orphaned by a SIGKILLed command is adopted by the next command, which stops it', async () => {
     const orphan = await killMidCommand();
     expect(alive(orphan)).toBe(true);
