@@ -35,7 +35,7 @@ export async function benchMatching(
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   loadDotEnv();
   const config = loadConfig();
-  const admin = await openDatabase(config, { poolSize: 1 });
+  const admin = await openDatabase(config, { poolSize: 1, schema: 'as-is' });
   const scratch = process.env.RECON_BENCH_DB ?? `recon_bench_matching_${process.pid}`;
   const client = new pg.Client({ connectionString: admin.connectionString });
   await client.connect();

@@ -7,13 +7,14 @@ interface DemoOptions {
   to: string;
   transactions: number;
   keep?: boolean;
+  fresh?: boolean;
 }
 
 export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description(
-      'the main job on embedded defaults: a fresh embedded PostgreSQL (in <data dir>/demo, reset each run), an ephemeral Temporal dev server with its web UI, the sandbox provider and a worker; runs a backfill over several months and one nightly run, then prints the reconciliation summary. Ctrl-C stops everything cleanly',
+      'the main job on embedded defaults: the embedded warehouse of RECON_DATA_DIR (kept afterwards for recon report, recon reconcile and recon warehouse psql), an ephemeral Temporal dev server with its web UI, the sandbox provider and a worker; runs a backfill over several months and one nightly run, then prints the reconciliation summary. Ctrl-C stops everything cleanly',
     )
     .option(
       '--from <YYYY-MM-DD>',
@@ -23,9 +24,10 @@ export function registerDemo(program: Command): void {
     )
     .option('--to <YYYY-MM-DD>', 'last Eastern day', dateArg, '2026-09-30')
     .option('--transactions <n>', 'transactions in the sandbox history', wholeNumberArg(1), 6000)
+    .option('--fresh', 'delete the warehouse of the data directory first and start over')
     .option(
       '--keep',
-      'keep everything running at the end until Ctrl-C (to browse the Temporal UI and query the warehouse)',
+      'keep Temporal and its web UI running at the end until Ctrl-C (the warehouse is kept in any case)',
     )
     .action((options: DemoOptions) =>
       runCommand(async (config) => {
@@ -35,6 +37,7 @@ export function registerDemo(program: Command): void {
           to: options.to,
           transactions: options.transactions,
           keep: options.keep === true,
+          fresh: options.fresh === true,
         });
       }),
     );

@@ -27,4 +27,10 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'recon schedule unpause': 'recon schedule unpause',
   'recon schedule trigger': 'recon schedule trigger',
   'recon worker': 'TEMPORAL_ADDRESS=temporal:7233 recon worker',
+  'recon warehouse': 'recon warehouse start',
+  'recon warehouse start': 'recon warehouse start',
+  'recon warehouse stop': 'recon warehouse stop',
+  'recon warehouse status': 'recon warehouse status',
+  'recon warehouse url': 'recon warehouse url --role analyst',
+  'recon warehouse psql': "recon warehouse psql -- -c 'select * from open_discrepancies limit 5'",
 };

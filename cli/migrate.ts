@@ -9,7 +9,7 @@ export function registerMigrate(program: Command): void {
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
         const { migrateToLatest } = await import('../db/migrate.ts');
-        const handle = await openDatabase(config);
+        const handle = await openDatabase(config, { schema: 'as-is' });
         try {
           const result = await migrateToLatest(handle.db);
           const applied =

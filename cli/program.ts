@@ -13,6 +13,7 @@ import { registerReconcile } from './reconcile.ts';
 import { registerReport } from './report.ts';
 import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
+import { registerWarehouse } from './warehouse.ts';
 import { registerWorker } from './worker.ts';
 import { EXAMPLES } from './examples.ts';
 import { describeError, setCommandPath, writeUsageError } from './run.ts';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerReconcile(program);
   registerDiscrepancies(program);
   registerReport(program);
+  registerWarehouse(program);
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);

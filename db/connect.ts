@@ -1,11 +1,16 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import EmbeddedPostgres from './embedded-postgres.ts';
+import { rmSync } from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../lib/config.ts';
 import type { Database } from './database.ts';
+import {
+  acquireWarehouse,
+  applicationName,
+  stopWarehouse,
+  type WarehouseLease,
+  warehousePaths,
+} from './embedded-warehouse.ts';
+import { ensureSchema } from './migrate.ts';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
@@ -41,7 +46,13 @@ export interface DatabaseHandle {
 export function createPool(connectionString: string, max = 10): pg.Pool {
   configurePgTypes();
   // Sessions run in UTC so that timestamptz text is always +00, whatever the server's default.
-  const pool = new pg.Pool({ connectionString, max, options: '-c TimeZone=UTC' });
+  // application_name tells this process's sessions from other clients (db/embedded-warehouse.ts).
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    options: '-c TimeZone=UTC',
+    application_name: applicationName(),
+  });
   // An IDLE pooled connection can die under us (server restart, pg_terminate_backend, DROP DATABASE
   // ... WITH (FORCE), an embedded server stopped by Ctrl-C): pg-pool then discards it and the next
   // query opens a new one. Without a listener, pg.Pool rethrows that as an uncaught exception and the
@@ -54,121 +65,68 @@ export function createDatabase(pool: pg.Pool): Kysely<Database> {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-async function canConnect(connectionString: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface EmbeddedServer {
   readonly connectionString: string;
   stop(): Promise<void>;
 }
 
 /**
- * Starts (or joins) the embedded PostgreSQL whose data lives in `dataDir`, kept between runs. When
- * another command of this project already runs it, this one connects to that server and leaves it
- * running. As root, PostgreSQL refuses to run, so the package creates a `postgres` user for it.
+ * Starts (or joins) the embedded PostgreSQL whose data lives in `dataDir` (db/embedded-warehouse.ts).
+ * `persistent: false` (tests, benchmarks): stop() stops the server at once and deletes its data.
+ * Otherwise stop() leaves it to the rules of a shared server: a session server keeps running, any
+ * other stops when its last user is done.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
   options: { persistent?: boolean; log?: (message: unknown) => void } = {},
 ): Promise<EmbeddedServer> {
-  const dir = resolve(dataDir, 'postgres');
-  const portFile = resolve(dataDir, 'postgres.port');
-  const user = 'postgres';
-  const password = 'postgres';
-  const urlFor = (port: number) => `postgres://${user}:${password}@127.0.0.1:${port}/postgres`;
-
-  if (existsSync(portFile)) {
-    const port = Number(readFileSync(portFile, 'utf8').trim());
-    if (port > 0 && (await canConnect(urlFor(port)))) {
-      return { connectionString: urlFor(port), stop: async () => {} };
-    }
-  }
-  mkdirSync(resolve(dataDir), { recursive: true });
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    user,
-    password,
-    port,
-    persistent: options.persistent ?? true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'fsync=on', '-c', 'max_connections=200', '-c', 'listen_addresses=127.0.0.1'],
-    onLog: options.log ?? (() => {}),
-    onError: options.log ?? (() => {}),
-  });
-  if (!existsSync(join(dir, 'PG_VERSION'))) await server.initialise();
-  else await removeStalePid(dir);
-  await server.start();
-  writeFileSync(portFile, `${port}\n`);
+  const lease = await acquireWarehouse(dataDir, options.log ? { log: options.log } : {});
   return {
-    connectionString: urlFor(port),
+    connectionString: lease.connectionString,
     stop: async () => {
-      await server.stop();
+      if (options.persistent ?? true) return lease.release();
+      await stopWarehouse(dataDir, { mode: 'fast' });
+      rmSync(warehousePaths(dataDir).pgDir, { recursive: true, force: true });
     },
   };
-}
-
-async function removeStalePid(dir: string): Promise<void> {
-  // A postmaster.pid left by a killed run blocks the next start; it is stale since we could not connect.
-  const pidFile = join(dir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  let alive: boolean;
-  try {
-    process.kill(pid, 0);
-    alive = true;
-  } catch {
-    alive = false;
-  }
-  if (!alive) {
-    const { rmSync } = await import('node:fs');
-    rmSync(pidFile, { force: true });
-  }
 }
 
 /**
  * Opens the warehouse: `DATABASE_URL` when set, else the embedded PostgreSQL in the project data
- * directory. The caller closes the handle; closing stops the embedded server this call started.
+ * directory, the one already running there if any. The caller closes the handle; closing stops the
+ * embedded server when nothing else uses it and `recon warehouse start` did not start it.
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'>,
-  options: { poolSize?: number } = {},
+  options: {
+    poolSize?: number;
+    /**
+     * `ensure` (default): the schema must be migrated; the embedded warehouse is migrated here, an
+     * external one that is not refuses the command (run `recon migrate`). `as-is`: no check (recon
+     * migrate itself, scratch databases).
+     */
+    schema?: 'ensure' | 'as-is';
+  } = {},
 ): Promise<DatabaseHandle> {
-  let embedded: EmbeddedServer | undefined;
+  let lease: WarehouseLease | undefined;
   let connectionString = config.databaseUrl;
   if (connectionString === undefined) {
-    embedded = await startEmbeddedPostgres(config.dataDir);
-    connectionString = embedded.connectionString;
+    lease = await acquireWarehouse(config.dataDir);
+    connectionString = lease.connectionString;
   }
   const pool = createPool(connectionString, options.poolSize);
   const db = createDatabase(pool);
-  return {
-    db,
-    pool,
-    connectionString,
-    close: async () => {
-      await db.destroy();
-      await embedded?.stop();
-    },
+  const close = async () => {
+    await db.destroy();
+    await lease?.release();
   };
+  if ((options.schema ?? 'ensure') === 'ensure') {
+    try {
+      await ensureSchema(db, { embedded: lease !== undefined, connectionString });
+    } catch (error) {
+      await close();
+      throw error;
+    }
+  }
+  return { db, pool, connectionString, close };
 }

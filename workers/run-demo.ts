@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDatabase, createPool, type DatabaseHandle, startEmbeddedPostgres } from '../db/connect.ts';
+import { createDatabase, createPool, type DatabaseHandle } from '../db/connect.ts';
+import { acquireWarehouse, warehousePaths } from '../db/embedded-warehouse.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { type Config, loadConfig } from '../lib/config.ts';
 import { backfillProgress, startBackfill } from '../lib/temporal/backfill.ts';
@@ -24,13 +23,16 @@ export interface DemoOptions {
   readonly from: string;
   readonly to: string;
   readonly transactions: number;
-  /** Stay up at the end until Ctrl-C. */
+  /** Stay up at the end until Ctrl-C (Temporal and its web UI). */
   readonly keep: boolean;
+  /** Delete the warehouse of the data directory first. */
+  readonly fresh: boolean;
 }
 
 /**
- * `recon demo`: the whole pipeline on embedded defaults, from a fresh clone. A fresh embedded
- * PostgreSQL in <data dir>/demo (reset each run), the sandbox provider on 127.0.0.1, an ephemeral
+ * `recon demo`: the whole pipeline on embedded defaults, from a fresh clone. The embedded warehouse of
+ * the data directory (the one every later command and `recon warehouse` use, kept after the demo;
+ * `fresh` deletes it first), the sandbox provider on 127.0.0.1, an ephemeral
  * Temporal dev server with its UI (or TEMPORAL_ADDRESS, with a worker in this process on its own task
  * queue, since only this process reaches the sandbox) and a worker; a backfill of from..to, one
  * nightly run through the schedule (a schedule backfill at 02:30 of `to`, so it covers the day it
@@ -52,11 +54,13 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
   const cleanups: (() => Promise<unknown>)[] = [];
   const stopped = () => controller.signal.aborted;
   try {
-    const dir = resolve(config.dataDir, 'demo');
-    rmSync(dir, { recursive: true, force: true });
-    say(`starting PostgreSQL in ${dir} (fresh)`);
-    const pg = await startEmbeddedPostgres(dir, { persistent: false });
-    cleanups.push(() => pg.stop());
+    const { pgDir } = warehousePaths(config.dataDir);
+    if (config.databaseUrl) say('DATABASE_URL is not used: the demo runs on the embedded warehouse');
+    const pg = await acquireWarehouse(config.dataDir, { fresh: options.fresh });
+    cleanups.push(() => pg.release());
+    say(
+      `warehouse: embedded PostgreSQL in ${pgDir} (${options.fresh ? 'fresh' : pg.started ? 'started' : 'already running'}; kept after the demo)`,
+    );
     const pool = createPool(pg.connectionString, 16);
     const db = createDatabase(pool);
     cleanups.push(() => db.destroy());
@@ -69,6 +73,13 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const migrated = await migrateToLatest(db);
     if (migrated.error) throw migrated.error;
     if (stopped()) return 130;
+    const earlier = await db
+      .selectFrom('loads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    if (earlier.n > 0) {
+      say(`the warehouse already holds ${earlier.n} loads: the demo adds to them (--fresh starts over)`);
+    }
 
     // The merchant's side of the same history: its ledger, the notifications it received and its
     // contracted fees, which disagree with the provider in known ways (the sandbox's ground truth).
@@ -96,7 +107,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       ...process.env,
       ...sandbox.env(),
       DATABASE_URL: pg.connectionString,
-      RECON_DATA_DIR: dir,
+      RECON_DATA_DIR: config.dataDir,
       RECON_ENVIRONMENT: 'staging',
     });
 
@@ -195,7 +206,8 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
               `  Temporal UI: ${session.uiUrl}${options.keep ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
             ]
           : []),
-        `  warehouse: psql "${pg.connectionString}"${options.keep ? '' : ' (with --keep)'}`,
+        `  warehouse (kept in ${pgDir}): recon report --from ${options.from} --to ${options.to}`,
+        '  SQL: recon warehouse start, then recon warehouse psql (as the analyst login), e.g.',
         '    select source, count(*), sum(rows_loaded) from loads group by source;',
         '    select kind, count(*) from discrepancies where resolved_at is null group by kind order by 2 desc;',
         '    select * from pull_cursors order by window_from, source;',

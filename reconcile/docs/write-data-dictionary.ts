@@ -18,7 +18,7 @@ export const DICTIONARY_PATH = resolve(fileURLToPath(import.meta.url), '../../..
 async function main(): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
-  const admin = await openDatabase(config, { poolSize: 1 });
+  const admin = await openDatabase(config, { poolSize: 1, schema: 'as-is' });
   const scratch = `recon_dictionary_${process.pid}`;
   const client = new pg.Client({ connectionString: admin.connectionString });
   await client.connect();

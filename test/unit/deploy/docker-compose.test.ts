@@ -29,7 +29,7 @@ describe('docker-compose.yml', () => {
     ]);
     expect(Object.keys(compose.volumes).sort()).toEqual(['temporal-data', 'warehouse-data']);
     expect(compose.services.worker?.command).toEqual(['worker']);
-    expect(compose.services.notifications?.command).toEqual(['notifications', 'serve']);
+    expect(compose.services.notifications?.command).toEqual(['notifications', 'serve', '--host', '0.0.0.0']);
     expect(compose.services.migrate?.command).toEqual(['migrate']);
     expect(compose.services.schedule?.command).toEqual(['schedule', 'create']);
     expect(environment('temporal').POSTGRES_SEEDS).toBe('temporal-db');
