@@ -40,6 +40,8 @@ export async function loadReport(
   const kinds = new Set<RecordKind>(
     legacy ? [LEGACY_KINDS[req.queryType ?? '5'] ?? 'legacy-transaction'] : ['transaction', 'return'],
   );
+  // Filled by the parser while it reads (the CSV header decides), read by the merge.
+  const carried = new Map<RecordKind, readonly string[]>();
   const parseRows: ParseRows =
     parse ??
     (await loadParsers().then(
@@ -49,6 +51,7 @@ export async function loadReport(
           queryType: req.queryType,
           fields: req.fields,
           fileName: req.fileName,
+          onColumns: (kind, columns) => carried.set(kind, columns),
         }),
     ));
   return loadParsedRows(
@@ -65,6 +68,7 @@ export async function loadReport(
       workflowId: req.workflowId,
       legacy,
       kinds,
+      carried,
       onProgress: req.onProgress,
       signal: req.signal,
     },

@@ -36,6 +36,12 @@ export interface LoadPlan {
   legacy: boolean;
   /** Record kinds this load accepts; any other kind is a programming error and fails the load. */
   kinds: ReadonlySet<RecordKind>;
+  /**
+   * The columns the input's format carries, per record kind, as the parser reports them while
+   * reading (read at merge time). A column not carried is unknown: kept in existing rows, null in new
+   * ones. A kind without an entry carries every column.
+   */
+  carried?: ReadonlyMap<RecordKind, readonly string[]>;
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
 }
@@ -135,7 +141,8 @@ export async function loadParsedRows(
       const present = new Set(staging.kinds());
       for (const kind of KIND_ORDER) {
         if (!present.has(kind)) continue;
-        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan.legacy);
+        const carried = plan.carried?.get(kind);
+        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan.legacy, carried);
         result.inserted += r.inserted;
         result.updated += r.updated;
       }
@@ -215,14 +222,21 @@ async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan): Promise<num
   });
 }
 
-function mergeKind(db: Db, kind: RecordKind, staging: string, loadId: number, legacy: boolean) {
+function mergeKind(
+  db: Db,
+  kind: RecordKind,
+  staging: string,
+  loadId: number,
+  legacy: boolean,
+  carried: readonly string[] | undefined,
+) {
   switch (kind) {
     case 'transaction':
-      return mergeTransactions(db, staging, loadId, rowSource(kind, legacy));
+      return mergeTransactions(db, staging, loadId, rowSource(kind, legacy), carried);
     case 'return':
-      return mergeReturns(db, staging, loadId, rowSource(kind, legacy));
+      return mergeReturns(db, staging, loadId, rowSource(kind, legacy), carried);
     case 'legacy-transaction':
-      return mergeLegacyTransactions(db, staging, loadId);
+      return mergeLegacyTransactions(db, staging, loadId, carried);
     case 'adjustment':
       return mergeAdjustments(db, staging, loadId);
     case 'ledger':

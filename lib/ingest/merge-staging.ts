@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { PROFILE, writeProfileLine } from '../profile.ts';
-import { TARGETS, type Target } from './targets.ts';
+import { carriedColumns, TARGETS, type Target } from './targets.ts';
 
 /**
  * Set-based merge of one staging table into its warehouse table: deduplicate the staged rows (last
@@ -29,6 +29,11 @@ interface MergeSpec {
   readonly source: string | null;
   /** Extra condition on the existing row `t` for it to be replaced (source precedence). */
   readonly guard?: string;
+  /**
+   * The target's columns that the load's format carries ({@link carriedColumns}); the others are
+   * unknown. Undefined: every column.
+   */
+  readonly carried?: readonly string[];
 }
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
@@ -51,7 +56,7 @@ export function mergeStatement(spec: MergeSpec, loadId: number, projection?: Mer
   if (projection) parts.push(mergeCtes(projection, loadId, 'p_'));
   return `with ${parts.join(',\n')}
 select (select count(*) from ins)::bigint as inserted,
-       (select count(*) from upd)::bigint as updated,
+       (select count(*) from upd where restated)::bigint as updated,
        (select count(*) from hist)::bigint as history`;
 }
 
@@ -63,13 +68,29 @@ select (select count(*) from ins)::bigint as inserted,
  */
 function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const { target: t, src, source, guard } = spec;
-  const compared = source === null ? [...t.compared] : [...t.compared, 'source'];
-  const insertCols = source === null ? [...t.columns] : [...t.columns, 'source'];
+  const carried = new Set(spec.carried ?? t.columns);
+  const tracks = t.tracksUnknown;
+  // Columns the load's format does not carry: unknown, so never compared nor updated, and null (and
+  // listed in unknown_columns) in a new row.
+  const unknown = t.columns.filter((c) => !carried.has(c));
+  const comparedCarried = t.compared.filter((c) => carried.has(c));
+  const compared = source === null ? comparedCarried : [...comparedCarried, 'source'];
+  const written = t.columns.filter((c) => carried.has(c));
+  const insertCols = source === null ? written : [...written, 'source'];
   const distinct = (left: string, right: string) =>
     `(${compared.map((c) => `${left}.${c}`).join(', ')}) is distinct from (${compared.map((c) => `${right}.${c}`).join(', ')})`;
+  // A column still unknown in the stored row is filled in, not restated: it is left out of
+  // changed_columns, and a row whose only differences are such columns is no restatement.
+  const stillKnown = (c: string) =>
+    tracks && c !== 'source' ? ` and not coalesce('${c}' = any(t.unknown_columns), false)` : '';
   const changed = `array_remove(array[${compared
-    .map((c) => `case when t.${c} is distinct from s.${c} then '${c}' end`)
+    .map((c) => `case when t.${c} is distinct from s.${c}${stillKnown(c)} then '${c}' end`)
     .join(', ')}]::text[], null)`;
+  const fills = tracks ? ` or t.unknown_columns && ${textArray(comparedCarried)}` : '';
+  const unknownAfter =
+    unknown.length === 0
+      ? 'null::text[]'
+      : `nullif(array(select u from unnest(t.unknown_columns) u where u = any(${textArray(unknown)})), '{}')`;
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
   const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
@@ -79,33 +100,40 @@ ${srcCte} as ${spec.materialize ? '' : 'not '}materialized (${src}),
 ${touched} as materialized (
   select s.seq, t.${t.key} is null as is_new
   from ${srcCte} s left join ${t.table} t on t.${t.key} = s.${t.key}
-  where t.${t.key} is null or (${distinct('t', 's')}${guardSql})
+  where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})
 ),
 ${changedRows} as materialized (
-  select ${insertCols.map((c) => `s.${c}`).join(', ')}, to_jsonb(t) as previous, ${changed} as changed_columns
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, to_jsonb(t) as previous, ${changed} as changed_columns${
+    tracks ? `, ${unknownAfter} as unknown_columns` : ''
+  }
   from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
   where not k.is_new
 ),
 ${prefix}hist as (
   insert into row_history (table_name, row_key, previous, changed_columns, load_id)
   select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}
-  from ${changedRows} d
+  from ${changedRows} d${tracks ? ` where d.changed_columns <> '{}'` : ''}
   returning 1
 ),
 ${prefix}upd as (
   update ${t.table} as t set
-    ${[...insertCols.filter((c) => c !== t.key)].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
+    ${[...insertCols.filter((c) => c !== t.key), ...(tracks ? ['unknown_columns'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
   from ${changedRows} d where t.${t.key} = d.${t.key}
-  returning 1
+  returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
 ),
 ${prefix}ins as (
-  insert into ${t.table} (${[...insertCols, ...lineage].join(', ')})
-  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
+  insert into ${t.table} (${[...insertCols, ...lineage, ...(tracks ? ['unknown_columns'] : [])].join(', ')})
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}${
+    tracks ? `, ${unknown.length === 0 ? 'null::text[]' : textArray(unknown)}` : ''
+  }
   from ${touched} k join ${srcCte} s on s.seq = k.seq
   where k.is_new
   returning 1
 )`;
 }
+
+/** A constant text[] of column names (identifiers: no quoting needed inside the literal). */
+const textArray = (names: readonly string[]) => `'{${names.join(',')}}'::text[]`;
 
 /**
  * Serialises loads writing the same table (SHARE ROW EXCLUSIVE conflicts with itself and with other
@@ -150,22 +178,46 @@ function staged(t: Target, staging: string, source: string | null): string {
 /** Report API rows always replace; legacy rows never replace a row that came from the report API. */
 const LEGACY_GUARD = `t.source not like 'report-%'`;
 
-export function mergeTransactions(db: Db, staging: string, loadId: number, source: string) {
+export function mergeTransactions(
+  db: Db,
+  staging: string,
+  loadId: number,
+  source: string,
+  carried?: readonly string[],
+) {
   const t = TARGETS.transaction;
   const legacy = source.startsWith('legacy-');
   return run(
     db,
-    { target: t, src: staged(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    {
+      target: t,
+      src: staged(t, staging, source),
+      source,
+      guard: legacy ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
     loadId,
   );
 }
 
-export function mergeReturns(db: Db, staging: string, loadId: number, source: string) {
+export function mergeReturns(
+  db: Db,
+  staging: string,
+  loadId: number,
+  source: string,
+  carried?: readonly string[],
+) {
   const t = TARGETS.return;
   const legacy = source.startsWith('legacy-');
   return run(
     db,
-    { target: t, src: staged(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    {
+      target: t,
+      src: staged(t, staging, source),
+      source,
+      guard: legacy ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
     loadId,
   );
 }
@@ -173,7 +225,8 @@ export function mergeReturns(db: Db, staging: string, loadId: number, source: st
 /**
  * How a legacy type 5/6 row reads as a provider_transactions row. Legacy type codes (field 2) and
  * notification codes (field 12) have no published meaning, so transaction_type stays null with the
- * raw code kept, and notify_status carries field 12 raw. Columns not listed are null.
+ * raw code kept, and notify_status carries field 12 raw. Columns not listed are not carried by legacy
+ * rows: unknown (null in a new provider row, kept in an existing one).
  */
 const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
   transaction_id: 'transaction_id',
@@ -206,24 +259,46 @@ const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
  * legacy_transactions only. The counts are legacy_transactions': the projection is a second view of
  * the same records.
  */
-export function mergeLegacyTransactions(db: Db, staging: string, loadId: number) {
+export function mergeLegacyTransactions(
+  db: Db,
+  staging: string,
+  loadId: number,
+  carried?: readonly string[],
+) {
   const l = TARGETS['legacy-transaction'];
   const t = TARGETS.transaction;
+  const legacyCarried = carriedColumns(l, carried);
+  const known = new Set(legacyCarried);
   const select = t.columns
     .map((c) => {
       const from = LEGACY_AS_PROVIDER[c];
       return from ? `s.${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
     })
     .join(', ');
+  // A provider row needs amount, currency and status. Left out by the load's --fields, they are
+  // unknown, not null: the projection can then only update a provider row that has them already.
+  const required = ['amount_cents', 'currency', 'raw_status'];
+  const present = required.filter((c) => known.has(c)).map((c) => `s.${c} is not null`);
+  if (present.length < required.length) {
+    present.push(`exists (select 1 from ${t.table} p where p.${t.key} = s.transaction_id)`);
+  }
   const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source
   from touched k join src s on s.seq = k.seq
-  where s.amount_cents is not null and s.currency is not null and s.raw_status is not null`;
-  return run(db, { target: l, src: staged(l, staging, null), source: null }, loadId, {
-    target: t,
-    src: projection,
-    source: 'legacy-transactions',
-    guard: LEGACY_GUARD,
-  });
+  where ${present.join(' and ')}`;
+  return run(
+    db,
+    { target: l, src: staged(l, staging, null), source: null, carried: legacyCarried },
+    loadId,
+    {
+      target: t,
+      src: projection,
+      source: 'legacy-transactions',
+      guard: LEGACY_GUARD,
+      // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
+      // load carries. Legacy rows never carry the others (product, device type, ...).
+      carried: t.columns.filter((c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c])),
+    },
+  );
 }
 
 /**
