@@ -20,6 +20,9 @@ const LEGACY_KINDS: Readonly<Record<string, RecordKind>> = {
  * - Idempotent: loading the same data again changes no warehouse row and adds only a `loads` row
  *   (its rows counted as rows_unchanged). A restated row (new status, changed fee) is updated and its
  *   earlier version kept in row_history.
+ * - The same data in another format is not a restatement: a column the input's format does not carry
+ *   (the parser reports which it does) keeps its stored value and is not compared; a format that does
+ *   carry a column still unknown fills it in without counting as a restatement.
  * - Whole or nothing: on any error nothing of this load is kept, the `loads` row says `failed` with
  *   the error, and the error is rethrown (UnreadableInput for a file broken beyond its rows).
  * - Refuses (EnvironmentMismatch, before writing anything) data of another environment than the

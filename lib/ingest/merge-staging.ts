@@ -285,20 +285,15 @@ export function mergeLegacyTransactions(
   const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source
   from touched k join src s on s.seq = k.seq
   where ${present.join(' and ')}`;
-  return run(
-    db,
-    { target: l, src: staged(l, staging, null), source: null, carried: legacyCarried },
-    loadId,
-    {
-      target: t,
-      src: projection,
-      source: 'legacy-transactions',
-      guard: LEGACY_GUARD,
-      // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
-      // load carries. Legacy rows never carry the others (product, device type, ...).
-      carried: t.columns.filter((c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c])),
-    },
-  );
+  return run(db, { target: l, src: staged(l, staging, null), source: null, carried: legacyCarried }, loadId, {
+    target: t,
+    src: projection,
+    source: 'legacy-transactions',
+    guard: LEGACY_GUARD,
+    // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
+    // load carries. Legacy rows never carry the others (product, device type, ...).
+    carried: t.columns.filter((c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c])),
+  });
 }
 
 /**
