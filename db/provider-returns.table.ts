@@ -1,4 +1,4 @@
-import { bigint, char, date, text, textArray, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, date, text, timestamptz, type TableOf } from './columns.ts';
 
 export const providerReturnsColumns = {
   return_transaction_id: text.required,
@@ -31,7 +31,7 @@ export const providerReturnsColumns = {
   raw: text.required,
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
-  unknown_columns: textArray.nullable,
+  unknown_mask: bigint.nullable,
 } as const;
 
 export type ProviderReturnsTable = TableOf<typeof providerReturnsColumns>;

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.ts';
  * are ISO-8601 UTC strings kept to the microsecond (`2026-03-08T07:30:00.123456Z`), dates `YYYY-MM-DD`.
  */
 type Row<T extends keyof Database> = Selectable<Database[T]>;
-type Lineage = 'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at' | 'unknown_columns';
+type Lineage = 'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at' | 'unknown_mask';
 
 export type TransactionRecord = { kind: 'transaction' } & Omit<Row<'provider_transactions'>, Lineage>;
 export type LegacyTransactionRecord = { kind: 'legacy-transaction' } & Omit<

@@ -34,6 +34,8 @@ interface MergeSpec {
    * unknown. Undefined: every column.
    */
   readonly carried?: readonly string[];
+  /** attnum of the target's columns: the bits of unknown_mask (read by {@link run}). */
+  readonly attnums?: ReadonlyMap<string, number>;
 }
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
@@ -70,8 +72,8 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const { target: t, src, source, guard } = spec;
   const carried = new Set(spec.carried ?? t.columns);
   const tracks = t.tracksUnknown;
-  // Columns the load's format does not carry: unknown, so never compared nor updated, and null (and
-  // listed in unknown_columns) in a new row.
+  // Columns the load's format does not carry: unknown, so never compared nor updated, and null (with
+  // their bits set in unknown_mask) in a new row.
   const unknown = t.columns.filter((c) => !carried.has(c));
   const comparedCarried = t.compared.filter((c) => carried.has(c));
   const compared = source === null ? comparedCarried : [...comparedCarried, 'source'];
@@ -79,18 +81,17 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const insertCols = source === null ? written : [...written, 'source'];
   const distinct = (left: string, right: string) =>
     `(${compared.map((c) => `${left}.${c}`).join(', ')}) is distinct from (${compared.map((c) => `${right}.${c}`).join(', ')})`;
+  const mask = (columns: readonly string[]) => maskOf(t, spec.attnums, columns);
   // A column still unknown in the stored row is filled in, not restated: it is left out of
   // changed_columns, and a row whose only differences are such columns is no restatement.
   const stillKnown = (c: string) =>
-    tracks && c !== 'source' ? ` and not coalesce('${c}' = any(t.unknown_columns), false)` : '';
+    tracks && c !== 'source' ? ` and coalesce(t.unknown_mask & ${mask([c])}, 0) = 0` : '';
   const changed = `array_remove(array[${compared
     .map((c) => `case when t.${c} is distinct from s.${c}${stillKnown(c)} then '${c}' end`)
     .join(', ')}]::text[], null)`;
-  const fills = tracks ? ` or t.unknown_columns && ${textArray(comparedCarried)}` : '';
-  const unknownAfter =
-    unknown.length === 0
-      ? 'null::text[]'
-      : `nullif(array(select u from unnest(t.unknown_columns) u where u = any(${textArray(unknown)})), '{}')`;
+  // Integer arithmetic on a column that is null for most rows: the cost of the rule on a re-load.
+  const fills = tracks ? ` or t.unknown_mask & ${mask(comparedCarried)} <> 0` : '';
+  const unknownAfter = unknown.length === 0 ? 'null::bigint' : `nullif(t.unknown_mask & ${mask(unknown)}, 0)`;
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
   const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
@@ -104,7 +105,7 @@ ${touched} as materialized (
 ),
 ${changedRows} as materialized (
   select ${insertCols.map((c) => `s.${c}`).join(', ')}, to_jsonb(t) as previous, ${changed} as changed_columns${
-    tracks ? `, ${unknownAfter} as unknown_columns` : ''
+    tracks ? `, ${unknownAfter} as unknown_mask` : ''
   }
   from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
   where not k.is_new
@@ -117,14 +118,14 @@ ${prefix}hist as (
 ),
 ${prefix}upd as (
   update ${t.table} as t set
-    ${[...insertCols.filter((c) => c !== t.key), ...(tracks ? ['unknown_columns'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
+    ${[...insertCols.filter((c) => c !== t.key), ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
   from ${changedRows} d where t.${t.key} = d.${t.key}
   returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
 ),
 ${prefix}ins as (
-  insert into ${t.table} (${[...insertCols, ...lineage, ...(tracks ? ['unknown_columns'] : [])].join(', ')})
+  insert into ${t.table} (${[...insertCols, ...lineage, ...(tracks ? ['unknown_mask'] : [])].join(', ')})
   select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}${
-    tracks ? `, ${unknown.length === 0 ? 'null::text[]' : textArray(unknown)}` : ''
+    tracks ? `, ${unknown.length === 0 ? 'null::bigint' : mask(unknown)}` : ''
   }
   from ${touched} k join ${srcCte} s on s.seq = k.seq
   where k.is_new
@@ -132,8 +133,30 @@ ${prefix}ins as (
 )`;
 }
 
-/** A constant text[] of column names (identifiers: no quoting needed inside the literal). */
-const textArray = (names: readonly string[]) => `'{${names.join(',')}}'::text[]`;
+/**
+ * The unknown_mask bits of `columns` as a bigint literal: bit n for the column whose attnum is n
+ * (migration 2026_11_23_000200). attnum never changes for a column, so stored masks keep their meaning.
+ */
+function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, columns: readonly string[]) {
+  let mask = 0n;
+  for (const c of columns) {
+    const n = attnums?.get(c);
+    if (n === undefined || n < 1 || n > 62) {
+      throw new Error(
+        `${t.table}.${c} has no unknown_mask bit (attnum ${n ?? 'unknown'}; bits 1-62 exist): a column added past attnum 62 needs a wider mask`,
+      );
+    }
+    mask |= 1n << BigInt(n);
+  }
+  return `${mask}::bigint`;
+}
+
+/** attnum of every column of a table (for {@link maskOf}). */
+async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, number>> {
+  const r = await sql<{ attname: string; attnum: number }>`select attname, attnum::int as attnum
+    from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
+  return new Map(r.rows.map((row) => [row.attname, row.attnum]));
+}
 
 /**
  * Serialises loads writing the same table (SHARE ROW EXCLUSIVE conflicts with itself and with other
@@ -142,9 +165,13 @@ const textArray = (names: readonly string[]) => `'{${names.join(',')}}'::text[]`
  */
 export const lockStatement = (t: Target) => `lock table ${t.table} in share row exclusive mode`;
 
-async function run(db: Db, spec: MergeSpec, loadId: number, projection?: MergeSpec): Promise<MergeResult> {
-  await sql`${sql.raw(lockStatement(spec.target))}`.execute(db);
-  if (projection) await sql`${sql.raw(lockStatement(projection.target))}`.execute(db);
+async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec): Promise<MergeResult> {
+  await sql`${sql.raw(lockStatement(merge.target))}`.execute(db);
+  if (second) await sql`${sql.raw(lockStatement(second.target))}`.execute(db);
+  const withBits = async (s: MergeSpec): Promise<MergeSpec> =>
+    s.target.tracksUnknown ? { ...s, attnums: await attnumsOf(db, s.target.table) } : s;
+  const spec = await withBits(merge);
+  const projection = second && (await withBits(second));
   const statement = mergeStatement(spec, loadId, projection);
   // EXPLAIN ANALYZE runs the merge: in a savepoint rolled back before the real run.
   if (PROFILE === 'explain') {

@@ -24,7 +24,7 @@ export interface Target {
    */
   readonly compared: readonly string[];
   /**
-   * Whether rows keep `unknown_columns`: the columns no load has carried yet. Only then can a load
+   * Whether rows keep `unknown_mask`: the columns no load has carried yet. Only then can a load
    * whose format leaves columns out ({@link carriedColumns}) be merged without nulling them.
    */
   readonly tracksUnknown: boolean;
@@ -40,7 +40,7 @@ const LINEAGE = new Set([
   'created_at',
   'updated_at',
   'adjustment_id',
-  'unknown_columns',
+  'unknown_mask',
 ]);
 /** Record columns that say how the record was read, not what the provider states about it. */
 const NOT_COMPARED = new Set(['raw', 'query_type']);
@@ -60,7 +60,7 @@ function target(kind: RecordKind, table: keyof Database, key: string): Target {
     columns,
     stagingTypes,
     compared: columns.filter((c) => c !== key && !NOT_COMPARED.has(c)),
-    tracksUnknown: 'unknown_columns' in specs,
+    tracksUnknown: 'unknown_mask' in specs,
     hasSource: 'source' in specs,
     hasFirstLoad: 'first_load_id' in specs,
   };

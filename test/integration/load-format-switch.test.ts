@@ -145,11 +145,20 @@ function returns(prefix: string): ReturnRecord[] {
   ];
 }
 
+/** The names of a row's unknown columns (decoded from its unknown_mask), as `unknown_columns`. */
+const unknownColumns = (table: string) =>
+  sql<string[] | null>`unknown_column_names(${table}::regclass, unknown_mask)`.as('unknown_columns');
+
 async function formatColumns(kind: Kind, prefix: string) {
   if (kind === 'transactions') {
     return handle.db
       .selectFrom('provider_transactions')
-      .select(['transaction_id as id', 'device_type as a', 'request_type as b', 'unknown_columns'])
+      .select([
+        'transaction_id as id',
+        'device_type as a',
+        'request_type as b',
+        unknownColumns('provider_transactions'),
+      ])
       .where('transaction_id', 'like', `${prefix}-%`)
       .orderBy('transaction_id')
       .execute();
@@ -160,7 +169,7 @@ async function formatColumns(kind: Kind, prefix: string) {
       'return_transaction_id as id',
       'original_transaction_type as a',
       'original_external_reference as b',
-      'unknown_columns',
+      unknownColumns('provider_returns'),
     ])
     .where('return_transaction_id', 'like', `${prefix}-%`)
     .orderBy('return_transaction_id')
@@ -298,7 +307,7 @@ describe('carried and empty is not the same as not carried', () => {
     await expectNoRestatement(await loadReportFile(json, 'transactions', records), 3);
     const row = await handle.db
       .selectFrom('provider_transactions')
-      .select(['device_type', 'request_type', 'unknown_columns'])
+      .select(['device_type', 'request_type', unknownColumns('provider_transactions')])
       .where('transaction_id', '=', 'emptied-T1')
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ device_type: null, request_type: 'Interactive', unknown_columns: null });
