@@ -70,8 +70,9 @@ select (select count(*) from ins)::bigint as inserted,
  */
 function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const { target: t, src, source, guard } = spec;
-  const carried = new Set(spec.carried ?? t.columns);
   const tracks = t.tracksUnknown;
+  // A table without unknown_mask cannot keep a column unknown: its loads carry every column.
+  const carried = new Set(tracks && spec.carried ? spec.carried : t.columns);
   // Columns the load's format does not carry: unknown, so never compared nor updated, and null (with
   // their bits set in unknown_mask) in a new row.
   const unknown = t.columns.filter((c) => !carried.has(c));
