@@ -22,7 +22,7 @@ export type AdjustmentRecord = { kind: 'adjustment' } & Omit<
 >;
 export type LedgerRecord = { kind: 'ledger' } & Omit<
   Row<'merchant_ledger'>,
-  'load_id' | 'created_at' | 'updated_at'
+  'load_id' | 'created_at' | 'updated_at' | 'unknown_mask'
 >;
 
 export type ReportRecord = TransactionRecord | LegacyTransactionRecord | ReturnRecord | AdjustmentRecord;
@@ -39,7 +39,7 @@ export type ParsedRow<R = AnyRecord> =
  * value for it is always null and says nothing. Called before the parser's iteration ends; a later
  * call for the same kind replaces an earlier one.
  */
-export type OnColumns = (kind: ReportRecord['kind'], columns: readonly string[]) => void;
+export type OnColumns = (kind: AnyRecord['kind'], columns: readonly string[]) => void;
 
 /** Input formats of `recon parse` / `recon import` (PRODUCT.md). */
 export type ReportFormat = 'legacy' | 'report-json' | 'report-csv';

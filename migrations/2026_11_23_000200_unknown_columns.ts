@@ -4,7 +4,8 @@ import { type Kysely, sql } from 'kysely';
 //
 // The provider's formats do not all carry the same fields: the JSON report has no device or request
 // type, the CSV report no original transaction type or original external reference, legacy type 5 no
-// return code, and a legacy `response_fields` selection leaves out what it does not list. A column
+// return code, and a legacy `response_fields` selection leaves out what it does not list (a merchant
+// ledger file may leave out its optional columns). A column
 // that a load's format does not carry is unknown, not null: the load keeps its stored value and does
 // not compare it. `unknown_mask` says which columns of a row no load has carried yet, so that a later
 // format that does carry them fills them in without that counting as a restatement.
@@ -14,7 +15,12 @@ import { type Kysely, sql } from 'kysely';
 // an array of their names made the tables 35-50 % larger and the merge slower. attnum never changes
 // for a column of a table, so the bits keep their meaning; unknown_columns() turns them into names.
 
-const TABLES = ['provider_transactions', 'provider_returns', 'legacy_transactions'] as const;
+const TABLES = [
+  'provider_transactions',
+  'provider_returns',
+  'legacy_transactions',
+  'merchant_ledger',
+] as const;
 
 const COMMENT =
   'Columns of this row that no load has carried yet (their format does not have the field): null in them means unknown, not empty. Bit n stands for the column whose attnum is n; unknown_column_names(table, unknown_mask) lists their names. A load whose format carries such a column fills it in without that counting as a restatement. Null when every column is known.';

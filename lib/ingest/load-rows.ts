@@ -240,7 +240,7 @@ function mergeKind(
     case 'adjustment':
       return mergeAdjustments(db, staging, loadId);
     case 'ledger':
-      return mergeLedger(db, staging, loadId);
+      return mergeLedger(db, staging, loadId, carried);
   }
 }
 

@@ -337,7 +337,11 @@ export function mergeAdjustments(db: Db, staging: string, loadId: number) {
   return run(db, { target: t, src, materialize: true, source: 'legacy-adjustments' }, loadId);
 }
 
-export function mergeLedger(db: Db, staging: string, loadId: number) {
+export function mergeLedger(db: Db, staging: string, loadId: number, carried?: readonly string[]) {
   const t = TARGETS.ledger;
-  return run(db, { target: t, src: staged(t, staging, null), source: null }, loadId);
+  return run(
+    db,
+    { target: t, src: staged(t, staging, null), source: null, carried: carriedColumns(t, carried) },
+    loadId,
+  );
 }

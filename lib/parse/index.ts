@@ -96,11 +96,15 @@ export function parseReport(
  */
 export function parseLedger(
   input: Readable | AsyncIterable<Buffer | string>,
-  o: { fileName: string },
+  o: {
+    fileName: string;
+    /** Told the columns the file carries: the required ones and the optional ones it has. */
+    onColumns?: OnColumns | undefined;
+  },
 ): AsyncIterable<ParsedRow<LedgerRecord>> {
   return (async function* () {
     const { head, stream } = await peek(input, 64);
-    yield* parseLedgerStream(stream, detectLedgerFormat(head), o.fileName);
+    yield* parseLedgerStream(stream, detectLedgerFormat(head), o.fileName, o.onColumns);
   })();
 }
 

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { loadLedger } from '../../lib/ingest/load-ledger.ts';
 import { loadReport, type LoadRequest, type LoadSummary } from '../../lib/ingest/load-report.ts';
 import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../lib/format/legacy-csv.ts';
 import { reportCsvChunks } from '../../lib/format/report-csv.ts';
@@ -483,5 +484,86 @@ describe('legacy transactions: type 5, type 6 and a --fields subset', () => {
     const n = await sql<{ n: number }>`select count(*)::int as n from provider_transactions
       where transaction_id like 'restated-L%'`.execute(handle.db);
     expect(n.rows[0]!.n).toBe(2);
+  });
+});
+
+describe('merchant ledger: a file without the optional columns does not null them', () => {
+  const HEADER = 'merchant_transaction_id,transaction_type,amount_cents,currency,status,booked_at';
+  const OPTIONAL =
+    'transaction_id,original_merchant_transaction_id,merchant_user_id,product,fee_cents,description';
+  const full = (p: string, status = 'PENDING') =>
+    `${HEADER},${OPTIONAL}\n${p}-1,DEBIT,2015,CAD,SUCCESSFUL,2026-03-08T07:31:00Z,T1,,U1,IBT,25,first\n${p}-2,CREDIT,500,CAD,${status},2026-03-08T08:00:00Z,T2,,U2,IBT,,\n`;
+  const lean = (p: string, status = 'PENDING') =>
+    `${HEADER}\n${p}-1,DEBIT,2015,CAD,SUCCESSFUL,2026-03-08T07:31:00Z\n${p}-2,CREDIT,500,CAD,${status},2026-03-08T08:00:00Z\n`;
+  const ndjson = (p: string) =>
+    [
+      {
+        merchant_transaction_id: `${p}-1`,
+        transaction_type: 'DEBIT',
+        amount_cents: 2015,
+        currency: 'CAD',
+        status: 'SUCCESSFUL',
+        booked_at: '2026-03-08T07:31:00Z',
+      },
+      {
+        merchant_transaction_id: `${p}-2`,
+        transaction_type: 'CREDIT',
+        amount_cents: 500,
+        currency: 'CAD',
+        status: 'PENDING',
+        booked_at: '2026-03-08T08:00:00Z',
+      },
+    ]
+      .map((o) => JSON.stringify(o))
+      .join('\n');
+  const ledger = async (text: string) => {
+    const summary = await loadLedger(
+      handle,
+      { fileName: `ledger-${++files}`, origin: 'file', environment: 'staging' },
+      Readable.from([Buffer.from(text)]),
+    );
+    expect(summary).toMatchObject({ status: 'committed', rowsRejected: 0 });
+    return summary;
+  };
+  const optional = (p: string) =>
+    handle.db
+      .selectFrom('merchant_ledger')
+      .select(['merchant_transaction_id', 'transaction_id', 'fee_cents', 'description', 'status'])
+      .where('merchant_transaction_id', 'like', `${p}-%`)
+      .orderBy('merchant_transaction_id')
+      .execute();
+  const FULL_ROWS = (p: string, status = 'PENDING') => [
+    {
+      merchant_transaction_id: `${p}-1`,
+      transaction_id: 'T1',
+      fee_cents: 25,
+      description: 'first',
+      status: 'SUCCESSFUL',
+    },
+    { merchant_transaction_id: `${p}-2`, transaction_id: 'T2', fee_cents: null, description: null, status },
+  ];
+
+  it('full CSV, then CSV and NDJSON without them, then full again: 0 updated, values kept', async () => {
+    expect(await ledger(full('LGA'))).toMatchObject({ rowsInserted: 2 });
+    await expectNoRestatement(await ledger(lean('LGA')), 2);
+    await expectNoRestatement(await ledger(ndjson('LGA')), 2);
+    await expectNoRestatement(await ledger(full('LGA')), 2);
+    expect(await optional('LGA')).toEqual(FULL_ROWS('LGA'));
+  });
+
+  it('without them first, then full: filled in, no restatement', async () => {
+    await ledger(lean('LGB'));
+    await expectNoRestatement(await ledger(full('LGB')), 2);
+    expect(await optional('LGB')).toEqual(FULL_ROWS('LGB'));
+  });
+
+  it('a changed status in a file without the optional columns is a restatement', async () => {
+    await ledger(full('LGC'));
+    const load = await ledger(lean('LGC', 'SUCCESSFUL'));
+    expect(load).toMatchObject({ rowsUpdated: 1 });
+    expect(await historyOf(load)).toEqual([
+      { table_name: 'merchant_ledger', row_key: 'LGC-2', changed_columns: ['status'] },
+    ]);
+    expect(await optional('LGC')).toEqual(FULL_ROWS('LGC', 'SUCCESSFUL'));
   });
 });

@@ -6,7 +6,7 @@ import {
 } from '../../lib/format/legacy-csv.ts';
 import { reportCsvChunks } from '../../lib/format/report-csv.ts';
 import { reportJsonChunks, transactionToJson } from '../../lib/format/report-json.ts';
-import { parseReport, type ParseReportOptions } from '../../lib/parse/index.ts';
+import { parseLedger, parseReport, type ParseReportOptions } from '../../lib/parse/index.ts';
 import type { ReportRecord } from '../../lib/records.ts';
 import { legacyTransaction, returnRecord, transaction } from '../support/ingest-records.ts';
 import { collect, records, streamOf } from './parse-helpers.ts';
@@ -157,5 +157,40 @@ describe('parsers report the columns they carry', () => {
       queryType: '1',
     });
     expectCarriedIsFilled(rows, carried);
+  });
+
+  it('merchant ledger: the optional columns the CSV header or some NDJSON object has', async () => {
+    const columns = async (data: string) => {
+      let carried: readonly string[] = [];
+      await collect(parseLedger(streamOf(data, 16), { fileName: 'l', onColumns: (_k, c) => (carried = c) }));
+      return carried;
+    };
+    const required = [
+      'merchant_transaction_id',
+      'transaction_type',
+      'amount_cents',
+      'currency',
+      'status',
+      'booked_at',
+    ];
+    const line = 'M1,DEBIT,100,CAD,SUCCESSFUL,2026-03-08T07:31:00Z';
+    expect(await columns(`${required.join(',')}\n${line}\n`)).toEqual(required);
+    expect(await columns(`${required.join(',')},description\n${line},x\n`)).toEqual([
+      ...required,
+      'description',
+    ]);
+    const o = {
+      merchant_transaction_id: 'M1',
+      transaction_type: 'DEBIT',
+      amount_cents: 100,
+      currency: 'CAD',
+      status: 'SUCCESSFUL',
+      booked_at: '2026-03-08T07:31:00Z',
+    };
+    expect(
+      await columns(
+        `${JSON.stringify(o)}\n${JSON.stringify({ ...o, merchant_transaction_id: 'M2', fee_cents: null })}\n`,
+      ),
+    ).toEqual([...required, 'fee_cents']);
   });
 });
