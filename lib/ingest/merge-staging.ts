@@ -87,12 +87,27 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   // changed_columns, and a row whose only differences are such columns is no restatement.
   const stillKnown = (c: string) =>
     tracks && c !== 'source' ? ` and coalesce(t.unknown_mask & ${mask([c])}, 0) = 0` : '';
-  const changed = `array_remove(array[${compared
-    .map((c) => `case when t.${c} is distinct from s.${c}${stillKnown(c)} then '${c}' end`)
-    .join(', ')}]::text[], null)`;
+  // A row taken over from another source (a report row replacing a legacy one, by precedence) is
+  // replaced whole: what the new source does not carry becomes unknown instead of keeping the other
+  // source's value. The warehouse then ends the same whichever source was loaded first.
+  const takeover = tracks && source !== null && unknown.length > 0;
+  const sameSource = 't.source = s.source';
+  const changed = `array_remove(array[${[
+    ...compared.map((c) => `case when t.${c} is distinct from s.${c}${stillKnown(c)} then '${c}' end`),
+    ...(takeover
+      ? unknown.map((c) => `case when not ${sameSource} and t.${c} is not null then '${c}' end`)
+      : []),
+  ].join(', ')}]::text[], null)`;
   // Integer arithmetic on a column that is null for most rows: the cost of the rule on a re-load.
   const fills = tracks ? ` or t.unknown_mask & ${mask(comparedCarried)} <> 0` : '';
-  const unknownAfter = unknown.length === 0 ? 'null::bigint' : `nullif(t.unknown_mask & ${mask(unknown)}, 0)`;
+  const kept = `nullif(t.unknown_mask & ${mask(unknown)}, 0)`;
+  const unknownAfter =
+    unknown.length === 0
+      ? 'null::bigint'
+      : takeover
+        ? `case when ${sameSource} then ${kept} else ${mask(unknown)} end`
+        : kept;
+  const replaced = takeover ? unknown : [];
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
   const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
@@ -105,7 +120,9 @@ ${touched} as materialized (
   where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})
 ),
 ${changedRows} as materialized (
-  select ${insertCols.map((c) => `s.${c}`).join(', ')}, to_jsonb(t) as previous, ${changed} as changed_columns${
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}${replaced
+    .map((c) => `, case when ${sameSource} then t.${c} end as ${c}`)
+    .join('')}, to_jsonb(t) as previous, ${changed} as changed_columns${
     tracks ? `, ${unknownAfter} as unknown_mask` : ''
   }
   from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
@@ -119,7 +136,7 @@ ${prefix}hist as (
 ),
 ${prefix}upd as (
   update ${t.table} as t set
-    ${[...insertCols.filter((c) => c !== t.key), ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
+    ${[...insertCols.filter((c) => c !== t.key), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
   from ${changedRows} d where t.${t.key} = d.${t.key}
   returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
 ),

@@ -4,7 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadLedger } from '../../lib/ingest/load-ledger.ts';
 import { loadReport, type LoadRequest, type LoadSummary } from '../../lib/ingest/load-report.ts';
-import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../lib/format/legacy-csv.ts';
+import {
+  LEGACY_DEFAULT_FIELDS,
+  legacyReturnLine,
+  legacyTransactionLine,
+} from '../../lib/format/legacy-csv.ts';
 import { reportCsvChunks } from '../../lib/format/report-csv.ts';
 import { reportJsonChunks } from '../../lib/format/report-json.ts';
 import { zipSingleEntry } from '../../lib/format/zip-writer.ts';
@@ -565,5 +569,81 @@ describe('merchant ledger: a file without the optional columns does not null the
       { table_name: 'merchant_ledger', row_key: 'LGC-2', changed_columns: ['status'] },
     ]);
     expect(await optional('LGC')).toEqual(FULL_ROWS('LGC', 'SUCCESSFUL'));
+  });
+});
+
+describe('precedence: a report row taking over a legacy row replaces it whole', () => {
+  /** A provider row without its key, lineage and raw line, unknown columns by name. */
+  async function providerRow(table: 'provider_transactions' | 'provider_returns', key: string, id: string) {
+    const r = await sql<{ row: Record<string, unknown> }>`select to_jsonb(t) - ${key} - 'raw' - 'load_id'
+        - 'first_load_id' - 'created_at' - 'updated_at' - 'unknown_mask'
+        || jsonb_build_object('unknown', unknown_column_names(${table}::regclass, unknown_mask)) as row
+      from ${sql.table(table)} t where ${sql.ref(key)} = ${id}`.execute(handle.db);
+    return r.rows[0]!.row;
+  }
+
+  it('returns: legacy type 1 then report, or report then legacy, end the same', async () => {
+    const legacyLine = (id: string) =>
+      legacyReturnLine(
+        returnRecord({
+          return_transaction_id: id,
+          raw_transaction_type: '04',
+          legacy_field_8: 'A',
+          legacy_field_9: 'B',
+        }),
+      );
+    const loadLegacyReturn = (id: string) =>
+      loadBytes({ source: 'legacy-returns', format: 'legacy', queryType: '1' }, Buffer.from(legacyLine(id)));
+    const report = (id: string) =>
+      loadReportFile(FORMATS[2]!, 'returns', [returnRecord({ return_transaction_id: id })]);
+
+    await loadLegacyReturn('PRE-R1');
+    const takeover = await report('PRE-R1');
+    expect(takeover).toMatchObject({ rowsUpdated: 1 });
+    const [history] = await historyOf(takeover);
+    expect(history!.changed_columns).toEqual(
+      expect.arrayContaining(['source', 'legacy_field_8', 'legacy_field_9']),
+    );
+    await report('PRE-R2');
+    await expectNoRestatement(await loadLegacyReturn('PRE-R2'), 1);
+
+    const first = await providerRow('provider_returns', 'return_transaction_id', 'PRE-R1');
+    expect(first).toMatchObject({ source: 'report-returns', legacy_field_8: null, legacy_field_9: null });
+    expect(first.unknown).toEqual([
+      'original_transaction_type',
+      'original_external_reference',
+      'legacy_field_8',
+      'legacy_field_9',
+    ]);
+    expect(await providerRow('provider_returns', 'return_transaction_id', 'PRE-R2')).toEqual(first);
+  });
+
+  it('transactions: legacy type 5 then report JSON, or JSON then legacy, end the same', async () => {
+    const legacyLoad = (id: string) =>
+      loadBytes(
+        { source: 'legacy-transactions', format: 'legacy', queryType: '5' },
+        Buffer.from(
+          legacyTransactionLine(
+            legacyTransaction({
+              transaction_id: id,
+              transaction_on: '2026-03-10',
+              raw_transaction_time: '093000',
+            }),
+            LEGACY_DEFAULT_FIELDS['5'],
+          ),
+        ),
+      );
+    const report = (id: string) =>
+      loadReportFile(FORMATS[0]!, 'transactions', [
+        transaction({ transaction_id: id, device_type: 'MOBILE' }),
+      ]);
+    await legacyLoad('PRE-T1');
+    await report('PRE-T1');
+    await report('PRE-T2');
+    await legacyLoad('PRE-T2');
+    const first = await providerRow('provider_transactions', 'transaction_id', 'PRE-T1');
+    expect(first).toMatchObject({ source: 'report-transactions', device_type: null, local_time_flag: null });
+    expect(first.unknown).toEqual(['device_type', 'request_type']);
+    expect(await providerRow('provider_transactions', 'transaction_id', 'PRE-T2')).toEqual(first);
   });
 });
