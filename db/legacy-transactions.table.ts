@@ -32,6 +32,7 @@ export const legacyTransactionsColumns = {
   raw: text.required,
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
+  unknown_mask: bigint.nullable,
 } as const;
 
 export type LegacyTransactionsTable = TableOf<typeof legacyTransactionsColumns>;

@@ -16,6 +16,7 @@ export const merchantLedgerColumns = {
   load_id: bigint.nullable,
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
+  unknown_mask: bigint.nullable,
 } as const;
 
 export type MerchantLedgerTable = TableOf<typeof merchantLedgerColumns>;

@@ -31,6 +31,7 @@ export const providerReturnsColumns = {
   raw: text.required,
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
+  unknown_mask: bigint.nullable,
 } as const;
 
 export type ProviderReturnsTable = TableOf<typeof providerReturnsColumns>;

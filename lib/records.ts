@@ -7,7 +7,7 @@ import type { Database } from '../db/database.ts';
  * are ISO-8601 UTC strings kept to the microsecond (`2026-03-08T07:30:00.123456Z`), dates `YYYY-MM-DD`.
  */
 type Row<T extends keyof Database> = Selectable<Database[T]>;
-type Lineage = 'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at';
+type Lineage = 'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at' | 'unknown_mask';
 
 export type TransactionRecord = { kind: 'transaction' } & Omit<Row<'provider_transactions'>, Lineage>;
 export type LegacyTransactionRecord = { kind: 'legacy-transaction' } & Omit<
@@ -22,7 +22,7 @@ export type AdjustmentRecord = { kind: 'adjustment' } & Omit<
 >;
 export type LedgerRecord = { kind: 'ledger' } & Omit<
   Row<'merchant_ledger'>,
-  'load_id' | 'created_at' | 'updated_at'
+  'load_id' | 'created_at' | 'updated_at' | 'unknown_mask'
 >;
 
 export type ReportRecord = TransactionRecord | LegacyTransactionRecord | ReturnRecord | AdjustmentRecord;
@@ -32,6 +32,14 @@ export type AnyRecord = ReportRecord | LedgerRecord;
 export type ParsedRow<R = AnyRecord> =
   | { readonly ok: true; readonly line: number; readonly raw: string; readonly record: R }
   | { readonly ok: false; readonly line: number; readonly raw: string; readonly reason: string };
+
+/**
+ * Told by a parser which warehouse columns its input carries for a kind of record (the format's
+ * fields, a CSV's header, a legacy field list). A column not carried is unknown, not null: a record's
+ * value for it is always null and says nothing. Called before the parser's iteration ends; a later
+ * call for the same kind replaces an earlier one.
+ */
+export type OnColumns = (kind: AnyRecord['kind'], columns: readonly string[]) => void;
 
 /** Input formats of `recon parse` / `recon import` (PRODUCT.md). */
 export type ReportFormat = 'legacy' | 'report-json' | 'report-csv';

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
+import type { RecordKind } from './targets.ts';
 import type { LedgerLoadRequest, LoadSummary } from './types.ts';
 
 export type { LedgerLoadRequest } from './types.ts';
@@ -10,7 +11,8 @@ export type { LedgerLoadRequest } from './types.ts';
  * Loads merchant ledger entries (CSV with a header, or NDJSON: detected from the content) into
  * merchant_ledger, keyed by merchant_transaction_id. Same guarantees as loadReport: idempotent, whole
  * or nothing, changed entries keep their earlier version in row_history, rejected lines go to
- * rejected_rows, another environment is refused.
+ * rejected_rows, another environment is refused. An optional column the file does not have (absent
+ * from the CSV header, or from every NDJSON object) keeps its stored value.
  */
 export async function loadLedger(
   handle: DatabaseHandle,
@@ -18,10 +20,16 @@ export async function loadLedger(
   input: Readable,
   parse?: ParseRows,
 ): Promise<LoadSummary> {
+  // Filled by the parser (the CSV header, the NDJSON keys), read by the merge.
+  const carried = new Map<RecordKind, readonly string[]>();
   const parseRows: ParseRows =
     parse ??
     (await loadParsers().then(
-      (p) => (stream: Readable) => p.parseLedger(stream, { fileName: req.fileName }),
+      (p) => (stream: Readable) =>
+        p.parseLedger(stream, {
+          fileName: req.fileName,
+          onColumns: (kind, columns) => carried.set(kind, columns),
+        }),
     ));
   return loadParsedRows(
     handle,
@@ -35,6 +43,7 @@ export async function loadLedger(
       maxRejected: req.maxRejected,
       legacy: false,
       kinds: new Set(['ledger']),
+      carried,
       onProgress: req.onProgress,
       signal: req.signal,
     },

@@ -20,6 +20,9 @@ const LEGACY_KINDS: Readonly<Record<string, RecordKind>> = {
  * - Idempotent: loading the same data again changes no warehouse row and adds only a `loads` row
  *   (its rows counted as rows_unchanged). A restated row (new status, changed fee) is updated and its
  *   earlier version kept in row_history.
+ * - The same data in another format is not a restatement: a column the input's format does not carry
+ *   (the parser reports which it does) keeps its stored value and is not compared; a format that does
+ *   carry a column still unknown fills it in without counting as a restatement.
  * - Whole or nothing: on any error nothing of this load is kept, the `loads` row says `failed` with
  *   the error, and the error is rethrown (UnreadableInput for a file broken beyond its rows).
  * - Refuses (EnvironmentMismatch, before writing anything) data of another environment than the
@@ -40,6 +43,8 @@ export async function loadReport(
   const kinds = new Set<RecordKind>(
     legacy ? [LEGACY_KINDS[req.queryType ?? '5'] ?? 'legacy-transaction'] : ['transaction', 'return'],
   );
+  // Filled by the parser while it reads (the CSV header decides), read by the merge.
+  const carried = new Map<RecordKind, readonly string[]>();
   const parseRows: ParseRows =
     parse ??
     (await loadParsers().then(
@@ -49,6 +54,7 @@ export async function loadReport(
           queryType: req.queryType,
           fields: req.fields,
           fileName: req.fileName,
+          onColumns: (kind, columns) => carried.set(kind, columns),
         }),
     ));
   return loadParsedRows(
@@ -66,6 +72,7 @@ export async function loadReport(
       maxRejected: req.maxRejected,
       legacy,
       kinds,
+      carried,
       onProgress: req.onProgress,
       signal: req.signal,
     },

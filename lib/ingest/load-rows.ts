@@ -39,6 +39,12 @@ export interface LoadPlan {
   kinds: ReadonlySet<RecordKind>;
   /** More rejected rows than this fails the load whole ({@link TooManyRejected}); unset: no limit. */
   maxRejected?: number;
+  /**
+   * The columns the input's format carries, per record kind, as the parser reports them while
+   * reading (read at merge time). A column not carried is unknown: kept in existing rows, null in new
+   * ones. A kind without an entry carries every column.
+   */
+  carried?: ReadonlyMap<RecordKind, readonly string[]>;
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
 }
@@ -142,7 +148,8 @@ export async function loadParsedRows(
       const present = new Set(staging.kinds());
       for (const kind of KIND_ORDER) {
         if (!present.has(kind)) continue;
-        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan.legacy);
+        const carried = plan.carried?.get(kind);
+        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan.legacy, carried);
         result.inserted += r.inserted;
         result.updated += r.updated;
       }
@@ -222,18 +229,25 @@ async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan): Promise<num
   });
 }
 
-function mergeKind(db: Db, kind: RecordKind, staging: string, loadId: number, legacy: boolean) {
+function mergeKind(
+  db: Db,
+  kind: RecordKind,
+  staging: string,
+  loadId: number,
+  legacy: boolean,
+  carried: readonly string[] | undefined,
+) {
   switch (kind) {
     case 'transaction':
-      return mergeTransactions(db, staging, loadId, rowSource(kind, legacy));
+      return mergeTransactions(db, staging, loadId, rowSource(kind, legacy), carried);
     case 'return':
-      return mergeReturns(db, staging, loadId, rowSource(kind, legacy));
+      return mergeReturns(db, staging, loadId, rowSource(kind, legacy), carried);
     case 'legacy-transaction':
-      return mergeLegacyTransactions(db, staging, loadId);
+      return mergeLegacyTransactions(db, staging, loadId, carried);
     case 'adjustment':
       return mergeAdjustments(db, staging, loadId);
     case 'ledger':
-      return mergeLedger(db, staging, loadId);
+      return mergeLedger(db, staging, loadId, carried);
   }
 }
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { PROFILE, writeProfileLine } from '../profile.ts';
-import { TARGETS, type Target } from './targets.ts';
+import { carriedColumns, TARGETS, type Target } from './targets.ts';
 
 /**
  * Set-based merge of one staging table into its warehouse table: deduplicate the staged rows (last
@@ -29,6 +29,13 @@ interface MergeSpec {
   readonly source: string | null;
   /** Extra condition on the existing row `t` for it to be replaced (source precedence). */
   readonly guard?: string;
+  /**
+   * The target's columns that the load's format carries ({@link carriedColumns}); the others are
+   * unknown. Undefined: every column.
+   */
+  readonly carried?: readonly string[];
+  /** attnum of the target's columns: the bits of unknown_mask (read by {@link run}). */
+  readonly attnums?: ReadonlyMap<string, number>;
 }
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
@@ -51,7 +58,7 @@ export function mergeStatement(spec: MergeSpec, loadId: number, projection?: Mer
   if (projection) parts.push(mergeCtes(projection, loadId, 'p_'));
   return `with ${parts.join(',\n')}
 select (select count(*) from ins)::bigint as inserted,
-       (select count(*) from upd)::bigint as updated,
+       (select count(*) from upd where restated)::bigint as updated,
        (select count(*) from hist)::bigint as history`;
 }
 
@@ -63,13 +70,44 @@ select (select count(*) from ins)::bigint as inserted,
  */
 function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const { target: t, src, source, guard } = spec;
-  const compared = source === null ? [...t.compared] : [...t.compared, 'source'];
-  const insertCols = source === null ? [...t.columns] : [...t.columns, 'source'];
+  const tracks = t.tracksUnknown;
+  // A table without unknown_mask cannot keep a column unknown: its loads carry every column.
+  const carried = new Set(tracks && spec.carried ? spec.carried : t.columns);
+  // Columns the load's format does not carry: unknown, so never compared nor updated, and null (with
+  // their bits set in unknown_mask) in a new row.
+  const unknown = t.columns.filter((c) => !carried.has(c));
+  const comparedCarried = t.compared.filter((c) => carried.has(c));
+  const compared = source === null ? comparedCarried : [...comparedCarried, 'source'];
+  const written = t.columns.filter((c) => carried.has(c));
+  const insertCols = source === null ? written : [...written, 'source'];
   const distinct = (left: string, right: string) =>
     `(${compared.map((c) => `${left}.${c}`).join(', ')}) is distinct from (${compared.map((c) => `${right}.${c}`).join(', ')})`;
-  const changed = `array_remove(array[${compared
-    .map((c) => `case when t.${c} is distinct from s.${c} then '${c}' end`)
-    .join(', ')}]::text[], null)`;
+  const mask = (columns: readonly string[]) => maskOf(t, spec.attnums, columns);
+  // A column still unknown in the stored row is filled in, not restated: it is left out of
+  // changed_columns, and a row whose only differences are such columns is no restatement.
+  const stillKnown = (c: string) =>
+    tracks && c !== 'source' ? ` and coalesce(t.unknown_mask & ${mask([c])}, 0) = 0` : '';
+  // A row taken over from another source (a report row replacing a legacy one, by precedence) is
+  // replaced whole: what the new source does not carry becomes unknown instead of keeping the other
+  // source's value. The warehouse then ends the same whichever source was loaded first.
+  const takeover = tracks && source !== null && unknown.length > 0;
+  const sameSource = 't.source = s.source';
+  const changed = `array_remove(array[${[
+    ...compared.map((c) => `case when t.${c} is distinct from s.${c}${stillKnown(c)} then '${c}' end`),
+    ...(takeover
+      ? unknown.map((c) => `case when not ${sameSource} and t.${c} is not null then '${c}' end`)
+      : []),
+  ].join(', ')}]::text[], null)`;
+  // Integer arithmetic on a column that is null for most rows: the cost of the rule on a re-load.
+  const fills = tracks ? ` or t.unknown_mask & ${mask(comparedCarried)} <> 0` : '';
+  const kept = `nullif(t.unknown_mask & ${mask(unknown)}, 0)`;
+  const unknownAfter =
+    unknown.length === 0
+      ? 'null::bigint'
+      : takeover
+        ? `case when ${sameSource} then ${kept} else ${mask(unknown)} end`
+        : kept;
+  const replaced = takeover ? unknown : [];
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
   const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
@@ -79,32 +117,63 @@ ${srcCte} as ${spec.materialize ? '' : 'not '}materialized (${src}),
 ${touched} as materialized (
   select s.seq, t.${t.key} is null as is_new
   from ${srcCte} s left join ${t.table} t on t.${t.key} = s.${t.key}
-  where t.${t.key} is null or (${distinct('t', 's')}${guardSql})
+  where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})
 ),
 ${changedRows} as materialized (
-  select ${insertCols.map((c) => `s.${c}`).join(', ')}, to_jsonb(t) as previous, ${changed} as changed_columns
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}${replaced
+    .map((c) => `, case when ${sameSource} then t.${c} end as ${c}`)
+    .join('')}, to_jsonb(t) as previous, ${changed} as changed_columns${
+    tracks ? `, ${unknownAfter} as unknown_mask` : ''
+  }
   from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
   where not k.is_new
 ),
 ${prefix}hist as (
   insert into row_history (table_name, row_key, previous, changed_columns, load_id)
   select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}
-  from ${changedRows} d
+  from ${changedRows} d${tracks ? ` where d.changed_columns <> '{}'` : ''}
   returning 1
 ),
 ${prefix}upd as (
   update ${t.table} as t set
-    ${[...insertCols.filter((c) => c !== t.key)].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
+    ${[...insertCols.filter((c) => c !== t.key), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
   from ${changedRows} d where t.${t.key} = d.${t.key}
-  returning 1
+  returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
 ),
 ${prefix}ins as (
-  insert into ${t.table} (${[...insertCols, ...lineage].join(', ')})
-  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}
+  insert into ${t.table} (${[...insertCols, ...lineage, ...(tracks ? ['unknown_mask'] : [])].join(', ')})
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}${
+    tracks ? `, ${unknown.length === 0 ? 'null::bigint' : mask(unknown)}` : ''
+  }
   from ${touched} k join ${srcCte} s on s.seq = k.seq
   where k.is_new
   returning 1
 )`;
+}
+
+/**
+ * The unknown_mask bits of `columns` as a bigint literal: bit n for the column whose attnum is n
+ * (migration 2026_11_23_000200). attnum never changes for a column, so stored masks keep their meaning.
+ */
+function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, columns: readonly string[]) {
+  let mask = 0n;
+  for (const c of columns) {
+    const n = attnums?.get(c);
+    if (n === undefined || n < 1 || n > 62) {
+      throw new Error(
+        `${t.table}.${c} has no unknown_mask bit (attnum ${n ?? 'unknown'}; bits 1-62 exist): a column added past attnum 62 needs a wider mask`,
+      );
+    }
+    mask |= 1n << BigInt(n);
+  }
+  return `${mask}::bigint`;
+}
+
+/** attnum of every column of a table (for {@link maskOf}). */
+async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, number>> {
+  const r = await sql<{ attname: string; attnum: number }>`select attname, attnum::int as attnum
+    from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
+  return new Map(r.rows.map((row) => [row.attname, row.attnum]));
 }
 
 /**
@@ -114,9 +183,13 @@ ${prefix}ins as (
  */
 export const lockStatement = (t: Target) => `lock table ${t.table} in share row exclusive mode`;
 
-async function run(db: Db, spec: MergeSpec, loadId: number, projection?: MergeSpec): Promise<MergeResult> {
-  await sql`${sql.raw(lockStatement(spec.target))}`.execute(db);
-  if (projection) await sql`${sql.raw(lockStatement(projection.target))}`.execute(db);
+async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec): Promise<MergeResult> {
+  await sql`${sql.raw(lockStatement(merge.target))}`.execute(db);
+  if (second) await sql`${sql.raw(lockStatement(second.target))}`.execute(db);
+  const withBits = async (s: MergeSpec): Promise<MergeSpec> =>
+    s.target.tracksUnknown ? { ...s, attnums: await attnumsOf(db, s.target.table) } : s;
+  const spec = await withBits(merge);
+  const projection = second && (await withBits(second));
   const statement = mergeStatement(spec, loadId, projection);
   // EXPLAIN ANALYZE runs the merge: in a savepoint rolled back before the real run.
   if (PROFILE === 'explain') {
@@ -150,22 +223,46 @@ function staged(t: Target, staging: string, source: string | null): string {
 /** Report API rows always replace; legacy rows never replace a row that came from the report API. */
 const LEGACY_GUARD = `t.source not like 'report-%'`;
 
-export function mergeTransactions(db: Db, staging: string, loadId: number, source: string) {
+export function mergeTransactions(
+  db: Db,
+  staging: string,
+  loadId: number,
+  source: string,
+  carried?: readonly string[],
+) {
   const t = TARGETS.transaction;
   const legacy = source.startsWith('legacy-');
   return run(
     db,
-    { target: t, src: staged(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    {
+      target: t,
+      src: staged(t, staging, source),
+      source,
+      guard: legacy ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
     loadId,
   );
 }
 
-export function mergeReturns(db: Db, staging: string, loadId: number, source: string) {
+export function mergeReturns(
+  db: Db,
+  staging: string,
+  loadId: number,
+  source: string,
+  carried?: readonly string[],
+) {
   const t = TARGETS.return;
   const legacy = source.startsWith('legacy-');
   return run(
     db,
-    { target: t, src: staged(t, staging, source), source, guard: legacy ? LEGACY_GUARD : undefined },
+    {
+      target: t,
+      src: staged(t, staging, source),
+      source,
+      guard: legacy ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
     loadId,
   );
 }
@@ -173,7 +270,8 @@ export function mergeReturns(db: Db, staging: string, loadId: number, source: st
 /**
  * How a legacy type 5/6 row reads as a provider_transactions row. Legacy type codes (field 2) and
  * notification codes (field 12) have no published meaning, so transaction_type stays null with the
- * raw code kept, and notify_status carries field 12 raw. Columns not listed are null.
+ * raw code kept, and notify_status carries field 12 raw. Columns not listed are not carried by legacy
+ * rows: unknown (null in a new provider row, kept in an existing one).
  */
 const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
   transaction_id: 'transaction_id',
@@ -206,23 +304,40 @@ const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
  * legacy_transactions only. The counts are legacy_transactions': the projection is a second view of
  * the same records.
  */
-export function mergeLegacyTransactions(db: Db, staging: string, loadId: number) {
+export function mergeLegacyTransactions(
+  db: Db,
+  staging: string,
+  loadId: number,
+  carried?: readonly string[],
+) {
   const l = TARGETS['legacy-transaction'];
   const t = TARGETS.transaction;
+  const legacyCarried = carriedColumns(l, carried);
+  const known = new Set(legacyCarried);
   const select = t.columns
     .map((c) => {
       const from = LEGACY_AS_PROVIDER[c];
       return from ? `s.${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
     })
     .join(', ');
+  // A provider row needs amount, currency and status. Left out by the load's --fields, they are
+  // unknown, not null: the projection can then only update a provider row that has them already.
+  const required = ['amount_cents', 'currency', 'raw_status'];
+  const present = required.filter((c) => known.has(c)).map((c) => `s.${c} is not null`);
+  if (present.length < required.length) {
+    present.push(`exists (select 1 from ${t.table} p where p.${t.key} = s.transaction_id)`);
+  }
   const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source
   from touched k join src s on s.seq = k.seq
-  where s.amount_cents is not null and s.currency is not null and s.raw_status is not null`;
-  return run(db, { target: l, src: staged(l, staging, null), source: null }, loadId, {
+  where ${present.join(' and ')}`;
+  return run(db, { target: l, src: staged(l, staging, null), source: null, carried: legacyCarried }, loadId, {
     target: t,
     src: projection,
     source: 'legacy-transactions',
     guard: LEGACY_GUARD,
+    // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
+    // load carries. Legacy rows never carry the others (product, device type, ...).
+    carried: t.columns.filter((c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c])),
   });
 }
 
@@ -239,7 +354,11 @@ export function mergeAdjustments(db: Db, staging: string, loadId: number) {
   return run(db, { target: t, src, materialize: true, source: 'legacy-adjustments' }, loadId);
 }
 
-export function mergeLedger(db: Db, staging: string, loadId: number) {
+export function mergeLedger(db: Db, staging: string, loadId: number, carried?: readonly string[]) {
   const t = TARGETS.ledger;
-  return run(db, { target: t, src: staged(t, staging, null), source: null }, loadId);
+  return run(
+    db,
+    { target: t, src: staged(t, staging, null), source: null, carried: carriedColumns(t, carried) },
+    loadId,
+  );
 }

@@ -19,15 +19,31 @@ export interface Target {
   readonly stagingTypes: Readonly<Record<string, string>>;
   /**
    * Columns compared to decide whether a record changes the warehouse row. `raw` is left out: the same
-   * transaction reported again in another format (CSV instead of JSON) is not a restatement.
+   * transaction reported again in another format (CSV instead of JSON) is not a restatement. So is a
+   * legacy row's `query_type` (the same transaction asked for by query type 5 or 6).
    */
   readonly compared: readonly string[];
+  /**
+   * Whether rows keep `unknown_mask`: the columns no load has carried yet. Only then can a load
+   * whose format leaves columns out ({@link carriedColumns}) be merged without nulling them.
+   */
+  readonly tracksUnknown: boolean;
   /** Whether the table has the `source` lineage column (provider tables do; the ledger does not). */
   readonly hasSource: boolean;
   readonly hasFirstLoad: boolean;
 }
 
-const LINEAGE = new Set(['source', 'load_id', 'first_load_id', 'created_at', 'updated_at', 'adjustment_id']);
+const LINEAGE = new Set([
+  'source',
+  'load_id',
+  'first_load_id',
+  'created_at',
+  'updated_at',
+  'adjustment_id',
+  'unknown_mask',
+]);
+/** Record columns that say how the record was read, not what the provider states about it. */
+const NOT_COMPARED = new Set(['raw', 'query_type']);
 
 function target(kind: RecordKind, table: keyof Database, key: string): Target {
   const specs = tableColumns[table] as Record<string, { pg: string }>;
@@ -43,7 +59,8 @@ function target(kind: RecordKind, table: keyof Database, key: string): Target {
     key,
     columns,
     stagingTypes,
-    compared: columns.filter((c) => c !== key && c !== 'raw'),
+    compared: columns.filter((c) => c !== key && !NOT_COMPARED.has(c)),
+    tracksUnknown: 'unknown_mask' in specs,
     hasSource: 'source' in specs,
     hasFirstLoad: 'first_load_id' in specs,
   };
@@ -71,4 +88,16 @@ export function rowSource(kind: RecordKind, legacy: boolean): LoadSource {
     case 'ledger':
       return 'ledger';
   }
+}
+
+/**
+ * The columns of a target that a load carries: `carried` as the parser reported it for the load's
+ * format (field list, CSV header), restricted to the target's columns, with the key, `raw` and
+ * `query_type` always carried. Undefined (a parser that reports nothing) means every column. A table
+ * that does not track unknown columns takes every column: its loads have one format.
+ */
+export function carriedColumns(t: Target, carried: readonly string[] | undefined): readonly string[] {
+  if (carried === undefined || !t.tracksUnknown) return t.columns;
+  const set = new Set(carried);
+  return t.columns.filter((c) => c === t.key || NOT_COMPARED.has(c) || set.has(c));
 }

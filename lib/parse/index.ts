@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { LedgerRecord, ParsedRow, ReportFormat, ReportRecord } from '../records.ts';
+import type { LedgerRecord, OnColumns, ParsedRow, ReportFormat, ReportRecord } from '../records.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
 import { detectLedgerFormat, parseLedgerStream } from './ledger.ts';
 import { legacySelection, parseLegacy } from './legacy.ts';
@@ -20,6 +20,11 @@ export interface ParseReportOptions {
   readonly fileName: string;
   /** Archive-bomb limits for zipped input; the defaults suit reports of millions of rows. */
   readonly zipLimits?: ZipLimits | undefined;
+  /**
+   * Told, per kind of record, the warehouse columns the input carries (the format's fields, the CSV
+   * header, the legacy field list): the loader keeps the stored value of every other column.
+   */
+  readonly onColumns?: OnColumns | undefined;
 }
 
 /**
@@ -62,13 +67,22 @@ export function parseReport(
     const content = await unzipped(input, o.fileName, o.zipLimits ?? DEFAULT_ZIP_LIMITS);
     switch (o.format) {
       case 'legacy':
-        yield* parseLegacy(content, { queryType: o.queryType, fields: o.fields, fileName: o.fileName });
+        yield* parseLegacy(content, {
+          queryType: o.queryType,
+          fields: o.fields,
+          fileName: o.fileName,
+          onColumns: o.onColumns,
+        });
         break;
       case 'report-csv':
-        yield* parseReportCsv(content, { queryType: o.queryType, fileName: o.fileName });
+        yield* parseReportCsv(content, {
+          queryType: o.queryType,
+          fileName: o.fileName,
+          onColumns: o.onColumns,
+        });
         break;
       case 'report-json':
-        yield* parseReportJson(content, o.fileName);
+        yield* parseReportJson(content, o.fileName, o.onColumns);
         break;
     }
   })();
@@ -82,11 +96,15 @@ export function parseReport(
  */
 export function parseLedger(
   input: Readable | AsyncIterable<Buffer | string>,
-  o: { fileName: string },
+  o: {
+    fileName: string;
+    /** Told the columns the file carries: the required ones and the optional ones it has. */
+    onColumns?: OnColumns | undefined;
+  },
 ): AsyncIterable<ParsedRow<LedgerRecord>> {
   return (async function* () {
     const { head, stream } = await peek(input, 64);
-    yield* parseLedgerStream(stream, detectLedgerFormat(head), o.fileName);
+    yield* parseLedgerStream(stream, detectLedgerFormat(head), o.fileName, o.onColumns);
   })();
 }
 

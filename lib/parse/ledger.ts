@@ -1,5 +1,11 @@
 import { UnreadableInput } from '../errors.ts';
-import { CANONICAL_STATUSES, type CanonicalStatus, type LedgerRecord, type ParsedRow } from '../records.ts';
+import {
+  CANONICAL_STATUSES,
+  type CanonicalStatus,
+  type LedgerRecord,
+  type OnColumns,
+  type ParsedRow,
+} from '../records.ts';
 import { normaliseInstant } from '../time/iso-instant.ts';
 import { digitsToCents, jsonToCents } from '../money.ts';
 import { readCsvRecords } from './read-csv-records.ts';
@@ -45,8 +51,12 @@ export async function* parseLedgerStream(
   input: AsyncIterable<Buffer | string>,
   format: LedgerFormat,
   fileName: string,
+  onColumns?: OnColumns,
 ): AsyncGenerator<ParsedRow<LedgerRecord>> {
   if (format === 'ledger-ndjson') {
+    // An optional column is carried when an object of the file has its key (a file of objects
+    // without `description` says nothing about descriptions).
+    const seen = new Set<string>();
     for await (const batch of readLines(input, fileName)) {
       for (let i = 0; i < batch.lines.length; i++) {
         const raw = batch.lines[i] as string;
@@ -63,9 +73,12 @@ export async function* parseLedgerStream(
           yield { ok: false, line, raw, reason: 'not a JSON object' };
           continue;
         }
-        yield row(value as Record<string, unknown>, raw, line, 'json');
+        const o = value as Record<string, unknown>;
+        if (seen.size < OPTIONAL.length) for (const c of OPTIONAL) if (o[c] !== undefined) seen.add(c);
+        yield row(o, raw, line, 'json');
       }
     }
+    onColumns?.('ledger', [...REQUIRED, ...OPTIONAL.filter((c) => seen.has(c))]);
     return;
   }
   let header: Map<string, number> | null = null;
@@ -89,6 +102,8 @@ export async function* parseLedgerStream(
           );
         }
         width = rec.fields.length;
+        const present = header;
+        onColumns?.('ledger', [...REQUIRED, ...OPTIONAL.filter((c) => present.has(c))]);
         continue;
       }
       if (rec.fields === null) {

@@ -5,6 +5,7 @@ import type {
   AdjustmentRecord,
   LegacyQueryType,
   LegacyTransactionRecord,
+  OnColumns,
   ParsedRow,
   ReportRecord,
   ReturnRecord,
@@ -28,6 +29,8 @@ export interface LegacyOptions {
   /** The `response_fields` selection, columns in the order listed (types 5 and 6 only). */
   readonly fields?: readonly number[] | undefined;
   readonly fileName: string;
+  /** Told the columns the selection carries, before the first record. */
+  readonly onColumns?: OnColumns | undefined;
 }
 
 interface FieldSpec {
@@ -89,6 +92,80 @@ const ADJUSTMENT_FIELDS: readonly FieldSpec[] = [
   { size: 8, label: 'merchant account ID' },
   { size: 256, label: 'notes' },
 ];
+
+/** The columns of legacy_transactions each transaction field fills (field 14 with field 1 gives the instant). */
+const TRANSACTION_FIELD_COLUMNS: Record<number, readonly (keyof LegacyTransactionRecord)[]> = {
+  1: ['transaction_on'],
+  2: ['raw_transaction_type'],
+  3: ['merchant_transaction_id'],
+  4: ['transaction_id'],
+  5: ['amount_cents'],
+  6: ['currency'],
+  7: ['status', 'raw_status'],
+  8: ['internal_user_id'],
+  9: ['fee_cents'],
+  10: ['merchant_account_id'],
+  11: ['error_code'],
+  12: ['raw_notify_status'],
+  13: ['merchant_user_id'],
+  14: ['raw_transaction_time', 'transaction_at', 'local_time_flag'],
+  15: ['country_code'],
+  16: ['consumer_email'],
+  17: ['bank_account_masked'],
+  18: ['return_code'],
+  19: ['returned_on'],
+  20: ['completed_on'],
+  21: ['payment_type'],
+  22: ['network_reference'],
+};
+
+/** The columns of provider_returns a type 1 line fills (the others stay unknown). */
+const RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
+  'return_transaction_id',
+  'original_transaction_id',
+  'merchant_transaction_id',
+  'merchant_user_id',
+  'return_code',
+  'amount_cents',
+  'currency',
+  'returned_on',
+  'raw_transaction_type',
+  'country_code',
+  'legacy_field_8',
+  'legacy_field_9',
+  'raw',
+];
+
+const ADJUSTMENT_COLUMNS: readonly (keyof AdjustmentRecord)[] = [
+  'adjustment_key',
+  'adjusted_on',
+  'raw_transaction_type',
+  'adjustment_type',
+  'transaction_id',
+  'amount_cents',
+  'currency',
+  'fee_cents',
+  'merchant_account_id',
+  'notes',
+  'raw',
+];
+
+/**
+ * The kind of record a legacy query type yields and the warehouse columns its lines carry: for types
+ * 5 and 6 those of the fields selected (type 5 has no field 18 or 19, a `--fields` list only what it
+ * lists). Throws as {@link legacySelection} does.
+ */
+export function legacyColumns(
+  queryType: string | undefined,
+  fields?: readonly number[],
+): { kind: ReportRecord['kind']; columns: readonly string[] } {
+  const selection = legacySelection(queryType, fields);
+  if (queryType === '1') return { kind: 'return', columns: RETURN_COLUMNS };
+  if (queryType === '4') return { kind: 'adjustment', columns: ADJUSTMENT_COLUMNS };
+  const columns: string[] = ['query_type', 'raw'];
+  for (const n of selection as readonly number[]) columns.push(...(TRANSACTION_FIELD_COLUMNS[n] ?? []));
+  return { kind: 'legacy-transaction', columns };
+}
 
 const DEFAULT_FIELDS: Record<'5' | '6', readonly number[]> = {
   '5': range(1, 17),
@@ -160,6 +237,8 @@ export function parseLegacy(
   const selection = legacySelection(options.queryType, options.fields);
   const queryType = options.queryType as LegacyQueryType;
   const parseRow = rowParser(queryType, selection);
+  const carried = legacyColumns(queryType, options.fields);
+  options.onColumns?.(carried.kind, carried.columns);
   return iterate(input, options.fileName, parseRow);
 }
 

@@ -1,5 +1,5 @@
 import { UnreadableInput } from '../errors.ts';
-import type { ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
+import type { OnColumns, ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
 import { readCsvRecords } from './read-csv-records.ts';
 import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from '../report-csv-headers.ts';
@@ -36,7 +36,7 @@ import {
  */
 export function parseReportCsv(
   input: AsyncIterable<Buffer | string>,
-  options: { queryType: string | undefined; fileName: string },
+  options: { queryType: string | undefined; fileName: string; onColumns?: OnColumns | undefined },
 ): AsyncGenerator<ParsedRow<ReportRecord>> {
   const queryType = options.queryType;
   if (queryType !== 'TRANSACTION' && queryType !== 'RETURN') {
@@ -44,19 +44,48 @@ export function parseReportCsv(
       `report-csv needs --query-type TRANSACTION or RETURN (got '${queryType ?? ''}'): the two reports have different columns`,
     );
   }
-  return iterate(input, queryType, options.fileName);
+  return iterate(input, queryType, options.fileName, options.onColumns);
 }
 
 type Mapper<R> = (get: (column: string) => string, raw: string) => R;
 
 interface Layout<R> {
   readonly columns: readonly string[];
+  /**
+   * The warehouse columns each CSV column fills: a file carries those of the columns in its header
+   * (and `raw`); the record's other columns are unknown, not empty.
+   */
+  readonly carries: Readonly<Record<string, readonly string[]>>;
   readonly required: readonly string[];
   readonly map: Mapper<R>;
 }
 
 const TRANSACTION: Layout<TransactionRecord> = {
   columns: TRANSACTION_CSV_HEADER,
+  carries: {
+    // The instant is given in UTC: no Eastern wall time, so no DST flag (local_time_flag null).
+    'Transaction Date': ['transaction_at', 'transaction_on', 'local_time_flag'],
+    'Transaction Type': ['transaction_type', 'raw_transaction_type'],
+    'Merchant Transaction ID': ['merchant_transaction_id'],
+    'Transaction ID': ['transaction_id'],
+    'Transaction Amount': ['amount_cents'],
+    Currency: ['currency'],
+    'Transaction Status': ['status', 'raw_status'],
+    'Internal User ID': ['product_user_id'],
+    'Transaction Fee': ['fee_cents'],
+    'Merchant ID': ['merchant_id'],
+    'Request Type': ['request_type'],
+    'Payment Method': ['payment_method'],
+    'Merchant User ID': ['merchant_user_id'],
+    'Error Code': ['error_code'],
+    'Error Description': ['error_message'],
+    Country: ['country_code'],
+    'Device Type': ['device_type'],
+    'External Reference': ['external_reference'],
+    Product: ['product'],
+    'Payment Notification Status': ['notify_status'],
+    'Payment Region': ['region'],
+  } satisfies Record<(typeof TRANSACTION_CSV_HEADER)[number], readonly (keyof TransactionRecord)[]>,
   required: [
     'Transaction Date',
     'Transaction Type',
@@ -103,6 +132,30 @@ const TRANSACTION: Layout<TransactionRecord> = {
 
 const RETURN: Layout<ReturnRecord> = {
   columns: RETURN_CSV_HEADER,
+  // No original transaction type nor original external reference (the JSON report has them).
+  carries: {
+    'Settlement Date': ['returned_on'],
+    'Settlement Code': ['settlement_code'],
+    'Return Code': ['return_code'],
+    'Merchant Transaction ID': ['merchant_transaction_id'],
+    'Settlement Transaction ID': ['return_transaction_id'],
+    'Settlement Amount': ['amount_cents'],
+    'Next Action Date': ['next_action_date', 'raw_next_action_date'],
+    'Transaction Type': ['raw_transaction_type'],
+    'Merchant ID': ['merchant_id'],
+    'Request Type': [],
+    Country: ['country_code'],
+    Currency: ['currency'],
+    'Device Type': [],
+    'Merchant User ID': ['merchant_user_id'],
+    'External Reference': ['external_reference'],
+    'Payment Transaction Date': ['original_transaction_at'],
+    'Payment Transaction ID': ['original_transaction_id'],
+    Product: ['product'],
+    'Internal User ID': ['product_user_id'],
+    'Payment Notification Status': ['notify_status'],
+    'Payment Region': ['region'],
+  } satisfies Record<(typeof RETURN_CSV_HEADER)[number], readonly (keyof ReturnRecord)[]>,
   required: ['Settlement Transaction ID', 'Settlement Amount', 'Currency'],
   map: (get, raw) => {
     const next = nextActionDate('Next Action Date', get('Next Action Date'));
@@ -149,6 +202,7 @@ async function* iterate(
   input: AsyncIterable<Buffer | string>,
   queryType: 'TRANSACTION' | 'RETURN',
   fileName: string,
+  onColumns: OnColumns | undefined,
 ): AsyncGenerator<ParsedRow<ReportRecord>> {
   const layout: Layout<ReportRecord> = queryType === 'TRANSACTION' ? TRANSACTION : RETURN;
   let index: Map<string, number> | null = null;
@@ -166,6 +220,10 @@ async function* iterate(
           throw new UnreadableInput(fileName, rec.line, 'the header row has malformed quoting');
         index = headerIndex(rec.fields, layout, queryType, fileName, rec.line);
         headerLine = rec.line;
+        if (onColumns) {
+          const carried = ['raw', ...[...index.keys()].flatMap((column) => layout.carries[column] ?? [])];
+          onColumns(queryType === 'TRANSACTION' ? 'transaction' : 'return', carried);
+        }
         width = rec.fields.length;
         continue;
       }

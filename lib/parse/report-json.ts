@@ -1,4 +1,4 @@
-import type { ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
+import type { OnColumns, ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
 import { UnreadableInput } from '../errors.ts';
 import {
   currencyOf,
@@ -32,7 +32,9 @@ import { splitJsonArray } from './split-json-array.ts';
 export async function* parseReportJson(
   input: AsyncIterable<Buffer | string>,
   fileName: string,
+  onColumns?: OnColumns,
 ): AsyncGenerator<ParsedRow<ReportRecord>> {
+  const extras: JsonExtras = { deviceType: false, requestType: false };
   for await (const batch of splitJsonArray(input, fileName)) {
     for (const element of batch) {
       let value: unknown;
@@ -45,19 +47,99 @@ export async function* parseReportJson(
           `invalid JSON in the array element starting here: ${(error as Error).message}`,
         );
       }
-      yield jsonRow(value, element.text, element.line);
+      yield jsonRow(value, element.text, element.line, extras);
     }
+  }
+  if (onColumns) {
+    const transactions: string[] = [...JSON_TRANSACTION_COLUMNS];
+    if (extras.deviceType) transactions.push('device_type');
+    if (extras.requestType) transactions.push('request_type');
+    onColumns('transaction', transactions);
+    onColumns('return', JSON_RETURN_COLUMNS);
   }
 }
 
+/**
+ * The columns a JSON report carries (spec 2.7). A transaction record has no device type nor request
+ * type (the CSV report has them): those columns are unknown unless an element of the file has the
+ * field. A return record has no legacy fields 8 and 9.
+ */
+const JSON_TRANSACTION_COLUMNS: readonly (keyof TransactionRecord)[] = [
+  'transaction_id',
+  'merchant_id',
+  'merchant_transaction_id',
+  'merchant_user_id',
+  'product_user_id',
+  'product',
+  'transaction_type',
+  'raw_transaction_type',
+  'status',
+  'raw_status',
+  'amount_cents',
+  'fee_cents',
+  'currency',
+  'transaction_at',
+  'transaction_on',
+  'local_time_flag',
+  'error_code',
+  'error_message',
+  'notify_status',
+  'region',
+  'country_code',
+  'payment_method',
+  'external_reference',
+  'raw',
+];
+
+const JSON_RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
+  'return_transaction_id',
+  'original_transaction_id',
+  'merchant_transaction_id',
+  'merchant_id',
+  'merchant_user_id',
+  'product_user_id',
+  'product',
+  'return_code',
+  'amount_cents',
+  'currency',
+  'returned_on',
+  'next_action_date',
+  'raw_next_action_date',
+  'settlement_code',
+  'raw_transaction_type',
+  'original_transaction_type',
+  'original_transaction_at',
+  'original_external_reference',
+  'external_reference',
+  'notify_status',
+  'region',
+  'country_code',
+  'raw',
+];
+
+/** Fields outside spec 2.7 that the parser reads when an element has them. */
+interface JsonExtras {
+  deviceType: boolean;
+  requestType: boolean;
+}
+
 /** Turns one parsed array element into a parsed row. */
-export function jsonRow(value: unknown, raw: string, line: number): ParsedRow<ReportRecord> {
+export function jsonRow(
+  value: unknown,
+  raw: string,
+  line: number,
+  extras?: JsonExtras,
+): ParsedRow<ReportRecord> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, line, raw, reason: 'array element is not a JSON object' };
   }
   const o = value as Record<string, unknown>;
   try {
     const record = isReturn(o) ? returnRecord(o, raw) : transactionRecord(o, raw);
+    if (extras && record.kind === 'transaction') {
+      if (o.deviceType !== undefined) extras.deviceType = true;
+      if (o.requestType !== undefined) extras.requestType = true;
+    }
     return { ok: true, line, raw, record };
   } catch (error) {
     if (error instanceof FieldProblem) return { ok: false, line, raw, reason: error.message };
