@@ -32,6 +32,7 @@ export function registerParse(program: Command): void {
       const { reportFileOptions } = await import('../lib/ingest/source-of.ts');
       const { openInput } = await import('../lib/ingest/open-input.ts');
       const { loadParsers } = await import('../lib/ingest/parsers.ts');
+      const { redactPersonal } = await import('../lib/privacy.ts');
       const o = reportFileOptions(options);
       const input = await openInput(file);
       const { parseReport } = await loadParsers();
@@ -52,7 +53,9 @@ export function registerParse(program: Command): void {
           if (buffer.length > 64 * 1024) await flush();
         } else {
           rejected++;
-          process.stderr.write(`${file}:${row.line}: rejected: ${row.reason}: ${JSON.stringify(row.raw)}\n`);
+          process.stderr.write(
+            `${file}:${row.line}: rejected: ${redactPersonal(`${row.reason}: ${JSON.stringify(row.raw)}`)}\n`,
+          );
         }
       }
       await flush();

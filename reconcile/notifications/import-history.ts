@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { describeJsonError } from '../../lib/privacy.ts';
 import { normaliseInstant } from '../../lib/time/iso-instant.ts';
 import { normaliseNotification } from './normalise-notification.ts';
 import { quarantineNotification, storeNotification } from './store-notification.ts';
@@ -43,7 +44,7 @@ export async function importNotificationHistory(
         } catch (error) {
           await quarantineNotification(trx, {
             kind: 'import',
-            reason: `${options.fileName ?? 'import'}: line is not JSON: ${(error as Error).message}`,
+            reason: `${options.fileName ?? 'import'}: line is not JSON: ${describeJsonError(error)}`,
             body: line,
           });
           quarantined++;
