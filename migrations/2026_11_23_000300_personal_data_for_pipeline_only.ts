@@ -130,6 +130,16 @@ const REDACT_FUNCTIONS = [
          return value;
      end case;
    end $$`,
+  // A refused body: JSON is redacted member by member; anything else (not JSON) is not recognisable
+  // field by field (a token is just a word), so only its length is shown.
+  `create function redact_personal_body(value text) returns text
+     language plpgsql immutable strict parallel safe as $$
+   begin
+     return redact_personal_json(value::jsonb)::text;
+   exception when others then
+     return '${MARK} (not JSON, ' || length(value) || ' characters)';
+   end $$`,
+  `comment on function redact_personal_body(text) is 'A received body with personal data replaced by ${MARK}: JSON through redact_personal_json; text that is not JSON is replaced whole (its length kept). Idempotent.'`,
   `comment on function redact_personal_json(jsonb) is 'The JSON value with personal data replaced by ${MARK}: members named like personal fields, and personal data inside every string (redact_personal). Idempotent.'`,
   // Keyed hash: the key is read by the views (owner's rights), never by the analyst. Nested so that
   // it is not extendable (sha256 of key || value alone is open to length extension).
@@ -201,7 +211,13 @@ const VIEWS: ViewSpec[] = [
   {
     table: 'notification_quarantine',
     comment: 'notification_quarantine for analysts: the refused body redacted.',
-    extra: [['redact_personal(t.body)', 'body_redacted', redacted('The body as received')]],
+    extra: [
+      [
+        'redact_personal_body(t.body)',
+        'body_redacted',
+        `The body as received with personal data replaced by ${MARK}; a body that is not JSON is replaced whole.`,
+      ],
+    ],
   },
   {
     table: 'rejected_rows',
@@ -331,6 +347,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   }
   await sql.raw(`drop schema if exists recon_private cascade`).execute(db);
   await sql.raw(`drop function if exists personal_hash(text, bytea)`).execute(db);
+  await sql.raw(`drop function if exists redact_personal_body(text)`).execute(db);
   await sql.raw(`drop function if exists redact_personal_json(jsonb)`).execute(db);
   await sql.raw(`drop function if exists redact_personal(text)`).execute(db);
 }

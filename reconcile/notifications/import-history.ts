@@ -65,7 +65,8 @@ export async function importNotificationHistory(
         const result = problem ? null : normaliseNotification(kind(), entry.payload);
         if (problem || !result || !result.ok) {
           await quarantineNotification(trx, {
-            kind: String(entry.kind ?? 'import'),
+            // Never the line's own value: analysts read kind, and the line may hold anything.
+            kind: entry.kind === 'transaction' || entry.kind === 'return' ? entry.kind : 'import',
             reason: problem ?? (result && !result.ok ? result.reason : 'invalid'),
             body: JSON.stringify(entry.payload ?? null),
             ...(receivedAt ? { receivedAt } : {}),
