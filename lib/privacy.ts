@@ -37,11 +37,12 @@ export const PERSONAL_KEYS: readonly string[] = [
   'driverslicense',
 ];
 
+// Both also match a value cut short at the end of the text: messages quote snippets of input.
 const KEYED_MEMBER = new RegExp(
-  `("(?:${PERSONAL_KEYS.map((k) => k.split('').join('[_-]?')).join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`,
+  `("(?:${PERSONAL_KEYS.map((k) => k.split('').join('[_-]?')).join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*(?:"|$)`,
   'gi',
 );
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g;
+const EMAIL = /[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z0-9.-]*$)/g;
 /** The legacy layout xxx-xxxxx-n (institution, transit, account), masked or not. */
 const BANK_ACCOUNT = /[0-9Xx*]{3}-[0-9Xx*]{5}-[0-9Xx*]{1,24}/g;
 /** accountLabel / accountMask: ****1234. */

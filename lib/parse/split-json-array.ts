@@ -180,8 +180,8 @@ export class JsonArraySplitter {
 }
 
 function describe(chunk: string, i: number): string {
-  // One character: more could quote a consumer's e-mail or token.
-  return `'${chunk[i]}'`;
+  const shown = chunk.slice(i, i + 20).split('\n')[0] as string;
+  return `'${shown}'`;
 }
 
 /**

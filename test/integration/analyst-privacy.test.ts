@@ -5,7 +5,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Database } from '../../db/database.ts';
 import { loadLedger } from '../../lib/ingest/load-ledger.ts';
 import { loadReport, type LoadRequest } from '../../lib/ingest/load-report.ts';
-import { PERSONAL_MARK } from '../../lib/privacy.ts';
+import { PERSONAL_MARK, redactPersonal } from '../../lib/privacy.ts';
 import { followUpPendingTransactions } from '../../reconcile/follow-up-pending.ts';
 import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
 import {
@@ -436,5 +436,21 @@ describe("consumers' personal data and recon_analyst", () => {
       h: string;
     }>`select encode(sha256(convert_to(${EMAIL.legacy5}, 'UTF8')), 'hex') as h`.execute(h.db);
     expect(a!.consumer_email_hash).not.toBe(plain.rows[0]!.h);
+  });
+
+  it('redacts in SQL (views, retention) exactly as in messages (lib/privacy.ts)', async () => {
+    const samples = [
+      `20260310,D,ORD-1,ET1,0000012550,CAD,S,IU1,0000000125,MERCH001,,C,player-1,101500,CA,${EMAIL.legacy5},${ACCOUNT}`,
+      JSON.stringify(jsonRecord('T1', 'PENDING')),
+      JSON.stringify(notification('T2', TOKEN)),
+      `${CSV_HEADER}\n${csvLine('T3')}`,
+      'XXX-XXXXX-XXXXXXX1234 ****0099 {"Account_Token" : "a\\"b", "email":null}',
+    ];
+    const r = await sql<{
+      v: string;
+    }>`select redact_personal(s) as v from unnest(${samples}::text[]) with ordinality u(s, i) order by i`.execute(
+      h.db,
+    );
+    expect(r.rows.map((x) => x.v)).toEqual(samples.map(redactPersonal));
   });
 });
