@@ -9,6 +9,7 @@ import { registerParse } from './parse.ts';
 import { registerPull } from './pull.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerReport } from './report.ts';
+import { registerRetention } from './retention.ts';
 import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
 import { registerWorker } from './worker.ts';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerNotifications(program);
   registerReconcile(program);
   registerReport(program);
+  registerRetention(program);
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);

@@ -130,6 +130,21 @@ const REDACT_FUNCTIONS = [
          return value;
      end case;
    end $$`,
+  // A raw line whose personal values are known (legacy_transactions: its e-mail and bank account
+  // columns): those values first, wherever they stand, then the patterns.
+  `create function redact_personal_values(value text, variadic personal text[]) returns text
+     language plpgsql immutable parallel safe as $$
+   declare
+     p text;
+     v text := value;
+   begin
+     if v is null then return null; end if;
+     foreach p in array coalesce(personal, '{}') loop
+       if coalesce(p, '') <> '' then v := replace(v, p, '${MARK}'); end if;
+     end loop;
+     return redact_personal(v);
+   end $$`,
+  `comment on function redact_personal_values(text, text[]) is 'redact_personal, after replacing the given personal values (e.g. the row''s own e-mail and bank account) wherever they stand in the text.'`,
   // A refused body: JSON is redacted member by member; anything else (not JSON) is not recognisable
   // field by field (a token is just a word), so only its length is shown.
   `create function redact_personal_body(value text) returns text
@@ -137,6 +152,8 @@ const REDACT_FUNCTIONS = [
    begin
      return redact_personal_json(value::jsonb)::text;
    exception when others then
+     -- Already cleared (idempotence): keep the length it stated.
+     if value like '${MARK} (not JSON, % characters)' then return value; end if;
      return '${MARK} (not JSON, ' || length(value) || ' characters)';
    end $$`,
   `comment on function redact_personal_body(text) is 'A received body with personal data replaced by ${MARK}: JSON through redact_personal_json; text that is not JSON is replaced whole (its length kept). Idempotent.'`,
@@ -177,7 +194,7 @@ const VIEWS: ViewSpec[] = [
       ],
       ['personal_hash(t.bank_account_masked, k.key)', 'bank_account_hash', hashed('masked bank account')],
       [
-        `redact_personal(replace(replace(t.raw, coalesce(nullif(t.consumer_email, ''), '${MARK}'), '${MARK}'), coalesce(nullif(t.bank_account_masked, ''), '${MARK}'), '${MARK}'))`,
+        'redact_personal_values(t.raw, t.consumer_email, t.bank_account_masked)',
         'raw_redacted',
         redacted('The CSV line as received'),
       ],
@@ -347,6 +364,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   }
   await sql.raw(`drop schema if exists recon_private cascade`).execute(db);
   await sql.raw(`drop function if exists personal_hash(text, bytea)`).execute(db);
+  await sql.raw(`drop function if exists redact_personal_values(text, text[])`).execute(db);
   await sql.raw(`drop function if exists redact_personal_body(text)`).execute(db);
   await sql.raw(`drop function if exists redact_personal_json(jsonb)`).execute(db);
   await sql.raw(`drop function if exists redact_personal(text)`).execute(db);
