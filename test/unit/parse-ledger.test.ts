@@ -112,7 +112,10 @@ describe('merchant ledger', () => {
     );
     // A file without its header: the data line is not quoted (it holds a consumer's e-mail).
     await expect(
-      ledger('M1,DEBIT,100,CAD,SUCCESSFUL,2026-03-10T15:00:00Z,jane@example.com,001-00011-****4821\n', 'h.csv'),
+      ledger(
+        'M1,DEBIT,100,CAD,SUCCESSFUL,2026-03-10T15:00:00Z,jane@example.com,001-00011-****4821\n',
+        'h.csv',
+      ),
     ).rejects.toThrow(
       new UnreadableInput(
         'h.csv',

@@ -123,7 +123,8 @@ describe('CSV report, TRANSACTION', () => {
       ),
     );
     // A file without its header: the first data line is taken for the header and never quoted.
-    const dataLine = '2026-03-08T07:30:00Z,DEBIT,M1,T1,100,CAD,SUCCESSFUL,jane@example.com,AT0123456789abcdef';
+    const dataLine =
+      '2026-03-08T07:30:00Z,DEBIT,M1,T1,100,CAD,SUCCESSFUL,jane@example.com,AT0123456789abcdef';
     await expect(csv(`${dataLine}\n`, 'TRANSACTION', 'nohead.csv')).rejects.toThrow(
       new UnreadableInput(
         'nohead.csv',
