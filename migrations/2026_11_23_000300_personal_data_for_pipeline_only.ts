@@ -93,17 +93,31 @@ const PERSONAL_KEYS = [
   'driverslicense',
 ];
 
+/** E-mail addresses, bank accounts in the legacy layout (masked or not), masked labels (****1234). */
+const VALUE_PATTERNS = [
+  '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+',
+  '[0-9Xx*]{3}-[0-9Xx*]{5}-[0-9Xx*]{1,24}',
+  '[*Xx]{4}[0-9]{4}',
+];
+
 const REDACT_FUNCTIONS = [
   // Text of any shape: JSON members of personal keys (quoted string values, as raw JSON lines,
   // bodies and payload text carry them), e-mail addresses, bank account numbers in the legacy
   // layout (3-5-n digits, masked or not) and masked labels such as ****1234.
+  // A line with no double quote holds no JSON member, and one that matches none of the value
+  // patterns is returned at once: most raw lines are read (views, retention) without a replace.
+  // Not STRICT, so that the planner inlines it (null in, null out all the same).
   `create function redact_personal(value text) returns text
-     language sql immutable strict parallel safe as $$
-     select regexp_replace(regexp_replace(regexp_replace(regexp_replace(value,
-       '("(?:${PERSONAL_KEYS.map((k) => k.split('').join('[_-]?')).join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"', '\\1"${MARK}"', 'gi'),
-       '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+', '${MARK}', 'g'),
-       '[0-9Xx*]{3}-[0-9Xx*]{5}-[0-9Xx*]{1,24}', '${MARK}', 'g'),
-       '[*Xx]{4}[0-9]{4}', '${MARK}', 'g')
+     language sql immutable parallel safe as $$
+     select case
+       when strpos(value, '"') = 0 and value !~ '${VALUE_PATTERNS.join('|')}' then value
+       else regexp_replace(regexp_replace(regexp_replace(
+         case when strpos(value, '"') = 0 then value else regexp_replace(value,
+           '("(?:${PERSONAL_KEYS.map((k) => k.split('').join('[_-]?')).join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"', '\\1"${MARK}"', 'gi') end,
+         '${VALUE_PATTERNS[0]}', '${MARK}', 'g'),
+         '${VALUE_PATTERNS[1]}', '${MARK}', 'g'),
+         '${VALUE_PATTERNS[2]}', '${MARK}', 'g')
+     end
    $$`,
   `comment on function redact_personal(text) is 'The text with personal data replaced by ${MARK}: JSON members named like personal fields, e-mail addresses, bank account numbers (xxx-xxxxx-n, masked or not) and masked labels (****1234). Idempotent.'`,
   // JSON values: members with a personal key become the marker (null stays null); every string,
@@ -130,21 +144,15 @@ const REDACT_FUNCTIONS = [
          return value;
      end case;
    end $$`,
-  // A raw line whose personal values are known (legacy_transactions: its e-mail and bank account
-  // columns): those values first, wherever they stand, then the patterns.
-  `create function redact_personal_values(value text, variadic personal text[]) returns text
-     language plpgsql immutable parallel safe as $$
-   declare
-     p text;
-     v text := value;
-   begin
-     if v is null then return null; end if;
-     foreach p in array coalesce(personal, '{}') loop
-       if coalesce(p, '') <> '' then v := replace(v, p, '${MARK}'); end if;
-     end loop;
-     return redact_personal(v);
-   end $$`,
-  `comment on function redact_personal_values(text, text[]) is 'redact_personal, after replacing the given personal values (e.g. the row''s own e-mail and bank account) wherever they stand in the text.'`,
+  // A legacy line, whose personal values are known (its e-mail and bank account columns): those
+  // values first, wherever they stand, then the patterns. SQL, so that it is inlined.
+  `create function redact_personal_values(value text, email text, account text) returns text
+     language sql immutable parallel safe as $$
+     select redact_personal(replace(replace(value,
+       coalesce(nullif(email, ''), '${MARK}'), '${MARK}'),
+       coalesce(nullif(account, ''), '${MARK}'), '${MARK}'))
+   $$`,
+  `comment on function redact_personal_values(text, text, text) is 'redact_personal, after replacing the row''s own e-mail and bank account wherever they stand in the text.'`,
   // A refused body: JSON is redacted member by member; anything else (not JSON) is not recognisable
   // field by field (a token is just a word), so only its length is shown.
   `create function redact_personal_body(value text) returns text
@@ -364,7 +372,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   }
   await sql.raw(`drop schema if exists recon_private cascade`).execute(db);
   await sql.raw(`drop function if exists personal_hash(text, bytea)`).execute(db);
-  await sql.raw(`drop function if exists redact_personal_values(text, text[])`).execute(db);
+  await sql.raw(`drop function if exists redact_personal_values(text, text, text)`).execute(db);
   await sql.raw(`drop function if exists redact_personal_body(text)`).execute(db);
   await sql.raw(`drop function if exists redact_personal_json(jsonb)`).execute(db);
   await sql.raw(`drop function if exists redact_personal(text)`).execute(db);
