@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ReconError } from '../lib/errors.ts';
+import { redactPersonal } from '../lib/privacy.ts';
 
 /**
  * The one place where typed errors become Temporal failures, at the activity boundary:
@@ -8,7 +9,8 @@ import { ReconError } from '../lib/errors.ts';
  *   an unreadable file, another environment) and which carries the error's own message;
  * - an error with `retryAfterMs` (RateLimited) asks for exactly that delay before the next attempt;
  * - Temporal failures (cancellation included) pass through unchanged;
- * - anything else is left to the SDK, which retries it with the preset's backoff.
+ * - anything else is left to the SDK, which retries it with the preset's backoff, its message and
+ *   stack redacted of consumers' personal data (a database error can quote a value).
  * No cause or stack of the original is attached: the message is built without secrets, a cause
  * from a library may not be.
  */
@@ -24,6 +26,10 @@ export function toTemporalFailure(error: unknown): unknown {
         ? { nextRetryDelay: Math.ceil(retryAfterMs) }
         : {}),
     });
+  }
+  if (error instanceof Error) {
+    error.message = redactPersonal(error.message);
+    if (error.stack) error.stack = redactPersonal(error.stack);
   }
   return error;
 }

@@ -2,6 +2,7 @@ import type { ActivityDependencies } from './dependencies.ts';
 import { withFailureMapping } from './failure-mapping.ts';
 import { createPullSource } from './ingest/pull-source.ts';
 import { createReconcileWindow } from './reconcile/reconcile-window.ts';
+import { createClearPersonalData } from './retention/clear-personal-data.ts';
 
 export type { ActivityDependencies } from './dependencies.ts';
 
@@ -14,6 +15,7 @@ export function createActivities<Client>(deps: ActivityDependencies<Client>) {
   return {
     pullSource: withFailureMapping(createPullSource(deps)),
     reconcileWindow: withFailureMapping(createReconcileWindow(deps)),
+    clearPersonalData: withFailureMapping(createClearPersonalData(deps)),
   };
 }
 

@@ -27,6 +27,7 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'recon schedule unpause': 'recon schedule unpause',
   'recon schedule trigger': 'recon schedule trigger',
   'recon worker': 'TEMPORAL_ADDRESS=temporal:7233 recon worker',
+  'recon retention': 'recon retention --raw-older-than 90',
   'recon warehouse': 'recon warehouse start',
   'recon warehouse start': 'recon warehouse start',
   'recon warehouse stop': 'recon warehouse stop',

@@ -43,6 +43,7 @@ export function registerParse(program: Command): void {
     runCommand(async () => {
       const { openInput } = await import('../lib/ingest/open-input.ts');
       const { loadParsers } = await import('../lib/ingest/parsers.ts');
+      const { redactPersonal } = await import('../lib/privacy.ts');
       const o = await checkedReportOptions(options);
       const input = await openInput(file);
       const { parseReport } = await loadParsers();
@@ -63,7 +64,9 @@ export function registerParse(program: Command): void {
           if (buffer.length > 64 * 1024) await flush();
         } else {
           rejected++;
-          process.stderr.write(`${file}:${row.line}: rejected: ${row.reason}: ${JSON.stringify(row.raw)}\n`);
+          process.stderr.write(
+            `${file}:${row.line}: rejected: ${redactPersonal(`${row.reason}: ${JSON.stringify(row.raw)}`)}\n`,
+          );
         }
       }
       await flush();

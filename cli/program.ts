@@ -11,6 +11,7 @@ import { registerParse } from './parse.ts';
 import { registerPull } from './pull.ts';
 import { registerReconcile } from './reconcile.ts';
 import { registerReport } from './report.ts';
+import { registerRetention } from './retention.ts';
 import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
 import { registerWarehouse } from './warehouse.ts';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerDiscrepancies(program);
   registerReport(program);
   registerWarehouse(program);
+  registerRetention(program);
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);

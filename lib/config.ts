@@ -24,6 +24,11 @@ export interface Config {
   readonly port: number | undefined;
   /** Where the embedded PostgreSQL keeps its data between runs. */
   readonly dataDir: string;
+  /**
+   * RECON_RAW_RETENTION_DAYS: after each nightly run, clear consumers' personal data from raw lines,
+   * payloads and history older than this many days (`recon retention`). Unset: the nightly run keeps it.
+   */
+  readonly rawRetentionDays: number | undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -40,6 +45,16 @@ function parsePort(name: string, value: string | undefined): number | undefined 
     );
   }
   return port;
+}
+
+function parseDays(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) > 36_500) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not a number of days: set it to a whole number from 0 to 36500, or unset it`,
+    );
+  }
+  return Number(value);
 }
 
 /** Reads `.env` from the working directory when present; variables already set win. */
@@ -77,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     notificationSecret: nonEmpty(env.RECON_NOTIFICATION_SECRET),
     port: parsePort('PORT', nonEmpty(env.PORT)),
     dataDir: nonEmpty(env.RECON_DATA_DIR) ?? '.data',
+    rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
   });
 }
 

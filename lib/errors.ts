@@ -1,7 +1,10 @@
+import { redactPersonal } from './privacy.ts';
+
 /**
  * Typed errors shared by every area. Each carries data, says what happened and what to do, and tells
  * whether retrying can help. They are mapped to Temporal failures once, at the activity boundary
- * (activities/failure-mapping.ts). Messages never contain secrets.
+ * (activities/failure-mapping.ts). Messages never contain secrets,
+ * nor consumers' personal data (input quoted in a message goes through redactPersonal).
  */
 export abstract class ReconError extends Error {
   /** Whether the same call may succeed later (network, 5xx, 429, timeouts). */
@@ -23,7 +26,7 @@ export class UnreadableInput extends ReconError {
   readonly file: string;
   readonly line: number | null;
   constructor(file: string, line: number | null, reason: string, options?: ErrorOptions) {
-    super(`${file}${line === null ? '' : `:${line}`}: ${reason}`, options);
+    super(`${file}${line === null ? '' : `:${line}`}: ${redactPersonal(reason)}`, options);
     this.file = file;
     this.line = line;
   }
@@ -35,9 +38,9 @@ export class InvalidRecord extends ReconError {
   readonly line: number;
   readonly reason: string;
   constructor(line: number, reason: string) {
-    super(`line ${line}: ${reason}`);
+    super(`line ${line}: ${redactPersonal(reason)}`);
     this.line = line;
-    this.reason = reason;
+    this.reason = redactPersonal(reason);
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { redactPersonal } from '../lib/privacy.ts';
 import { canonicalProviderStatus } from '../lib/status.ts';
 
 /**
@@ -113,12 +114,13 @@ export async function followUpPendingTransactions(
       if (status && status !== 'PENDING') settled++;
     } catch (error) {
       failed++;
-      // Typed provider errors carry no secrets; only the name and message are kept.
+      // Typed provider errors carry no secrets; only the name and message are kept, redacted (an
+      // answer quoted in a message could hold the consumer's account).
       await db
         .insertInto('status_lookups')
         .values({
           transaction_id,
-          error: `${(error as Error).name}: ${(error as Error).message}`,
+          error: redactPersonal(`${(error as Error).name}: ${(error as Error).message}`),
           looked_up_at: now,
         })
         .execute();

@@ -34,6 +34,21 @@ export const reconcileWindowOptions: ActivityOptions = {
   },
 };
 
+/**
+ * Retention after the nightly windows: a few UPDATEs over the warehouse in one transaction,
+ * idempotent, so retried freely; heartbeats on a timer while the statements run.
+ */
+export const clearPersonalDataOptions: ActivityOptions = {
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 5,
+  },
+};
+
 /** Bounds of {@link ActivityTuning.heartbeatTimeoutSeconds}: below 1 s a busy worker looks dead. */
 export const MIN_HEARTBEAT_TIMEOUT_SECONDS = 1;
 export const MAX_HEARTBEAT_TIMEOUT_SECONDS = 3600;

@@ -1,10 +1,18 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import type { NightlyInput, NightlyResult, WindowResult } from './types.ts';
+import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type * as activities from '../activities/index.ts';
+import { clearPersonalDataOptions } from './activity-options.ts';
+import type { NightlyInput, NightlyResult, RetentionResult, WindowResult } from './types.ts';
 import { executeWindow } from './execute-window.ts';
 import { addDays, easternDayOf, isIsoDate, splitWindows } from './windows.ts';
 
 export const DEFAULT_LOOKBACK_DAYS = 3;
+
+/**
+ * Patch id of the retention step: runs recorded before it (test/histories/nightly.json) replay
+ * without the activity call; new runs record the marker and call it.
+ */
+export const RETENTION_PATCH = 'nightly-raw-retention';
 
 /** Set by the server on every workflow a Schedule starts: the time the action stands for. */
 const scheduledStartTime = defineSearchAttributeKey(
@@ -26,6 +34,8 @@ function scheduledFor(): { instant: Date; fromSchedule: boolean } {
  * scheduled time (TemporalScheduledStartTime), not the clock when the run happens, so a catch-up or a
  * schedule backfill covers the day it stands for. Windows run one after another as child window
  * workflows with ids derived from the window, so a nightly never loads a window a backfill is loading.
+ * Then the retention activity clears personal data older than the worker's RECON_RAW_RETENTION_DAYS
+ * (nothing when unset).
  */
 export async function nightlyWorkflow(input: NightlyInput = {}): Promise<NightlyResult> {
   const lookback = input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS;
@@ -48,11 +58,17 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
   for (const window of splitWindows(from, to)) {
     windows.push(await executeWindow({ ...window, ...(input.sources ? { sources: input.sources } : {}) }));
   }
+  let retention: RetentionResult | null | undefined;
+  if (patched(RETENTION_PATCH)) {
+    const { clearPersonalData } = proxyActivities<activities.Activities>(clearPersonalDataOptions);
+    retention = await clearPersonalData();
+  }
   return {
     from,
     to,
     scheduledFor: fromSchedule ? instant.toISOString() : null,
     rowsLoaded: windows.reduce((total, w) => total + w.rowsLoaded, 0),
     windows,
+    ...(retention === undefined ? {} : { retention }),
   };
 }

@@ -158,4 +158,17 @@ export interface NightlyResult extends DayWindow {
   readonly scheduledFor: string | null;
   readonly rowsLoaded: number;
   readonly windows: readonly WindowResult[];
+  /**
+   * What the retention step cleared after the windows; null when RECON_RAW_RETENTION_DAYS is unset.
+   * Absent in runs recorded before the step existed.
+   */
+  readonly retention?: RetentionResult | null;
+}
+
+/** The retention activity's answer: the setting, the cutoff and the rows cleared per table.column. */
+export interface RetentionResult {
+  readonly olderThanDays: number;
+  /** ISO instant: personal data stored before it was cleared. */
+  readonly cutoff: string;
+  readonly cleared: Readonly<Record<string, number>>;
 }

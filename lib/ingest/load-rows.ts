@@ -5,6 +5,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Db } from '../../db/database.ts';
 import type { Environment } from '../config.ts';
 import { TooManyRejected } from '../errors.ts';
+import { redactPersonal } from '../privacy.ts';
 import { PROFILE, writeProfileLine } from '../profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../records.ts';
 import { claimEnvironment } from './claim-environment.ts';
@@ -258,7 +259,8 @@ async function markFailed(
   rowsRead: number,
   meter: MeasureInput,
 ): Promise<void> {
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // loads.error is read by analysts: a database error can quote a value of the failed row.
+  const message = redactPersonal(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   try {
     await db
       .updateTable('loads')

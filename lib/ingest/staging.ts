@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type pg from 'pg';
 import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
+import { redactPersonal } from '../privacy.ts';
 import { copyLine, copyRecordLine } from './copy-text.ts';
 import { TARGETS, type RecordKind, type Target } from './targets.ts';
 
@@ -57,7 +58,9 @@ export class StagingTables {
     return this.push(sink, seq, line, record);
   }
 
-  reject(seq: number, line: number, raw: string, reason: string): Promise<void> | void {
+  /** Stages a rejected record; its reason is redacted (analysts read it), its raw line is kept. */
+  reject(seq: number, line: number, raw: string, why: string): Promise<void> | void {
+    const reason = redactPersonal(why);
     const sink = this.sinks.get('rejected');
     if (!sink) return this.open('rejected').then((s) => this.pushRaw(s, copyLine([seq, line, raw, reason])));
     return this.pushRaw(sink, copyLine([seq, line, raw, reason]));

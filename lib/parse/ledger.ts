@@ -1,4 +1,5 @@
 import { UnreadableInput } from '../errors.ts';
+import { describeHeader, describeJsonError } from '../privacy.ts';
 import {
   CANONICAL_STATUSES,
   type CanonicalStatus,
@@ -44,6 +45,8 @@ const OPTIONAL = [
   'description',
 ] as const;
 
+const KNOWN_COLUMNS = [...REQUIRED, ...OPTIONAL];
+
 class Problem extends Error {}
 
 /** Parses a ledger stream whose format is already known (see {@link detectLedgerFormat}). */
@@ -66,7 +69,7 @@ export async function* parseLedgerStream(
         try {
           value = JSON.parse(raw);
         } catch (error) {
-          yield { ok: false, line, raw, reason: `not a JSON object: ${(error as Error).message}` };
+          yield { ok: false, line, raw, reason: `not a JSON object: ${describeJsonError(error)}` };
           continue;
         }
         if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -98,7 +101,7 @@ export async function* parseLedgerStream(
           throw new UnreadableInput(
             fileName,
             rec.line,
-            `the ledger CSV header lacks required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${rec.fields.join(', ')})`,
+            `the ledger CSV header lacks required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (${describeHeader(rec.fields, (name) => (KNOWN_COLUMNS as readonly string[]).includes(name.trim().toLowerCase()))})`,
           );
         }
         width = rec.fields.length;

@@ -2,6 +2,7 @@ import { UnreadableInput } from '../errors.ts';
 import type { OnColumns, ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
 import { readCsvRecords } from './read-csv-records.ts';
+import { describeHeader } from '../privacy.ts';
 import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from '../report-csv-headers.ts';
 import {
   csvCents,
@@ -287,7 +288,7 @@ function headerIndex(
     throw new UnreadableInput(
       fileName,
       line,
-      `the ${queryType} CSV header lacks required column${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')} (found: ${header.join(', ')}); is --query-type right?`,
+      `the ${queryType} CSV header lacks required column${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')} (${describeHeader(header, (name) => layout.columns.some((c) => normaliseName(c) === normaliseName(name)))}); is --query-type right?`,
     );
   }
   return index;

@@ -1,5 +1,6 @@
 import type { OnColumns, ParsedRow, ReportRecord, ReturnRecord, TransactionRecord } from '../records.ts';
 import { UnreadableInput } from '../errors.ts';
+import { describeJsonError } from '../privacy.ts';
 import {
   currencyOf,
   dateOf,
@@ -44,7 +45,7 @@ export async function* parseReportJson(
         throw new UnreadableInput(
           fileName,
           element.line,
-          `invalid JSON in the array element starting here: ${(error as Error).message}`,
+          `invalid JSON in the array element starting here: ${describeJsonError(error)}`,
         );
       }
       yield jsonRow(value, element.text, element.line, extras);

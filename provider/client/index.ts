@@ -18,6 +18,7 @@ import {
   parseExpiresIn,
   parseRetryAfter,
 } from './http-policy.ts';
+import { redactPersonal } from '../../lib/privacy.ts';
 import { buildLegacyForm, type LegacyQueryRequest } from './legacy-limits.ts';
 
 export * from './errors.ts';
@@ -325,7 +326,8 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
   }
 
   async function rejection(what: string, res: Dispatcher.ResponseData): Promise<ReconError> {
-    const text = redact((await readSome(res.body, 4096)).trim());
+    // Secrets and consumers' personal data are cut before the text can reach a message or a log.
+    const text = redactPersonal(redact((await readSome(res.body, 4096)).trim()));
     let errorCode: string | null;
     let errorMessage: string | null;
     try {

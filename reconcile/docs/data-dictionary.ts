@@ -1,5 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { PERSONAL_MARK } from '../../lib/privacy.ts';
+
+/** Whether a column's COMMENT marks it as personal data (the grants of recon_analyst follow the mark). */
+export function isPersonalComment(comment: string | null): boolean {
+  return (comment ?? '').startsWith(PERSONAL_MARK);
+}
 
 interface ColumnRow {
   relname: string;
@@ -37,18 +43,10 @@ export async function renderDataDictionary(db: Kysely<Database>): Promise<string
     '',
     'Every table and view of the warehouse, from the `COMMENT ON` statements of the migrations. Money is',
     'integer cents (`bigint`), instants are UTC `timestamptz`, business dates are Eastern (America/Toronto).',
-    'The read-only role `recon_analyst` reads all of it except the personal-data columns marked below.',
+    `The read-only role \`recon_analyst\` reads all of it except the columns whose meaning starts with \`${PERSONAL_MARK}\`:`,
+    "consumers' personal data, for the pipeline's role only. Analysts read the `*_redacted` views instead.",
     '',
   ];
-  const personal = new Set([
-    'legacy_transactions.consumer_email',
-    'legacy_transactions.bank_account_masked',
-    'notifications.account_token',
-    'notifications.payload',
-    'notification_quarantine.body',
-    'rejected_rows.raw',
-    'status_lookups.response',
-  ]);
   const names = [...new Set(rows.rows.map((r) => r.relname))];
   const tables = names.filter((n) => rows.rows.find((r) => r.relname === n)!.relkind !== 'v');
   const views = names.filter((n) => !tables.includes(n));
@@ -65,8 +63,8 @@ export async function renderDataDictionary(db: Kysely<Database>): Promise<string
     );
     out.push('| column | type | null | meaning |', '|---|---|---|---|');
     for (const c of cols) {
-      const flag = personal.has(`${name}.${c.column_name}`)
-        ? ' **Personal data: not readable by recon_analyst.**'
+      const flag = isPersonalComment(c.column_comment)
+        ? ' **Not readable by recon_analyst** (see the `_redacted` views).'
         : '';
       out.push(
         `| \`${c.column_name}\` | ${cell(c.data_type)} | ${c.not_null ? 'no' : 'yes'} | ${cell(c.column_comment)}${flag} |`,

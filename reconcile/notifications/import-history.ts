@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database, Db } from '../../db/database.ts';
 import { TooManyRejected } from '../../lib/errors.ts';
+import { describeJsonError } from '../../lib/privacy.ts';
 import { normaliseInstant } from '../../lib/time/iso-instant.ts';
 import { normaliseNotification } from './normalise-notification.ts';
 import { quarantineNotification, storeNotification } from './store-notification.ts';
@@ -91,7 +92,7 @@ async function importLine(
   } catch (error) {
     const quarantineId = await quarantineNotification(trx, {
       kind: 'import',
-      reason: `${fileName}: line is not JSON: ${(error as Error).message}`,
+      reason: `${fileName}: line is not JSON: ${describeJsonError(error)}`,
       body: line,
     });
     return { quarantineId };
@@ -112,7 +113,8 @@ async function importLine(
   const result = problem ? null : normaliseNotification(kind, entry.payload);
   if (problem || !result || !result.ok) {
     const quarantineId = await quarantineNotification(trx, {
-      kind: String(entry?.kind ?? 'import'),
+      // Never the line's own value: analysts read kind, and the line may hold anything.
+      kind: entry?.kind === 'transaction' || entry?.kind === 'return' ? entry.kind : 'import',
       reason: problem ?? (result && !result.ok ? result.reason : 'invalid'),
       body: JSON.stringify(entry?.payload ?? null),
       ...(receivedAt ? { receivedAt } : {}),

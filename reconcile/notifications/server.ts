@@ -4,6 +4,7 @@ import { BlockList, isIP } from 'node:net';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Config } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
+import { describeJsonError, redactPersonal } from '../../lib/privacy.ts';
 import {
   type NotificationKind,
   type NormalisedNotification,
@@ -160,7 +161,8 @@ export async function startNotificationReceiver(
       }
       throw error;
     }
-    const quarantine = async (reason: string) => {
+    const quarantine = async (why: string) => {
+      const reason = redactPersonal(why);
       await quarantineNotification(db, {
         kind,
         reason,
@@ -174,7 +176,7 @@ export async function startNotificationReceiver(
     try {
       body = JSON.parse(text);
     } catch (error) {
-      return quarantine(`body is not JSON: ${(error as Error).message}`);
+      return quarantine(`body is not JSON: ${describeJsonError(error)}`);
     }
     const result = normaliseNotification(kind, body);
     if (!result.ok) return quarantine(result.reason);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { redactPersonal } from '../../lib/privacy.ts';
 import type { NormalisedNotification } from './normalise-notification.ts';
 
 export interface StoredNotification {
@@ -45,7 +46,10 @@ export async function storeNotification(
   return { notificationId: row.notification_id, inserted: row.inserted, deliveryCount: row.delivery_count };
 }
 
-/** Keeps a refused body with the reason, so that nothing the provider sent is lost. */
+/**
+ * Keeps a refused body with the reason, so that nothing the provider sent is lost. The reason is
+ * redacted (analysts read it); the body is personal data, for the pipeline's role only.
+ */
 export async function quarantineNotification(
   db: Db,
   q: {
@@ -61,7 +65,7 @@ export async function quarantineNotification(
     .insertInto('notification_quarantine')
     .values({
       kind: q.kind,
-      reason: q.reason,
+      reason: redactPersonal(q.reason),
       body: q.body,
       content_type: q.contentType ?? null,
       remote_address: q.remoteAddress ?? null,

@@ -31,16 +31,16 @@ async function asAnalyst(queries: string[]): Promise<string[]> {
 }
 
 describe('recon_analyst role', () => {
-  it('exists, cannot log in, and reads tables and views', async () => {
+  it('exists, cannot log in, and reads tables and views (personal data redacted or hashed)', async () => {
     const role = await sql<{
       rolcanlogin: boolean;
     }>`select rolcanlogin from pg_roles where rolname = 'recon_analyst'`.execute(h.db);
     expect(role.rows).toEqual([{ rolcanlogin: false }]);
     expect(
       await asAnalyst([
-        'select transaction_id, amount_cents, fee_cents, raw from provider_transactions',
+        'select transaction_id, amount_cents, fee_cents from provider_transactions',
         'select transaction_id, amount_cents, status, merchant_transaction_id from legacy_transactions',
-        'select notification_id, transaction_id, amount_cents, account_label, received_at from notifications',
+        'select notification_id, transaction_id, amount_cents, received_at from notifications',
         'select * from merchant_ledger',
         'select * from discrepancies',
         'select * from daily_settlement_totals',
@@ -50,8 +50,17 @@ describe('recon_analyst role', () => {
         'select lookup_id, status from status_lookups',
         'select quarantine_id, reason from notification_quarantine',
         'select rejected_row_id, reason from rejected_rows',
+        'select * from provider_transactions_redacted',
+        'select * from provider_returns_redacted',
+        'select * from provider_adjustments_redacted',
+        'select * from legacy_transactions_redacted',
+        'select * from notifications_redacted',
+        'select * from notification_quarantine_redacted',
+        'select * from rejected_rows_redacted',
+        'select * from row_history_redacted',
+        'select * from status_lookups_redacted',
       ]),
-    ).toEqual(Array(12).fill('ok'));
+    ).toEqual(Array(21).fill('ok'));
   });
 
   it("cannot read consumers' personal data, nor write", async () => {
@@ -65,6 +74,14 @@ describe('recon_analyst role', () => {
         'select raw from rejected_rows',
         'select response from status_lookups',
         'select * from legacy_transactions',
+        'select raw from legacy_transactions',
+        'select raw from provider_transactions',
+        'select raw from provider_returns',
+        'select raw from provider_adjustments',
+        'select account_label from notifications',
+        'select previous from row_history',
+        'select * from recon_private.personal_data_key',
+        "select redact_personal('x'), personal_hash('x', (select key from recon_private.personal_data_key))",
         "update discrepancies set note = 'x'",
         "insert into fee_schedule (product, transaction_type, currency, valid_from) values ('IBT','DEBIT','CAD','2026-01-01')",
       ]),
@@ -77,6 +94,14 @@ describe('recon_analyst role', () => {
       'permission denied for table rejected_rows',
       'permission denied for table status_lookups',
       'permission denied for table legacy_transactions',
+      'permission denied for table legacy_transactions',
+      'permission denied for table provider_transactions',
+      'permission denied for table provider_returns',
+      'permission denied for table provider_adjustments',
+      'permission denied for table notifications',
+      'permission denied for table row_history',
+      'permission denied for schema recon_private',
+      'permission denied for schema recon_private',
       'permission denied for table discrepancies',
       'permission denied for table fee_schedule',
     ]);

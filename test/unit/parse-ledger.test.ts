@@ -107,7 +107,20 @@ describe('merchant ledger', () => {
       new UnreadableInput(
         'l.csv',
         1,
-        'the ledger CSV header lacks required columns transaction_type, currency, status, booked_at (found: merchant_transaction_id, amount_cents)',
+        'the ledger CSV header lacks required columns transaction_type, currency, status, booked_at (found 2 columns: merchant_transaction_id, amount_cents)',
+      ),
+    );
+    // A file without its header: the data line is not quoted (it holds a consumer's e-mail).
+    await expect(
+      ledger(
+        'M1,DEBIT,100,CAD,SUCCESSFUL,2026-03-10T15:00:00Z,jane@example.com,001-00011-****4821\n',
+        'h.csv',
+      ),
+    ).rejects.toThrow(
+      new UnreadableInput(
+        'h.csv',
+        1,
+        'the ledger CSV header lacks required columns merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at (found 8 columns: none known and 8 others (not shown))',
       ),
     );
   });

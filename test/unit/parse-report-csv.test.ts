@@ -119,7 +119,17 @@ describe('CSV report, TRANSACTION', () => {
       new UnreadableInput(
         'cols.csv',
         1,
-        "the TRANSACTION CSV header lacks required columns 'Transaction Date', 'Transaction Type', 'Currency', 'Transaction Status' (found: Transaction ID, Transaction Amount); is --query-type right?",
+        "the TRANSACTION CSV header lacks required columns 'Transaction Date', 'Transaction Type', 'Currency', 'Transaction Status' (found 2 columns: Transaction ID, Transaction Amount); is --query-type right?",
+      ),
+    );
+    // A file without its header: the first data line is taken for the header and never quoted.
+    const dataLine =
+      '2026-03-08T07:30:00Z,DEBIT,M1,T1,100,CAD,SUCCESSFUL,jane@example.com,AT0123456789abcdef';
+    await expect(csv(`${dataLine}\n`, 'TRANSACTION', 'nohead.csv')).rejects.toThrow(
+      new UnreadableInput(
+        'nohead.csv',
+        1,
+        "the TRANSACTION CSV header lacks required columns 'Transaction Date', 'Transaction Type', 'Transaction ID', 'Transaction Amount', 'Currency', 'Transaction Status' (found 9 columns: none known and 9 others (not shown)); is --query-type right?",
       ),
     );
     await expect(csv('', 'TRANSACTION', 'empty.csv')).rejects.toThrow(

@@ -44,6 +44,7 @@ const activities: Activities = {
     ...input,
     counts: { 'matched.transactions': 7 },
   }),
+  clearPersonalData: async () => null,
 };
 
 installRuntime({ level: 'WARN' });

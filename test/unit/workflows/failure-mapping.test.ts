@@ -53,6 +53,14 @@ describe('toTemporalFailure', () => {
     expect(toTemporalFailure(plain)).toBe(plain);
   });
 
+  it("cuts consumers' personal data from an unknown error's message and stack (it reaches the history)", () => {
+    const pgError = new Error('invalid input syntax for type bigint: "jane.doe@example.com"');
+    const failure = toTemporalFailure(pgError) as Error;
+    expect(failure).toBe(pgError);
+    expect(failure.message).toBe('invalid input syntax for type bigint: "[personal data]"');
+    expect(failure.stack).not.toContain('jane.doe@example.com');
+  });
+
   it('wraps an activity', async () => {
     const activity = withFailureMapping(async (n: number) => {
       if (n < 0) throw new ConfigError('RECON_BASE_URL is not set');

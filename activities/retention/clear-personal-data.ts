@@ -1,0 +1,29 @@
+import { Context } from '@temporalio/activity';
+import { clearPersonalData } from '../../lib/retention/clear-personal-data.ts';
+import type { RetentionResult } from '../../workflows/types.ts';
+import type { ActivityDependencies } from '../dependencies.ts';
+import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
+
+/**
+ * Builds the retention activity of the nightly run: clears consumers' personal data from raw lines,
+ * payloads and history older than RECON_RAW_RETENTION_DAYS (the worker's config), or does nothing
+ * when the setting is unset. Idempotent, so a retry simply runs it again. Only the cutoff and counts
+ * go back into the workflow history.
+ */
+export function createClearPersonalData<Client>(deps: ActivityDependencies<Client>) {
+  return async function clearPersonalDataActivity(): Promise<RetentionResult | null> {
+    const days = deps.config.rawRetentionDays;
+    if (days === undefined) return null;
+    const ctx = Context.current();
+    const timer = setInterval(
+      () => ctx.heartbeat(),
+      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
+    );
+    try {
+      const summary = await clearPersonalData(deps.handle.db, { olderThanDays: days });
+      return { olderThanDays: days, cutoff: summary.cutoff, cleared: summary.cleared };
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}

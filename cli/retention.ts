@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { wholeNumberArg } from './options.ts';
+import { runCommand } from './run.ts';
+
+export function registerRetention(program: Command): void {
+  program
+    .command('retention')
+    .description(
+      "clear consumers' personal data from raw lines, payloads, refused bodies and history older than DAYS (business columns stay); idempotent",
+    )
+    .requiredOption(
+      '--raw-older-than <days>',
+      'clear what was stored more than DAYS days ago',
+      wholeNumberArg(0),
+    )
+    .option('--json', 'print the summary as JSON')
+    .action((opts: { rawOlderThan: number; json?: boolean }) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { clearPersonalData, formatRetention } =
+          await import('../lib/retention/clear-personal-data.ts');
+        const handle = await openDatabase(config);
+        try {
+          const summary = await clearPersonalData(handle.db, { olderThanDays: opts.rawOlderThan });
+          process.stdout.write(
+            opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatRetention(summary),
+          );
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+}
