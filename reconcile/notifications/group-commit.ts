@@ -1,11 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import type { Db } from '../../db/database.ts';
+import { PROFILE, writeProfileLine } from '../../lib/profile.ts';
 import { isDatabaseUnavailable } from '../../db/connection-errors.ts';
 import type { NormalisedNotification } from './normalise-notification.ts';
-import {
-  type StoredNotification,
-  storeNotification,
-  storeNotificationBatch,
-} from './store-notification.ts';
+import { type StoredNotification, storeNotification, storeNotificationBatch } from './store-notification.ts';
 
 export interface GroupCommitOptions {
   /** How long the first delivery of a batch waits for others to join it, ms (default 2). */
@@ -53,11 +51,13 @@ export function createNotificationWriter(db: Db, options: GroupCommitOptions = {
   };
 
   const commit = async (batch: Pending[]): Promise<void> => {
+    const startedAt = performance.now();
     try {
       const results = await storeNotificationBatch(
         db,
         batch.map((p) => p.n),
       );
+      if (PROFILE) writeProfileLine(startedAt, `group commit of ${batch.length} deliveries`);
       batch.forEach((p, i) => p.resolve(results[i]!));
     } catch (error) {
       if (isDatabaseUnavailable(error) || batch.length === 1) {

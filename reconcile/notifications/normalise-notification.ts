@@ -215,6 +215,9 @@ export function normaliseNotification(kind: NotificationKind, body: unknown): No
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, reason: error.message };
     // Never throws: whatever else goes wrong on a body is the body's problem, kept in the quarantine.
-    return { ok: false, reason: `the body could not be read: ${(error as Error).name}: ${(error as Error).message}` };
+    return {
+      ok: false,
+      reason: `the body could not be read: ${(error as Error).name}: ${(error as Error).message}`,
+    };
   }
 }

@@ -140,7 +140,10 @@ function jsonContentType(header: string | undefined): boolean {
   if (header === undefined || header.trim() === '') return true;
   const [type = '', ...params] = header.split(';').map((p) => p.trim().toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
-  const charset = params.find((p) => p.startsWith('charset='))?.slice(8).replaceAll('"', '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice(8)
+    .replaceAll('"', '');
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 
@@ -269,7 +272,10 @@ export async function startNotificationReceiver(
     if (truncated)
       return quarantine(413, `body larger than ${limit} bytes: only its first ${limit} bytes were kept`);
     if (!jsonContentType(contentType ?? undefined))
-      return quarantine(415, `content-type ${JSON.stringify(contentType?.slice(0, 80))} is not application/json`);
+      return quarantine(
+        415,
+        `content-type ${JSON.stringify(contentType?.slice(0, 80))} is not application/json`,
+      );
     let text: string;
     try {
       text = strictUtf8.decode(bytes);

@@ -84,12 +84,7 @@ export async function storeNotificationBatch(
         last_received_at: sql<string>`greatest(notifications.last_received_at, excluded.last_received_at)`,
       }),
     )
-    .returning([
-      'notification_id',
-      'delivery_key',
-      'delivery_count',
-      sql<boolean>`(xmax = 0)`.as('inserted'),
-    ])
+    .returning(['notification_id', 'delivery_key', 'delivery_count', sql<boolean>`(xmax = 0)`.as('inserted')])
     .execute();
   const byKey = new Map(rows.map((r) => [r.delivery_key, { ...r, first: true }]));
   return items.map((n) => {
@@ -114,7 +109,9 @@ export interface QuarantineInput {
 /** Text PostgreSQL can hold: no NUL, no lone surrogate (anything else would fail or be altered). */
 function storableText(value: string | null | undefined, max = 4000): string | null {
   if (value === null || value === undefined) return null;
-  const clean = value.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
+  const clean = value
+    .replaceAll('\u0000', '\\u0000')
+    .replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
   return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }
 

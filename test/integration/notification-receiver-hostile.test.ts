@@ -29,10 +29,19 @@ afterAll(async () => {
   await h.close();
 });
 
-function body(transactionId: string, merchant: Record<string, unknown> = {}, txn: Record<string, unknown> = {}) {
+function body(
+  transactionId: string,
+  merchant: Record<string, unknown> = {},
+  txn: Record<string, unknown> = {},
+) {
   return {
     merchant: { merchantId: 'IBTMERCH0001', merchantTransactionId: `M-${transactionId}`, ...merchant },
-    accountInfo: { accountToken: 'acct-1', accountLabel: '****1234', accountType: 'PC', fiName: 'Maple Bank' },
+    accountInfo: {
+      accountToken: 'acct-1',
+      accountLabel: '****1234',
+      accountType: 'PC',
+      fiName: 'Maple Bank',
+    },
     transaction: {
       transactionId,
       transactionType: 'DEBIT',
@@ -139,7 +148,12 @@ describe('the receiver keeps every delivery', () => {
 
   it('refuses text/plain with 415 and keeps the body', async () => {
     const raw = Buffer.from(JSON.stringify(body('TXT-1')));
-    const row = await expectQuarantinedOnce(raw, 415, /content-type "text\/plain" is not application\/json/, 'text/plain');
+    const row = await expectQuarantinedOnce(
+      raw,
+      415,
+      /content-type "text\/plain" is not application\/json/,
+      'text/plain',
+    );
     expect(row.content_type).toBe('text/plain');
     expect(await notificationsFor('TXT-1')).toEqual([]);
     // application/json; charset=utf-8 and application/*+json are JSON.

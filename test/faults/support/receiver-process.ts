@@ -65,7 +65,12 @@ export function notificationBody(transactionId: string): Record<string, unknown>
       merchantTransactionId: `M-${transactionId}`.slice(0, 30),
       merchantUserId: 'user-1',
     },
-    accountInfo: { accountToken: 'acct-1', accountLabel: '****1234', accountType: 'PC', fiName: 'Maple Bank' },
+    accountInfo: {
+      accountToken: 'acct-1',
+      accountLabel: '****1234',
+      accountType: 'PC',
+      fiName: 'Maple Bank',
+    },
     transaction: {
       transactionId,
       transactionType: 'DEBIT',
@@ -96,7 +101,7 @@ export async function deliverWithRetries(
   const deadline = options.deadline ?? Date.now() + 60_000;
   const statuses: number[] = [];
   for (;;) {
-    let status = 0;
+    let status: number;
     let wait = 50;
     try {
       const res = await fetch(`${url}${options.path ?? '/notifications/transaction'}`, {
