@@ -91,8 +91,15 @@ export function authorised(header: string | undefined, secret: string): boolean 
   if (presented === null) return false;
   // Hashing first gives equal lengths, so timingSafeEqual never leaks the secret's length.
   const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(secret).digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(a, secretDigest(secret));
+}
+
+let lastSecret: { secret: string; digest: Buffer } | undefined;
+/** The secret's sha256, computed once rather than on every delivery. */
+function secretDigest(secret: string): Buffer {
+  if (lastSecret?.secret !== secret)
+    lastSecret = { secret, digest: createHash('sha256').update(secret).digest() };
+  return lastSecret.digest;
 }
 
 interface ReadBody {
