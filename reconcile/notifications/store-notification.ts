@@ -153,7 +153,10 @@ export async function quarantineNotification(db: Db, q: QuarantineInput): Promis
     })
     .onConflict((oc) =>
       oc.column('body_sha256').doUpdateSet({
-        delivery_count: sql<number>`notification_quarantine.delivery_count + 1`,
+        // A history import replayed (same received_at) does not count the delivery twice.
+        delivery_count: sql<number>`case when excluded.received_at in
+          (notification_quarantine.received_at, notification_quarantine.last_received_at)
+          then notification_quarantine.delivery_count else notification_quarantine.delivery_count + 1 end`,
         received_at: sql<string>`least(notification_quarantine.received_at, excluded.received_at)`,
         last_received_at: sql<string>`greatest(notification_quarantine.last_received_at, excluded.last_received_at)`,
       }),
