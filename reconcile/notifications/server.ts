@@ -35,6 +35,8 @@ export interface NotificationReceiverOptions {
   readonly confirm?: ConfirmNotification;
   /** Group commit tuning (reconcile/notifications/group-commit.ts). */
   readonly groupCommit?: GroupCommitOptions;
+  /** How long a delivery waits for its commit before it is answered 503, ms (default 10,000). */
+  readonly storeTimeoutMs?: number;
   /** How often a database found away is probed, ms (default 500). */
   readonly probeIntervalMs?: number;
   /** One line per request: method, path, status, reason. Never headers or bodies. */
@@ -156,6 +158,18 @@ function jsonContentType(header: string | undefined): boolean {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+class StoreTimeout extends Error {}
+
+/** `promise`, or a StoreTimeout after `ms` (the promise's own outcome is then ignored). */
+function withinTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeout(`the database did not commit within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {}).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]);
+}
+
 /** Seconds a sender is asked to wait (Retry-After) while the database is away. */
 const RETRY_AFTER_SECONDS = 2;
 
@@ -186,6 +200,7 @@ export async function startNotificationReceiver(
   const log = options.log ?? (() => {});
   const { db } = options.handle;
   const writer = createNotificationWriter(db, options.groupCommit);
+  const storeTimeoutMs = options.storeTimeoutMs ?? 10_000;
 
   // While the database is away every delivery is answered 503 at once; a probe brings it back.
   let away = false;
@@ -259,15 +274,18 @@ export async function startNotificationReceiver(
     /** Keeps the body with the reason, then answers `status`; 503 only if even that failed. */
     const quarantine = async (status: number, reason: string) => {
       try {
-        await quarantineNotification(db, {
-          kind,
-          reason,
-          body: bytes,
-          contentType,
-          remoteAddress: req.socket.remoteAddress ?? null,
-        });
+        await withinTimeout(
+          quarantineNotification(db, {
+            kind,
+            reason,
+            body: bytes,
+            contentType,
+            remoteAddress: req.socket.remoteAddress ?? null,
+          }),
+          storeTimeoutMs,
+        );
       } catch (error) {
-        if (isDatabaseUnavailable(error)) {
+        if (error instanceof StoreTimeout || isDatabaseUnavailable(error)) {
           databaseAway(error);
           return unavailable();
         }
@@ -299,8 +317,15 @@ export async function startNotificationReceiver(
     if (!result.ok) return quarantine(400, result.reason);
     let stored: StoredNotification;
     try {
-      stored = await writer.store(result.value);
+      stored = await withinTimeout(writer.store(result.value), storeTimeoutMs);
     } catch (error) {
+      if (error instanceof StoreTimeout) {
+        // The database accepts connections but does not answer (stalled, or locked out): stop
+        // waiting. The commit may still happen later; the provider's retry is then counted as a
+        // repeat delivery of the same row, never stored twice.
+        databaseAway(error);
+        return unavailable();
+      }
       if (isDatabaseUnavailable(error)) {
         databaseAway(error);
         return unavailable();

@@ -120,4 +120,34 @@ describe('the receiver outlives its database', () => {
     expect(await storedRows('AWAY-')).toEqual([{ transaction_id: 'AWAY-1' }]);
     expect(receiver.alive()).toBe(true);
   });
+
+  it('answers 503 within the store timeout while the database stalls, then at once, and recovers', async () => {
+    const post = () =>
+      fetch(`${receiver.url}/notifications/transaction`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+        body: JSON.stringify(notificationBody('STALL-1')),
+      });
+    server.stall();
+    try {
+      let started = Date.now();
+      const first = await post();
+      expect(first.status).toBe(503);
+      expect(first.headers.get('retry-after')).toBeTruthy();
+      expect(Date.now() - started).toBeLessThan(13_000);
+      started = Date.now();
+      expect((await post()).status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(await status('/health/live')).toBe(200);
+      expect(await status('/health/ready')).toBe(503);
+    } finally {
+      server.resume();
+    }
+    await expect.poll(() => status('/health/ready'), { timeout: 15_000 }).toBe(200);
+    const again = await deliverWithRetries(receiver.url, SECRET, JSON.stringify(notificationBody('STALL-1')));
+    expect(again.final).toBe(200);
+    // The stalled insert may have committed on resume: then the retry is a repeat, still one row.
+    expect(await storedRows('STALL-')).toEqual([{ transaction_id: 'STALL-1' }]);
+    expect(receiver.alive()).toBe(true);
+  });
 });
