@@ -6,6 +6,7 @@ import pg from 'pg';
 import { createDatabase, createPool, startEmbeddedPostgres } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { ingestSteps } from './ingest.ts';
+import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
 /**
@@ -69,7 +70,7 @@ const ctx: BenchContext = {
   },
 };
 
-const steps: BenchStep[] = [...ingestSteps];
+const steps: BenchStep[] = [...ingestSteps, ...receiverSteps];
 const matching = fileURLToPath(new URL('./matching.ts', import.meta.url));
 if (existsSync(matching)) {
   const module = (await import(matching)) as {

@@ -9,7 +9,7 @@ export function registerNotifications(program: Command): void {
   notifications
     .command('serve')
     .description(
-      'run the notification receiver (POST /notifications/transaction, POST /notifications/return, GET /health) on PORT; callers send RECON_NOTIFICATION_SECRET as a bearer token or basic-auth password; RECON_NOTIFICATION_ALLOW limits caller CIDRs',
+      'run the notification receiver (POST /notifications/transaction, POST /notifications/return, GET /health = /health/live, GET /health/ready) on PORT; callers send RECON_NOTIFICATION_SECRET as a bearer token or basic-auth password; RECON_NOTIFICATION_ALLOW limits caller CIDRs',
     )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option(

@@ -14,6 +14,7 @@ export type PgType =
   | 'date'
   | 'timestamp with time zone'
   | 'jsonb'
+  | 'bytea'
   | 'ARRAY';
 
 export interface Spec<P extends PgType = PgType, N extends boolean = boolean, D extends boolean = boolean> {
@@ -31,7 +32,9 @@ type TsOf<P extends PgType> = P extends 'bigint' | 'integer'
       ? string[]
       : P extends 'jsonb'
         ? unknown
-        : string;
+        : P extends 'bytea'
+          ? Buffer
+          : string;
 
 type Nullable<T, N extends boolean> = N extends true ? T | null : T;
 
@@ -63,3 +66,4 @@ export const date = kind('date');
 export const timestamptz = kind('timestamp with time zone');
 export const jsonb = kind('jsonb');
 export const textArray = kind('ARRAY');
+export const bytea = kind('bytea');

@@ -58,6 +58,11 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   // query opens a new one. Without a listener, pg.Pool rethrows that as an uncaught exception and the
   // process dies. Errors of connections in use still reach the query that uses them.
   pool.on('error', () => {});
+  // The same for a connection checked OUT of the pool but between two queries when the server ends it
+  // (`pg_ctl restart`, a crash): pg.Client emits 'error' with no query to hand it to, and without a
+  // listener of its own that kills the process (the receiver and the worker died of it). The next
+  // query on that client fails, and pg-pool discards the client when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

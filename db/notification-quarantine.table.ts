@@ -1,13 +1,17 @@
-import { bigint, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, bytea, char, integer, text, timestamptz, type TableOf } from './columns.ts';
 
 export const notificationQuarantineColumns = {
   quarantine_id: bigint.defaulted,
   kind: text.required,
   reason: text.required,
-  body: text.required,
+  body: text.nullable,
   content_type: text.nullable,
   remote_address: text.nullable,
   received_at: timestamptz.defaulted,
+  raw_body: bytea.required,
+  body_sha256: char.nullable,
+  delivery_count: integer.defaulted,
+  last_received_at: timestamptz.defaulted,
 } as const;
 
 export type NotificationQuarantineTable = TableOf<typeof notificationQuarantineColumns>;

@@ -81,15 +81,59 @@ function int(obj: Record<string, unknown>, path: string, key: string): { value: 
   const v = obj[key];
   if (v === undefined || v === null) return null;
   if (typeof v === 'number' && Number.isSafeInteger(v)) return { value: v, raw: String(v) };
-  // A string of digits is tolerated (samples send numbers as strings elsewhere); anything else is refused.
-  if (typeof v === 'string' && /^-?\d{1,15}$/.test(v)) return { value: Number(v), raw: v };
-  throw new Invalid(`${path}.${key} must be an integer, got ${JSON.stringify(v).slice(0, 40)}`);
+  // The spec types these fields as integers (2.1, 2.3): a string, even of digits, is refused, so that a
+  // sender that changed its encoding is noticed in the quarantine instead of being read silently.
+  const shown = typeof v === 'string' ? `the string ${JSON.stringify(v.slice(0, 20))}` : JSON.stringify(v);
+  throw new Invalid(`${path}.${key} must be a JSON integer, got ${String(shown).slice(0, 40)}`);
+}
+
+/** A UTF-16 surrogate without its pair: not Unicode text, and not encodable as UTF-8. */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Deepest nesting of arrays and objects accepted; the spec's bodies are 2 levels deep. */
+export const MAX_NOTIFICATION_DEPTH = 32;
+
+/**
+ * Refuses what PostgreSQL cannot store faithfully, anywhere in the body (keys included): NUL (text
+ * and jsonb reject it), lone UTF-16 surrogates (not encodable as UTF-8: they would be replaced
+ * silently), and nesting deeper than MAX_NOTIFICATION_DEPTH. Iterative, so any depth is safe to check.
+ */
+export function unstorableContent(body: unknown): string | null {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '$', depth: 0 }];
+  const text = (s: string, where: string): string | null => {
+    if (s.includes('\u0000')) return `${where} contains a NUL character (\\u0000), which cannot be stored`;
+    if (LONE_SURROGATE.test(s))
+      return `${where} contains a lone UTF-16 surrogate, which is not valid Unicode text`;
+    return null;
+  };
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      const problem = text(value, path);
+      if (problem) return problem;
+    } else if (value !== null && typeof value === 'object') {
+      if (depth >= MAX_NOTIFICATION_DEPTH)
+        return `the body is nested deeper than ${MAX_NOTIFICATION_DEPTH} levels (at ${path.slice(0, 60)}...)`;
+      if (Array.isArray(value)) {
+        value.forEach((v, i) => stack.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 }));
+      } else {
+        for (const [k, v] of Object.entries(value)) {
+          const problem = text(k, `a key of ${path}`);
+          if (problem) return problem;
+          stack.push({ value: v, path: `${path}.${k}`, depth: depth + 1 });
+        }
+      }
+    }
+  }
+  return null;
 }
 
 /** Validates and normalises one body posted to the transaction or return endpoint. Never throws. */
 export function normaliseNotification(kind: NotificationKind, body: unknown): NormaliseResult {
   try {
     if (!isObject(body)) throw new Invalid('the body must be a JSON object');
+    const unstorable = unstorableContent(body);
+    if (unstorable) throw new Invalid(unstorable);
     const merchant = body.merchant ?? {};
     const account = body.accountInfo ?? {};
     const txn = body.transaction;
@@ -170,6 +214,10 @@ export function normaliseNotification(kind: NotificationKind, body: unknown): No
     };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, reason: error.message };
-    throw error;
+    // Never throws: whatever else goes wrong on a body is the body's problem, kept in the quarantine.
+    return {
+      ok: false,
+      reason: `the body could not be read: ${(error as Error).name}: ${(error as Error).message}`,
+    };
   }
 }

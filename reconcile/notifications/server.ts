@@ -10,7 +10,9 @@ import {
   type NormalisedNotification,
   normaliseNotification,
 } from './normalise-notification.ts';
-import { quarantineNotification, storeNotification } from './store-notification.ts';
+import { isDatabaseUnavailable } from '../../db/connection-errors.ts';
+import { createNotificationWriter, type GroupCommitOptions } from './group-commit.ts';
+import { quarantineNotification, type StoredNotification } from './store-notification.ts';
 
 /**
  * Pluggable confirmation through ConfirmTrans (provider-api.md 4.3): area 3's
@@ -32,6 +34,12 @@ export interface NotificationReceiverOptions {
   /** Largest body accepted, bytes (default 64 KiB); larger bodies are answered 413. */
   readonly maxBodyBytes?: number;
   readonly confirm?: ConfirmNotification;
+  /** Group commit tuning (reconcile/notifications/group-commit.ts). */
+  readonly groupCommit?: GroupCommitOptions;
+  /** How long a delivery waits for its commit before it is answered 503, ms (default 10,000). */
+  readonly storeTimeoutMs?: number;
+  /** How often a database found away is probed, ms (default 500). */
+  readonly probeIntervalMs?: number;
   /** One line per request: method, path, status, reason. Never headers or bodies. */
   readonly log?: (line: string) => void;
 }
@@ -86,37 +94,98 @@ export function authorised(header: string | undefined, secret: string): boolean 
   if (presented === null) return false;
   // Hashing first gives equal lengths, so timingSafeEqual never leaks the secret's length.
   const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(secret).digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(a, secretDigest(secret));
 }
 
-class TooLarge extends Error {}
+let lastSecret: { secret: string; digest: Buffer } | undefined;
+/** The secret's sha256, computed once rather than on every delivery. */
+function secretDigest(secret: string): Buffer {
+  if (lastSecret?.secret !== secret)
+    lastSecret = { secret, digest: createHash('sha256').update(secret).digest() };
+  return lastSecret.digest;
+}
 
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > limit) throw new TooLarge();
+interface ReadBody {
+  readonly bytes: Buffer;
+  /** The body was longer than the limit: `bytes` holds its first `limit` bytes only. */
+  readonly truncated: boolean;
+}
+
+/** Reads the body, keeping at most `limit` bytes (the rest is read and dropped, so the answer arrives). */
+async function readBody(req: IncomingMessage, limit: number): Promise<ReadBody> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let truncated = false;
   for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new TooLarge();
-    chunks.push(chunk as Buffer);
+    const c = chunk as Buffer;
+    if (size + c.length > limit) {
+      if (size < limit) chunks.push(c.subarray(0, limit - size));
+      size = limit;
+      truncated = true;
+    } else {
+      size += c.length;
+      chunks.push(c);
+    }
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return { bytes: Buffer.concat(chunks), truncated };
 }
 
-function reply(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+function reply(
+  res: ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
+/** application/json or application/*+json, UTF-8 (the only charset JSON has) or no charset. */
+function jsonContentType(header: string | undefined): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  const [type = '', ...params] = header.split(';').map((p) => p.trim().toLowerCase());
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice(8)
+    .replaceAll('"', '');
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+class StoreTimeout extends Error {}
+
+/** `promise`, or a StoreTimeout after `ms` (the promise's own outcome is then ignored). */
+function withinTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeout(`the database did not commit within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {}).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]);
+}
+
+/** Seconds a sender is asked to wait (Retry-After) while the database is away. */
+const RETRY_AFTER_SECONDS = 2;
+
 /**
  * Starts the notification receiver: `POST /notifications/transaction`, `POST /notifications/return`,
- * `GET /health`. A valid body is committed to `notifications` before the 200 is sent (so a 200 means
- * stored); a repeated delivery is counted on the same row. Malformed or out-of-limit bodies are kept
- * in `notification_quarantine` and answered 400 with the reason; unauthenticated callers get 401 and
- * nothing is stored. Refuses to start without RECON_NOTIFICATION_SECRET.
+ * `GET /health` (= `/health/live`: the process answers) and `GET /health/ready` (the database answers).
+ *
+ * Every authenticated delivery is durable before it is answered: a usable body is committed to
+ * `notifications` (group commit: deliveries arriving together share one commit) and answered 200; a
+ * body the receiver cannot use is kept, raw bytes and reason, in `notification_quarantine` and
+ * answered 4xx (400 unusable content, 413 too large, 415 not JSON); a retry of it is counted on the
+ * same row. 503 with Retry-After means only that nothing could be stored because the database is
+ * away: the receiver keeps running, answers 503 at once until a probe finds the database again, then
+ * accepts with no restart. Unauthenticated callers get 401 and nothing is stored. Refuses to start
+ * without RECON_NOTIFICATION_SECRET.
  */
 export async function startNotificationReceiver(
   options: NotificationReceiverOptions,
@@ -131,18 +200,63 @@ export async function startNotificationReceiver(
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const log = options.log ?? (() => {});
   const { db } = options.handle;
+  const writer = createNotificationWriter(db, options.groupCommit);
+  const storeTimeoutMs = options.storeTimeoutMs ?? 10_000;
+
+  // While the database is away every delivery is answered 503 at once; a probe brings it back.
+  let away = false;
+  let probe: NodeJS.Timeout | undefined;
+  let closing = false;
+  const ping = async (timeoutMs: number): Promise<boolean> => {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
+        new Promise((_, reject) => {
+          timeout = setTimeout(() => reject(new Error('database did not answer')), timeoutMs);
+        }),
+      ]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timeout);
+    }
+  };
+  const databaseAway = (error: unknown) => {
+    if (away || closing) return;
+    away = true;
+    log(`database unavailable (${(error as Error).message}): answering 503 until it is back`);
+    const check = async () => {
+      if (closing) return;
+      if (await ping(2000)) {
+        away = false;
+        probe = undefined;
+        log('database available again: accepting deliveries');
+      } else probe = setTimeout(() => void check(), options.probeIntervalMs ?? 500);
+    };
+    probe = setTimeout(() => void check(), options.probeIntervalMs ?? 500);
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const done = (status: number, body: Record<string, unknown>) => {
-      reply(res, status, body);
+    const done = (status: number, body: Record<string, unknown>, headers?: Record<string, string>) => {
+      reply(res, status, body, headers);
       log(`${req.method} ${path} ${status}${body.error ? ` ${String(body.error)}` : ''}`);
     };
+    const unavailable = () =>
+      done(
+        503,
+        { error: 'the database is unavailable: nothing was stored, retry' },
+        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      );
     if (!allowed(allowList, req.socket.remoteAddress))
       return done(403, { error: 'caller address not allowed' });
-    if (req.method === 'GET' && path === '/health') {
-      await db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+    if (req.method === 'GET' && (path === '/health' || path === '/health/live'))
       return done(200, { status: 'ok' });
+    if (req.method === 'GET' && path === '/health/ready') {
+      if (!away && (await ping(2000))) return done(200, { status: 'ready' });
+      return done(503, { status: 'unavailable', error: 'the database is unavailable' });
     }
     const kind = ROUTES[path];
     if (!kind) return done(404, { error: 'not found' });
@@ -151,36 +265,78 @@ export async function startNotificationReceiver(
       req.resume();
       return done(401, { error: 'missing or wrong credentials' });
     }
+    if (away) {
+      req.resume();
+      return unavailable();
+    }
+    const { bytes, truncated } = await readBody(req, limit);
+    const contentType = req.headers['content-type'] ?? null;
+
+    /** Keeps the body with the reason, then answers `status`; 503 only if even that failed. */
+    const quarantine = async (status: number, why: string) => {
+      // Analysts read the reason, and the answer may be logged by the caller: no personal value in it.
+      const reason = redactPersonal(why);
+      try {
+        await withinTimeout(
+          quarantineNotification(db, {
+            kind,
+            reason,
+            body: bytes,
+            contentType,
+            remoteAddress: req.socket.remoteAddress ?? null,
+          }),
+          storeTimeoutMs,
+        );
+      } catch (error) {
+        if (error instanceof StoreTimeout || isDatabaseUnavailable(error)) {
+          databaseAway(error);
+          return unavailable();
+        }
+        throw error;
+      }
+      done(status, { error: 'invalid notification', reason });
+    };
+
+    if (truncated)
+      return quarantine(413, `body larger than ${limit} bytes: only its first ${limit} bytes were kept`);
+    if (!jsonContentType(contentType ?? undefined))
+      return quarantine(
+        415,
+        `content-type ${JSON.stringify(contentType?.slice(0, 80))} is not application/json`,
+      );
     let text: string;
     try {
-      text = await readBody(req, limit);
-    } catch (error) {
-      if (error instanceof TooLarge) {
-        req.resume();
-        return done(413, { error: `body larger than ${limit} bytes` });
-      }
-      throw error;
+      text = strictUtf8.decode(bytes);
+    } catch {
+      return quarantine(400, 'body is not valid UTF-8 (the bytes are kept as received)');
     }
-    const quarantine = async (why: string) => {
-      const reason = redactPersonal(why);
-      await quarantineNotification(db, {
-        kind,
-        reason,
-        body: text,
-        contentType: req.headers['content-type'] ?? null,
-        remoteAddress: req.socket.remoteAddress ?? null,
-      });
-      done(400, { error: 'invalid notification', reason });
-    };
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (error) {
-      return quarantine(`body is not JSON: ${describeJsonError(error)}`);
+      return quarantine(400, `body is not JSON: ${describeJsonError(error)}`);
     }
     const result = normaliseNotification(kind, body);
-    if (!result.ok) return quarantine(result.reason);
-    const stored = await storeNotification(db, result.value);
+    if (!result.ok) return quarantine(400, result.reason);
+    let stored: StoredNotification;
+    try {
+      stored = await withinTimeout(writer.store(result.value), storeTimeoutMs);
+    } catch (error) {
+      if (error instanceof StoreTimeout) {
+        // The database accepts connections but does not answer (stalled, or locked out): stop
+        // waiting. The commit may still happen later; the provider's retry is then counted as a
+        // repeat delivery of the same row, never stored twice.
+        databaseAway(error);
+        return unavailable();
+      }
+      if (isDatabaseUnavailable(error)) {
+        databaseAway(error);
+        return unavailable();
+      }
+      // PostgreSQL refused this body for a reason the validation did not foresee: keep it.
+      const { code, message } = error as { code?: string; message?: string };
+      return quarantine(400, `the database refused the notification: ${code ?? ''} ${message ?? ''}`.trim());
+    }
     done(200, { status: stored.inserted ? 'stored' : 'duplicate', notificationId: stored.notificationId });
     if (options.confirm) {
       options
@@ -217,10 +373,20 @@ export async function startNotificationReceiver(
   const host = options.host ?? '127.0.0.1';
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
+    close: async () => {
+      closing = true;
+      clearTimeout(probe);
+      // Deliveries being read or committed are finished and answered; then every connection goes.
+      const closed = new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
-      }),
+      });
+      server.closeIdleConnections();
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((resolve) => (grace = setTimeout(resolve, 5000)))]);
+      clearTimeout(grace);
+      server.closeAllConnections();
+      await closed;
+      await writer.drain();
+    },
   };
 }

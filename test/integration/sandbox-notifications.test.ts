@@ -110,9 +110,19 @@ describe('sandbox notifications into the receiver', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(sandbox.confirmations.length).toBeGreaterThanOrEqual(expected.length);
-      const confirmed = await sql<{ n: number }>`
-        select count(*)::int as n from notifications where verification_code like 'VC%'`.execute(handle.db);
-      expect(confirmed.rows[0]!.n).toBe(expected.length);
+      // The receiver records the verification code after ConfirmTrans answers: poll for the update.
+      await expect
+        .poll(
+          async () =>
+            (
+              await sql<{ n: number }>`
+                select count(*)::int as n from notifications where verification_code like 'VC%'`.execute(
+                handle.db,
+              )
+            ).rows[0]!.n,
+          { timeout: 10_000 },
+        )
+        .toBe(expected.length);
     } finally {
       await live.close();
     }

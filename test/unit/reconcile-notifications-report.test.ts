@@ -57,7 +57,7 @@ describe('notification normalisation', () => {
       [{ ...body, merchant: { merchantSubId: 1_000_001 } }, 'merchant.merchantSubId must be 0-1000000'],
       [
         { ...body, transaction: { ...body.transaction, transactionAmount: 10.5 } },
-        'transaction.transactionAmount must be an integer, got 10.5',
+        'transaction.transactionAmount must be a JSON integer, got 10.5',
       ],
       [
         { ...body, transaction: { ...body.transaction, currencyCode: 'cad' } },
