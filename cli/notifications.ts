@@ -21,6 +21,10 @@ export function registerNotifications(program: Command): void {
         const { openDatabase } = await import('../db/connect.ts');
         const { startNotificationReceiver } = await import('../reconcile/notifications/server.ts');
         const handle = await openDatabase(config);
+        const { metricsSettings } = await import('../lib/metrics/settings.ts');
+        const metricsAt = metricsSettings(process.env);
+        const { createMetrics } = await import('../lib/metrics/registry.ts');
+        const metrics = metricsAt ? createMetrics() : undefined;
         let confirm: import('../reconcile/notifications/server.ts').ConfirmNotification | undefined;
         if (opts.confirm) {
           const { createProviderClient } = await import('../provider/client/index.ts');
@@ -42,13 +46,19 @@ export function registerNotifications(program: Command): void {
           host: opts.host,
           allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),
           log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+          ...(metrics ? { metrics } : {}),
         });
         process.stdout.write(`notification receiver listening on ${receiver.url}\n`);
+        const { startMetricsServer } = await import('../lib/metrics/serve-metrics.ts');
+        const metricsServer =
+          metrics && metricsAt ? await startMetricsServer({ metrics, ...metricsAt }) : undefined;
+        if (metricsServer) process.stdout.write(`metrics at ${metricsServer.url}\n`);
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve);
           process.once('SIGTERM', resolve);
         });
         await receiver.close();
+        await metricsServer?.close();
         await handle.close();
       }),
     );

@@ -1,4 +1,5 @@
 import { ConfigError } from '../lib/errors.ts';
+import { metricsSettings } from '../lib/metrics/settings.ts';
 
 /**
  * Worker tuning from the environment (documented in README, "Orchestration (Temporal)"):
@@ -35,28 +36,12 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, intege
 
 /** Reads {@link WorkerSettings}; throws a ConfigError naming a malformed variable. */
 export function loadWorkerSettings(env: NodeJS.ProcessEnv = process.env): WorkerSettings {
+  const metrics = metricsSettings(env);
   return Object.freeze({
     maxConcurrentActivityTaskExecutions: positive(env, 'RECON_WORKER_ACTIVITY_SLOTS', 8, true),
     maxConcurrentWorkflowTaskExecutions: positive(env, 'RECON_WORKER_WORKFLOW_SLOTS', 40, true),
     maxTaskQueueActivitiesPerSecond: positive(env, 'RECON_PROVIDER_ACTIVITIES_PER_SECOND', 5, false),
     shutdownGraceSeconds: positive(env, 'RECON_WORKER_SHUTDOWN_GRACE_SECONDS', 30, false),
-    ...(env.RECON_METRICS_PORT?.trim()
-      ? {
-          metrics: {
-            host: env.RECON_METRICS_HOST?.trim() || '127.0.0.1',
-            port: metricsPort(env.RECON_METRICS_PORT.trim()),
-          },
-        }
-      : {}),
+    ...(metrics ? { metrics } : {}),
   });
-}
-
-function metricsPort(raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new ConfigError(
-      `RECON_METRICS_PORT=${JSON.stringify(raw)} is not valid: set it to a TCP port (1-65535; 0 picks a free one)`,
-    );
-  }
-  return n;
 }

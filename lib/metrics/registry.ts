@@ -13,7 +13,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { sql } from 'kysely';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseHandle } from '../../db/connect.ts';
 
 export interface ReconMetrics {
@@ -23,10 +23,13 @@ export interface ReconMetrics {
   readonly loadDuration: Histogram<'source' | 'status'>;
   readonly providerRequests: Counter<'endpoint' | 'status'>;
   readonly notifications: Counter<'kind' | 'outcome'>;
+  readonly receiverResponses: Counter<'status'>;
 }
 
 export function createMetrics(): ReconMetrics {
   const registry = new Registry();
+  // Process CPU, memory, event-loop lag and handles (prom-client's defaults, `recon_process_*`).
+  collectDefaultMetrics({ register: registry, prefix: 'recon_' });
   return {
     registry,
     rowsLoaded: new Counter({
@@ -58,6 +61,12 @@ export function createMetrics(): ReconMetrics {
       name: 'recon_notifications_total',
       help: 'Notification deliveries by kind and outcome (stored, duplicate, quarantined)',
       labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
+    receiverResponses: new Counter({
+      name: 'recon_receiver_responses_total',
+      help: 'Answers of the notification receiver by HTTP status (503: the database was away)',
+      labelNames: ['status'],
       registers: [registry],
     }),
   };

@@ -4,6 +4,7 @@ import { BlockList, isIP } from 'node:net';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Config } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
+import type { ReconMetrics } from '../../lib/metrics/registry.ts';
 import { describeJsonError, redactPersonal } from '../../lib/privacy.ts';
 import {
   type NotificationKind,
@@ -42,6 +43,8 @@ export interface NotificationReceiverOptions {
   readonly probeIntervalMs?: number;
   /** One line per request: method, path, status, reason. Never headers or bodies. */
   readonly log?: (line: string) => void;
+  /** Where answers and deliveries are counted (`recon notifications serve` with RECON_METRICS_PORT). */
+  readonly metrics?: ReconMetrics;
 }
 
 export interface NotificationReceiver {
@@ -242,6 +245,7 @@ export async function startNotificationReceiver(
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const done = (status: number, body: Record<string, unknown>, headers?: Record<string, string>) => {
       reply(res, status, body, headers);
+      options.metrics?.receiverResponses.inc({ status: String(status) });
       log(`${req.method} ${path} ${status}${body.error ? ` ${String(body.error)}` : ''}`);
     };
     const unavailable = () =>
@@ -294,6 +298,7 @@ export async function startNotificationReceiver(
         }
         throw error;
       }
+      options.metrics?.notifications.inc({ kind, outcome: 'quarantined' });
       done(status, { error: 'invalid notification', reason });
     };
 
@@ -337,6 +342,7 @@ export async function startNotificationReceiver(
       const { code, message } = error as { code?: string; message?: string };
       return quarantine(400, `the database refused the notification: ${code ?? ''} ${message ?? ''}`.trim());
     }
+    options.metrics?.notifications.inc({ kind, outcome: stored.inserted ? 'stored' : 'duplicate' });
     done(200, { status: stored.inserted ? 'stored' : 'duplicate', notificationId: stored.notificationId });
     if (options.confirm) {
       options

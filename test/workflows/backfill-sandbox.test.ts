@@ -17,6 +17,7 @@ import type { BackfillProgress, WindowResult } from '../../workflows/types.ts';
 import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows.ts';
 import { freePort } from '../../lib/net/free-port.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { sample } from '../support/prometheus.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
 import { tableChecksums } from './support-warehouse.ts';
 
@@ -493,22 +494,3 @@ describe('backfill against the sandbox', () => {
     }
   });
 });
-
-/** The value of one sample of a Prometheus text exposition, by metric name and exact labels. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .sort()
-    .join(',');
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = (m[2] ?? '')
-      .split(/,(?=\w+=")/)
-      .filter(Boolean)
-      .sort()
-      .join(',');
-    if (have === wanted) return Number(m[3]);
-  }
-  return undefined;
-}
