@@ -1,3 +1,4 @@
+import { databaseErrorLine } from '../db/connection-errors.ts';
 import { type Config, loadConfig, loadDotEnv } from '../lib/config.ts';
 import { ReconError } from '../lib/errors.ts';
 
@@ -11,8 +12,10 @@ export async function runCommand(body: (config: Config) => Promise<number | void
     loadDotEnv();
     process.exitCode = (await body(loadConfig())) ?? 0;
   } catch (error) {
-    process.stderr.write(`recon: ${describeError(error)}\n`);
-    process.exitCode = error instanceof ReconError && !error.retryable ? 2 : 1;
+    // A database unreachable, lost or silent: one line naming the server, exit 1 (re-run is the remedy).
+    const database = databaseErrorLine(error);
+    process.stderr.write(`recon: ${database ?? describeError(error)}\n`);
+    process.exitCode = database === undefined && error instanceof ReconError && !error.retryable ? 2 : 1;
   }
 }
 

@@ -5,7 +5,9 @@ import EmbeddedPostgres from './embedded-postgres.ts';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../lib/config.ts';
+import { noteConnected, noteDatabase } from './connection-errors.ts';
 import type { Database } from './database.ts';
+import { dbTimeoutSeconds, startWatchdog, trackClient } from './watchdog.ts';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
@@ -38,15 +40,27 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
+export function createPool(
+  connectionString: string,
+  max = 10,
+  options: { connectionTimeoutMillis?: number } = {},
+): pg.Pool {
   configurePgTypes();
   // Sessions run in UTC so that timestamptz text is always +00, whatever the server's default.
-  const pool = new pg.Pool({ connectionString, max, options: '-c TimeZone=UTC' });
+  const pool = new pg.Pool({ connectionString, max, options: '-c TimeZone=UTC', ...options });
   // An IDLE pooled connection can die under us (server restart, pg_terminate_backend, DROP DATABASE
   // ... WITH (FORCE), an embedded server stopped by Ctrl-C): pg-pool then discards it and the next
   // query opens a new one. Without a listener, pg.Pool rethrows that as an uncaught exception and the
   // process dies. Errors of connections in use still reach the query that uses them.
   pool.on('error', () => {});
+  // A connection that dies while checked out (a COPY stream's, a transaction's) emits 'error' on its
+  // client, which has no listener of pg-pool's then: without this one, a server crash in the middle of
+  // a load killed the process with a stack trace. The query that used it fails with the error anyway.
+  pool.on('connect', (client) => {
+    noteConnected();
+    client.on('error', () => {});
+    trackClient(client);
+  });
   return pool;
 }
 
@@ -149,10 +163,12 @@ async function removeStalePid(dir: string): Promise<void> {
 /**
  * Opens the warehouse: `DATABASE_URL` when set, else the embedded PostgreSQL in the project data
  * directory. The caller closes the handle; closing stops the embedded server this call started.
+ * `watch` (commands a person waits for): say on stderr when the server stops answering, and give up
+ * after RECON_DB_TIMEOUT_SECONDS (db/watchdog.ts).
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'>,
-  options: { poolSize?: number } = {},
+  options: { poolSize?: number; watch?: boolean } = {},
 ): Promise<DatabaseHandle> {
   let embedded: EmbeddedServer | undefined;
   let connectionString = config.databaseUrl;
@@ -160,13 +176,21 @@ export async function openDatabase(
     embedded = await startEmbeddedPostgres(config.dataDir);
     connectionString = embedded.connectionString;
   }
-  const pool = createPool(connectionString, options.poolSize);
+  noteDatabase(connectionString);
+  const timeoutSeconds = dbTimeoutSeconds();
+  const pool = createPool(
+    connectionString,
+    options.poolSize,
+    options.watch ? { connectionTimeoutMillis: timeoutSeconds * 1000 } : {},
+  );
   const db = createDatabase(pool);
+  const watchdog = options.watch ? startWatchdog(connectionString, { timeoutSeconds }) : undefined;
   return {
     db,
     pool,
     connectionString,
     close: async () => {
+      await watchdog?.stop();
       await db.destroy();
       await embedded?.stop();
     },
