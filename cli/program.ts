@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAnalysts } from './analysts.ts';
 import { registerBackfill } from './backfill.ts';
 import { registerDemo } from './demo.ts';
 import { registerImport } from './import.ts';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerNotifications(program);
   registerReconcile(program);
   registerReport(program);
+  registerAnalysts(program);
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);
