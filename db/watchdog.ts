@@ -65,7 +65,10 @@ export function startWatchdog(
     pendingSince ??= Date.now();
     try {
       if (!probe) {
-        const client = new pg.Client({ connectionString, connectionTimeoutMillis: options.timeoutSeconds * 1000 });
+        const client = new pg.Client({
+          connectionString,
+          connectionTimeoutMillis: options.timeoutSeconds * 1000,
+        });
         client.on('error', () => {});
         trackClient(client);
         probe = client;

@@ -44,7 +44,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       )}`,
     )
     .execute(db);
-  await sql.raw(`create table recon_work.reconcile_lock (singleton boolean primary key default true)`).execute(db);
+  await sql
+    .raw(`create table recon_work.reconcile_lock (singleton boolean primary key default true)`)
+    .execute(db);
   await sql
     .raw(
       `comment on table recon_work.reconcile_lock is ${literal(
@@ -93,7 +95,9 @@ export async function down(db: Kysely<any>): Promise<void> {
     )
     .execute(db);
   await sql
-    .raw(`alter table loads add constraint loads_status_check check (status in ('running','committed','failed'))`)
+    .raw(
+      `alter table loads add constraint loads_status_check check (status in ('running','committed','failed'))`,
+    )
     .execute(db);
   await sql.raw(`drop schema if exists recon_work cascade`).execute(db);
   for (const table of MATCH_TABLES) await sql.raw(`alter table ${table} set unlogged`).execute(db);

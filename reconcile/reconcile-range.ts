@@ -158,7 +158,11 @@ export function lastDueDate(to: string, today: string, graceDays: number, calend
  * run reads or resolves (provider rows, ledger bookings, discrepancies); a range without any data
  * becomes its first date. Shorter ranges are kept as asked, so that reconcile_runs records them.
  */
-async function clampToData(db: Kysely<Database>, from: string, to: string): Promise<{ from: string; to: string }> {
+async function clampToData(
+  db: Kysely<Database>,
+  from: string,
+  to: string,
+): Promise<{ from: string; to: string }> {
   if (datesBetweenCount(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
   const r = await sql<{ first: string | null; last: string | null }>`
     with d(first, last) as (
