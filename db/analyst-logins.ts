@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { ConfigError } from '../lib/errors.ts';
+import type { Database } from './database.ts';
 
 /**
  * Time limits of analyst logins. recon_analyst is NOLOGIN, and settings of a role (ALTER ROLE ... SET)
@@ -23,7 +24,7 @@ export interface AnalystLimits {
 
 const LOGIN = /^[a-z_][a-z0-9_]{0,62}$/;
 
-async function applyLimits(db: Kysely<any>, login: string, limits: AnalystLimits): Promise<void> {
+async function applyLimits(db: Kysely<Database>, login: string, limits: AnalystLimits): Promise<void> {
   const role = sql.id(login);
   await sql`alter role ${role} set statement_timeout = ${sql.lit(`${limits.statementTimeoutSeconds}s`)}`.execute(
     db,
@@ -39,7 +40,7 @@ async function applyLimits(db: Kysely<any>, login: string, limits: AnalystLimits
  * set when given. Needs a role with CREATEROLE (the warehouse owner usually is).
  */
 export async function createAnalystLogin(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   options: { login: string; password?: string; limits?: Partial<AnalystLimits> },
 ): Promise<{ created: boolean; limits: AnalystLimits }> {
   const { login } = options;
@@ -69,7 +70,7 @@ export async function createAnalystLogin(
  * other roles), e.g. logins created by hand before. Superusers are left alone. Returns their names.
  */
 export async function applyAnalystLimits(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   limits: Partial<AnalystLimits> = {},
 ): Promise<string[]> {
   const all = { ...ANALYST_LIMIT_DEFAULTS, ...limits };
