@@ -26,10 +26,11 @@ export interface MatchingFigures {
  * Matching benchmark: `rows` provider transactions (30 Eastern days) against as many ledger entries
  * and notifications, generated in SQL in a scratch database on DATABASE_URL's server (or the embedded
  * one), then reconcileRange over the month, twice. Prints and returns the figures; drops the scratch
- * database. About 1.5% of rows disagree, in six kinds.
+ * database. About 1.5% of rows disagree, in six kinds. `unlogged` (`--unlogged`) makes the match
+ * tables UNLOGGED first, to measure what logging them costs.
  */
 export async function benchMatching(
-  options: { rows?: number; log?: (line: string) => void } = {},
+  options: { rows?: number; log?: (line: string) => void; unlogged?: boolean } = {},
 ): Promise<MatchingFigures> {
   const rows = options.rows ?? 1_000_000;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -47,6 +48,12 @@ export async function benchMatching(
   const db = createDatabase(pool);
   try {
     await migrateToLatest(db);
+    // --unlogged: the match tables as they were before they were made crash-safe, for comparison.
+    if (options.unlogged) {
+      for (const t of ['transaction_matches', 'return_matches', 'notification_matches', 'source_matches'])
+        await sql`alter table ${sql.table(t)} set unlogged`.execute(db);
+      log('matching bench: match tables UNLOGGED (comparison only; the schema keeps them logged)');
+    }
     log(
       `matching bench: generating ${rows.toLocaleString('en')} provider transactions, ledger entries and notifications`,
     );
@@ -167,5 +174,8 @@ async function pgBackendPeak(db: ReturnType<typeof createDatabase>): Promise<() 
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const arg = process.argv.indexOf('--rows');
-  await benchMatching(arg > 0 ? { rows: Number(process.argv[arg + 1]) } : {});
+  await benchMatching({
+    ...(arg > 0 ? { rows: Number(process.argv[arg + 1]) } : {}),
+    unlogged: process.argv.includes('--unlogged'),
+  });
 }

@@ -47,7 +47,7 @@ export async function loadFileAndPrint(
   const { openInput } = await import('../lib/ingest/open-input.ts');
   const { openDatabase } = await import('../db/connect.ts');
   const input = await openInput(file);
-  const handle = await openDatabase(config);
+  const handle = await openDatabase(config, { watch: true });
   try {
     const onProgress = progressPrinter();
     const summary = await load(

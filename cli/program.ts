@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, type Option } from 'commander';
+import { registerAnalysts } from './analysts.ts';
 import { registerBackfill } from './backfill.ts';
 import { registerDemo } from './demo.ts';
 import { registerDiscrepancies } from './discrepancies.ts';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerReport(program);
   registerWarehouse(program);
   registerRetention(program);
+  registerAnalysts(program);
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);

@@ -41,7 +41,7 @@ export function registerReconcile(program: Command): void {
           const { openDatabase } = await import('../db/connect.ts');
           const { reconcileRange } = await import('../reconcile/reconcile-range.ts');
           const { formatSummary } = await import('../reconcile/report/format-summary.ts');
-          const handle = await openDatabase(config);
+          const handle = await openDatabase(config, { watch: true });
           try {
             if (opts.followUpPending !== undefined) {
               const { createProviderClient } = await import('../provider/client/index.ts');
@@ -66,6 +66,11 @@ export function registerReconcile(program: Command): void {
                 ...(opts.lateAfter !== undefined ? { notificationLateAfterSeconds: opts.lateAfter } : {}),
               },
             });
+            if (summary.requested) {
+              process.stderr.write(
+                `recon: ${summary.requested.from}..${summary.requested.to} holds data only from ${summary.from} to ${summary.to}: reconciled ${summary.from}..${summary.to}\n`,
+              );
+            }
             process.stdout.write(
               opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary),
             );

@@ -1,3 +1,4 @@
+import { databaseErrorLine } from '../db/connection-errors.ts';
 import { type Config, loadConfig, loadDotEnv } from '../lib/config.ts';
 import { ReconError, TooManyRejected, UsageError } from '../lib/errors.ts';
 
@@ -32,13 +33,17 @@ export async function runCommand(body: (config: Config) => Promise<number | void
       writeUsageError(commandPath, describeError(error));
       return;
     }
-    process.stderr.write(`recon: ${describeError(error)}\n`);
+    // A database unreachable, lost or silent: one line naming the server, exit 1 (re-run is the remedy).
+    const database = databaseErrorLine(error);
+    process.stderr.write(`recon: ${database ?? describeError(error)}\n`);
     process.exitCode =
-      error instanceof TooManyRejected
-        ? EXIT.refusedByLimit
-        : error instanceof ReconError && !error.retryable
-          ? EXIT.usage
-          : EXIT.failed;
+      database !== undefined
+        ? EXIT.failed
+        : error instanceof TooManyRejected
+          ? EXIT.refusedByLimit
+          : error instanceof ReconError && !error.retryable
+            ? EXIT.usage
+            : EXIT.failed;
   }
 }
 

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../lib/config.ts';
+import { noteConnected, noteDatabase } from './connection-errors.ts';
 import type { Database } from './database.ts';
 import {
   acquireWarehouse,
@@ -11,6 +12,7 @@ import {
   warehousePaths,
 } from './embedded-warehouse.ts';
 import { ensureSchema } from './migrate.ts';
+import { dbTimeoutSeconds, startWatchdog, trackClient } from './watchdog.ts';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
@@ -43,7 +45,11 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
+export function createPool(
+  connectionString: string,
+  max = 10,
+  options: { connectionTimeoutMillis?: number } = {},
+): pg.Pool {
   configurePgTypes();
   // Sessions run in UTC so that timestamptz text is always +00, whatever the server's default.
   // application_name tells this process's sessions from other clients (db/embedded-warehouse.ts).
@@ -52,17 +58,21 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
     max,
     options: '-c TimeZone=UTC',
     application_name: applicationName(),
+    ...options,
   });
   // An IDLE pooled connection can die under us (server restart, pg_terminate_backend, DROP DATABASE
   // ... WITH (FORCE), an embedded server stopped by Ctrl-C): pg-pool then discards it and the next
   // query opens a new one. Without a listener, pg.Pool rethrows that as an uncaught exception and the
   // process dies. Errors of connections in use still reach the query that uses them.
   pool.on('error', () => {});
-  // The same for a connection checked OUT of the pool but between two queries when the server ends it
-  // (`pg_ctl restart`, a crash): pg.Client emits 'error' with no query to hand it to, and without a
-  // listener of its own that kills the process (the receiver and the worker died of it). The next
-  // query on that client fails, and pg-pool discards the client when it is released.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // A connection that dies while checked out (a COPY stream's, a transaction's) emits 'error' on its
+  // client, which has no listener of pg-pool's then: without this one, a server crash in the middle of
+  // a load killed the process with a stack trace. The query that used it fails with the error anyway.
+  pool.on('connect', (client) => {
+    noteConnected();
+    client.on('error', () => {});
+    trackClient(client);
+  });
   return pool;
 }
 
@@ -100,6 +110,8 @@ export async function startEmbeddedPostgres(
  * Opens the warehouse: `DATABASE_URL` when set, else the embedded PostgreSQL in the project data
  * directory, the one already running there if any. The caller closes the handle; closing stops the
  * embedded server when nothing else uses it and `recon warehouse start` did not start it.
+ * `watch` (commands a person waits for): say on stderr when the server stops answering, and give up
+ * after RECON_DB_TIMEOUT_SECONDS (db/watchdog.ts).
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'>,
@@ -111,6 +123,7 @@ export async function openDatabase(
      * migrate itself, scratch databases).
      */
     schema?: 'ensure' | 'as-is';
+    watch?: boolean;
   } = {},
 ): Promise<DatabaseHandle> {
   let lease: WarehouseLease | undefined;
@@ -119,9 +132,17 @@ export async function openDatabase(
     lease = await acquireWarehouse(config.dataDir);
     connectionString = lease.connectionString;
   }
-  const pool = createPool(connectionString, options.poolSize);
+  noteDatabase(connectionString);
+  const timeoutSeconds = dbTimeoutSeconds();
+  const pool = createPool(
+    connectionString,
+    options.poolSize,
+    options.watch ? { connectionTimeoutMillis: timeoutSeconds * 1000 } : {},
+  );
   const db = createDatabase(pool);
+  const watchdog = options.watch ? startWatchdog(connectionString, { timeoutSeconds }) : undefined;
   const close = async () => {
+    await watchdog?.stop();
     await db.destroy();
     await lease?.release();
   };

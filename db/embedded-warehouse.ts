@@ -6,6 +6,7 @@ import { arch, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { ANALYST_LIMIT_DEFAULTS } from './analyst-logins.ts';
 import EmbeddedPostgres from './embedded-postgres.ts';
 
 /**
@@ -486,6 +487,14 @@ export async function ensureAnalystLogin(paths: WarehousePaths, connectionString
       end $$`);
     await client.query(`alter role ${ANALYST_LOGIN} with login password '${password}'`);
     await client.query(`grant recon_analyst to ${ANALYST_LOGIN}`);
+    // Settings of recon_analyst are not inherited by its members: the login gets the limits itself.
+    const limits = ANALYST_LIMIT_DEFAULTS;
+    await client.query(
+      `alter role ${ANALYST_LOGIN} set statement_timeout = '${limits.statementTimeoutSeconds}s'`,
+    );
+    await client.query(
+      `alter role ${ANALYST_LOGIN} set idle_in_transaction_session_timeout = '${limits.idleInTransactionSeconds}s'`,
+    );
   } finally {
     await client.end();
   }

@@ -1,4 +1,4 @@
-import { bigint, boolean, char, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, boolean, char, integer, text, timestamptz, type TableOf } from './columns.ts';
 
 export const loadsColumns = {
   load_id: bigint.defaulted,
@@ -25,6 +25,8 @@ export const loadsColumns = {
   workflow_id: text.nullable,
   started_at: timestamptz.defaulted,
   finished_at: timestamptz.nullable,
+  owner_pid: integer.nullable,
+  owner_backend_start: timestamptz.nullable,
 } as const;
 
 export type LoadsTable = TableOf<typeof loadsColumns>;

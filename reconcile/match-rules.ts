@@ -20,8 +20,11 @@ export interface RuleContext {
   readonly asOf: string;
   readonly runId: number;
   readonly settings: ReconcileSettings;
-  /** Eastern dates of the range whose grace period has run out at asOf. */
-  readonly dueDates: string[];
+  /**
+   * The last Eastern date whose grace period has run out at asOf (YYYY-MM-DD): dates of the range up
+   * to it are due. (A list of due dates made the run quadratic in the length of the range.)
+   */
+  readonly dueThrough: string;
 }
 
 const STATUS_CLASS = (col: string) =>
@@ -232,7 +235,7 @@ export async function matchTransactions(
 
 /** Findings about provider transactions and ledger DEBIT/CREDIT entries. */
 export async function transactionFindings(ctx: RuleContext): Promise<void> {
-  const { dueDates } = ctx;
+  const { dueThrough } = ctx;
   // missing_in_ledger: money moved (or may move) and the merchant has no entry.
   await exec(
     ctx,
@@ -321,7 +324,7 @@ export async function transactionFindings(ctx: RuleContext): Promise<void> {
         jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array())
       from scope_l s join merchant_ledger l using (merchant_transaction_id)
       where l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
-        and s.booked_on = any(${dueDates}::date[])
+        and s.booked_on <= ${dueThrough}::date
         and not exists (select 1 from provider_transactions p where p.merchant_transaction_id = l.merchant_transaction_id)
       on conflict do nothing`,
   );
@@ -431,7 +434,7 @@ export async function notificationFindings(ctx: RuleContext): Promise<void> {
 
 /** Returns ↔ original transaction and ↔ ledger RETURN entries, and the return findings. */
 export async function returnFindings(ctx: RuleContext): Promise<number> {
-  const { from, to, dueDates } = ctx;
+  const { from, to, dueThrough } = ctx;
   await exec(
     ctx,
     sql`create temp table scope_r on commit drop as
@@ -487,7 +490,7 @@ export async function returnFindings(ctx: RuleContext): Promise<number> {
         null, r.amount_cents, null, null,
         jsonb_build_object('ledger', jsonb_build_array(), 'original', jsonb_build_array(m.original_transaction_id))
       ${returned}
-      where m.ledger_merchant_transaction_id is null and r.returned_on = any(${dueDates}::date[])
+      where m.ledger_merchant_transaction_id is null and r.returned_on <= ${dueThrough}::date
       on conflict do nothing`,
   );
   const booked = sql`${returned} join merchant_ledger l on l.merchant_transaction_id = m.ledger_merchant_transaction_id`;
@@ -524,7 +527,7 @@ export async function returnFindings(ctx: RuleContext): Promise<number> {
         null, l.amount_cents, null, null,
         jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array())
       from scope_l s join merchant_ledger l using (merchant_transaction_id)
-      where l.transaction_type = 'RETURN' and s.booked_on = any(${dueDates}::date[])
+      where l.transaction_type = 'RETURN' and s.booked_on <= ${dueThrough}::date
         and not exists (select 1 from provider_returns r where r.return_transaction_id = l.transaction_id)
         and not exists (select 1 from return_matches m where m.ledger_merchant_transaction_id = l.merchant_transaction_id)
         and not exists (

@@ -3,7 +3,8 @@ import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../lib/time/eastern.ts';
 import { isoDate } from '../lib/time/calendar.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
-import { businessDaysBetween, datesBetween } from './business-days.ts';
+import { markAbandonedLoads } from '../lib/ingest/load-owner.ts';
+import { addBusinessDays, addDays, type CalendarOptions } from './business-days.ts';
 import {
   matchTransactions,
   notificationFindings,
@@ -55,6 +56,8 @@ export interface ReconcileSummary {
   readonly totalDiscrepancies: number;
   readonly lifecycle: LifecycleCounts;
   readonly durationMs: number;
+  /** The range as asked, when it was wider than the data and was clamped to from..to. */
+  readonly requested?: { readonly from: string; readonly to: string };
 }
 
 /**
@@ -66,8 +69,14 @@ export const DISCREPANCY_CENTS = sql<number>`case when kind in ('currency_mismat
     then abs(coalesce(expected_amount_cents, actual_amount_cents, 0))
     else abs(coalesce(difference_cents, expected_amount_cents, actual_amount_cents, 0)) end`;
 
-/** Serialises runs: matching reads and claims rows outside its own range, so overlapping runs queue. */
-const LOCK_KEY = 0x1b7_5ec0;
+/**
+ * Serialises runs: matching reads and claims rows outside its own range, so overlapping runs queue.
+ * A table of the pipeline's private schema, which no analyst role can reach: an advisory lock (used
+ * before) could be taken by any session, and an analyst holding it stalled every run.
+ */
+const LOCK_STATEMENT = 'lock table recon_work.reconcile_lock in exclusive mode';
+/** A range longer than this is clamped to the dates that hold data (0001-01-01..9999-12-31 is not meant). */
+const CLAMP_AFTER_DAYS = 366;
 
 /**
  * Matches provider transactions, returns, notifications and legacy rows of the Eastern business
@@ -75,9 +84,9 @@ const LOCK_KEY = 0x1b7_5ec0;
  * date (opened, changed, reopened, resolved; every change in discrepancy_events).
  *
  * Idempotent: a second run over the same data changes nothing but last_seen_at. Safe to run
- * concurrently for overlapping ranges: each run holds a transaction-scoped advisory lock, so runs
- * queue instead of interleaving; one transaction means a failed run leaves the previous state intact
- * (the match tables are unlogged derived data: after a server crash the next run rebuilds them).
+ * concurrently for overlapping ranges: each run locks recon_work.reconcile_lock for its transaction,
+ * so runs queue instead of interleaving; one transaction means a failed run leaves the previous
+ * state intact.
  * Throws RangeError for a malformed range; database errors propagate (retrying is safe).
  */
 export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest): Promise<ReconcileSummary> {
@@ -89,12 +98,14 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
   const asOf = req.now ?? new Date().toISOString();
   const today = easternDateOf(asOf);
   const calendar = { civicHoliday: settings.civicHoliday };
-  const dueDates = datesBetween(req.from, req.to).filter(
-    (d) => businessDaysBetween(d, today, calendar) >= settings.graceBusinessDays,
-  );
+  const dueThrough = lastDueDate(req.to, today, settings.graceBusinessDays, calendar);
+  // Loads left running by a process or a server that died are marked before anyone reads them.
+  await markAbandonedLoads(db);
+  const { from, to } = await clampToData(db, req.from, req.to);
+  const requested = from !== req.from || to !== req.to ? { from: req.from, to: req.to } : undefined;
 
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
+    await sql.raw(LOCK_STATEMENT).execute(trx);
     // Matching works on many rows at once: give the planner room for hash joins and sorts.
     await sql`set local work_mem = '256MB'`.execute(trx);
     // JIT compiling these one-off statements costs more than it saves (seconds per statement at 1M rows).
@@ -104,14 +115,14 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
     const run = await trx
       .insertInto('reconcile_runs')
       .values({
-        range_from: req.from,
-        range_to: req.to,
+        range_from: from,
+        range_to: to,
         as_of: asOf,
         settings: JSON.stringify(settings),
       })
       .returning('run_id')
       .executeTakeFirstOrThrow();
-    const ctx: RuleContext = { trx, from: req.from, to: req.to, asOf, runId: run.run_id, settings, dueDates };
+    const ctx: RuleContext = { trx, from, to, asOf, runId: run.run_id, settings, dueThrough };
 
     await prepareScope(ctx);
     const claims = await matchTransactions(ctx);
@@ -119,7 +130,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
     await notificationFindings(ctx);
     const returns = await returnFindings(ctx);
     await sourceFindings(ctx);
-    const lifecycle = await applyFindings(trx, { from: req.from, to: req.to, asOf, runId: run.run_id });
+    const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
 
     const byKind = await sql<DiscrepancyTotal>`
       select kind, currency::text as currency, count(*)::int as count,
@@ -127,8 +138,8 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       from findings group by kind, currency order by kind, currency nulls last`.execute(trx);
     const summary = {
       runId: run.run_id,
-      from: req.from,
-      to: req.to,
+      from,
+      to,
       asOf,
       settings,
       matched: { ...claims, returns },
@@ -136,6 +147,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       totalDiscrepancies: byKind.rows.reduce((n, r) => n + r.count, 0),
       lifecycle,
       durationMs: Math.round(performance.now() - started),
+      ...(requested ? { requested } : {}),
     };
     await trx
       .updateTable('reconcile_runs')
@@ -153,4 +165,45 @@ function isValidDate(date: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The last date whose grace period has run out at `today`: `graceDays` business days after it is
+ * `today` or earlier. Every earlier date is due as well, so this one date stands for the whole list.
+ */
+export function lastDueDate(to: string, today: string, graceDays: number, calendar: CalendarOptions): string {
+  if (graceDays === 0) return to;
+  let d = to < today ? to : today;
+  while (addBusinessDays(d, graceDays, calendar) > today) d = addDays(d, -1);
+  return d;
+}
+
+/**
+ * A range longer than a year is narrowed to the first and last dates that hold data of any kind the
+ * run reads or resolves (provider rows, ledger bookings, discrepancies); a range without any data
+ * becomes its first date. Shorter ranges are kept as asked, so that reconcile_runs records them.
+ */
+async function clampToData(
+  db: Kysely<Database>,
+  from: string,
+  to: string,
+): Promise<{ from: string; to: string }> {
+  if (datesBetweenCount(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
+  const r = await sql<{ first: string | null; last: string | null }>`
+    with d(first, last) as (
+      select min(transaction_on), max(transaction_on) from provider_transactions
+      union all select min(returned_on), max(returned_on) from provider_returns
+      union all select min(transaction_on), max(transaction_on) from legacy_transactions
+      union all select (min(booked_at) at time zone 'America/Toronto')::date,
+                       (max(booked_at) at time zone 'America/Toronto')::date from merchant_ledger
+      union all select min(business_date), max(business_date) from discrepancies)
+    select min(first)::text as first, max(last)::text as last from d
+    where first <= ${to}::date and last >= ${from}::date`.execute(db);
+  const row = r.rows[0];
+  if (!row?.first || !row.last) return { from, to: from };
+  return { from: row.first > from ? row.first : from, to: row.last < to ? row.last : to };
+}
+
+function datesBetweenCount(from: string, to: string): number {
+  return (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
 }

@@ -9,6 +9,7 @@ import { redactPersonal } from '../privacy.ts';
 import { PROFILE, writeProfileLine } from '../profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../records.ts';
 import { claimEnvironment } from './claim-environment.ts';
+import { type LoadOwner, markAbandonedLoads, openLoadOwner } from './load-owner.ts';
 import { MeasureInput } from './measure-input.ts';
 import {
   mergeAdjustments,
@@ -89,13 +90,18 @@ export async function loadParsedRows(
   const measured = pipeline(input, meter, () => {});
   let rows: AsyncIterable<ParsedRow<AnyRecord>>;
   let loadId: number;
+  let owner: LoadOwner | undefined;
   try {
     // A bad parse option throws here, before the load is recorded; so does another environment.
     rows = parse(measured);
-    loadId = await recordLoad(handle.db, plan);
+    // The owner session exists before the row does, so a running row always has a live owner or none.
+    const timeout = handle.pool.options.connectionTimeoutMillis;
+    owner = await openLoadOwner(handle.connectionString, timeout ? { connectionTimeoutMillis: timeout } : {});
+    loadId = await recordLoad(handle.db, plan, owner);
   } catch (error) {
     measured.destroy();
     input.destroy();
+    await owner?.close();
     throw error;
   }
   const onAbort = () => meter.destroy(plan.signal?.reason as Error);
@@ -204,12 +210,15 @@ export async function loadParsedRows(
   } finally {
     plan.signal?.removeEventListener('abort', onAbort);
     await staging.drop();
+    await owner.close();
   }
 }
 
-async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan): Promise<number> {
+async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan, owner: LoadOwner): Promise<number> {
   return db.transaction().execute(async (trx) => {
     await claimEnvironment(trx, plan.environment, plan.fileName);
+    // Loads left running by a process or a server that died: their owner session is gone.
+    await markAbandonedLoads(trx);
     const row = await trx
       .insertInto('loads')
       .values({
@@ -223,6 +232,8 @@ async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan): Promise<num
         window_start: plan.window?.start ?? null,
         window_end: plan.window?.end ?? null,
         workflow_id: plan.workflowId ?? null,
+        owner_pid: owner.pid,
+        owner_backend_start: owner.backendStart,
       })
       .returning('load_id')
       .executeTakeFirstOrThrow();

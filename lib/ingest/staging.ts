@@ -39,7 +39,9 @@ export class StagingTables {
 
   constructor(pool: pg.Pool, loadId: number) {
     this.pool = pool;
-    this.prefix = `ingest_staging_${loadId}`;
+    // In the pipeline's private schema: tables in public are readable by recon_analyst (default
+    // privileges), and an analyst's open transaction that had read one blocked the DROP at the end.
+    this.prefix = `recon_work.ingest_staging_${loadId}`;
   }
 
   /** Name of the staging table of a kind (exists once a record of that kind was added). */

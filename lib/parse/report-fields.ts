@@ -45,8 +45,20 @@ export function currencyOf(field: string, value: unknown): string {
   return value;
 }
 
-/** JSON amount: integer cents. */
+/** An amount whose text is not an integer literal (`1.0000000000000001`, `100.0`, `1e2`, `-0`). */
+export class NonIntegerLiteral {
+  readonly source: string;
+  constructor(source: string) {
+    this.source = source;
+  }
+}
+
+/** JSON amount: integer cents, written as an integer literal. */
 export function jsonCents(field: string, value: unknown): number {
+  if (value instanceof NonIntegerLiteral) {
+    const text = value.source.length > 40 ? `${value.source.slice(0, 40)}…` : value.source;
+    throw new FieldProblem(`${field}: amount ${text} is not written as an integer number of cents`);
+  }
   try {
     return jsonToCents(value);
   } catch (error) {

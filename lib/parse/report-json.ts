@@ -8,6 +8,7 @@ import {
   FieldProblem,
   instant,
   jsonCents,
+  NonIntegerLiteral,
   nextActionDate,
   optionalInstant,
   optionalJsonCents,
@@ -40,7 +41,7 @@ export async function* parseReportJson(
     for (const element of batch) {
       let value: unknown;
       try {
-        value = JSON.parse(element.text);
+        value = JSON.parse(element.text, keepAmountLiterals);
       } catch (error) {
         throw new UnreadableInput(
           fileName,
@@ -122,6 +123,27 @@ const JSON_RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
 interface JsonExtras {
   deviceType: boolean;
   requestType: boolean;
+}
+
+/** Amount fields, whose number must be written as an integer: cents are never rounded from a float. */
+const AMOUNT_KEYS = new Set(['transactionAmount', 'transactionFee']);
+const INTEGER_LITERAL = /^(?:0|-?[1-9]\d*)$/;
+
+/**
+ * JSON.parse reviver: an amount written as anything but an integer literal becomes a
+ * {@link NonIntegerLiteral}, which the field check rejects naming the text as written. (JSON.parse alone
+ * reads `1.0000000000000001` as 1 and `-0` as -0: both looked like valid integer cents.)
+ */
+function keepAmountLiterals(
+  this: unknown,
+  key: string,
+  value: unknown,
+  context?: { source?: string },
+): unknown {
+  if (typeof value === 'number' && AMOUNT_KEYS.has(key) && context?.source !== undefined) {
+    if (!INTEGER_LITERAL.test(context.source)) return new NonIntegerLiteral(context.source);
+  }
+  return value;
 }
 
 /** Turns one parsed array element into a parsed row. */

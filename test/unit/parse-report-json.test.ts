@@ -133,11 +133,11 @@ describe('JSON report', () => {
     const cases: [unknown, string][] = [
       [
         { ...base, transactionAmount: 12.5 },
-        'transactionAmount: amount 12.5 is not a safe integer number of cents',
+        'transactionAmount: amount 12.5 is not written as an integer number of cents',
       ],
       [
         { ...base, transactionAmount: 1e21 },
-        'transactionAmount: amount 1e+21 is not a safe integer number of cents',
+        'transactionAmount: amount 1e+21 is not written as an integer number of cents',
       ],
       [{ ...base, currencyCode: 'cad' }, "currencyCode 'cad' is not three uppercase letters (ISO 4217)"],
       [{ ...base, transactionId: undefined }, 'transactionId is missing; a non-empty string is required'],
@@ -157,6 +157,40 @@ describe('JSON report', () => {
     const text = `[${cases.map(([value]) => JSON.stringify(value)).join(',\n')}]`;
     const rows = await json(text);
     expect(rejections(rows)).toEqual(cases.map(([, reason], i) => ({ line: i + 1, reason })));
+  });
+
+  it('rejects amounts not written as integer literals, as the text has them (issue 15)', async () => {
+    const el = (amount: string, fee = '25') =>
+      `{"transactionId":"T1","transactionType":"DEBIT","transactionStatus":"SUCCESSFUL","transactionAmount":${amount},"transactionFee":${fee},"currencyCode":"CAD","transactionDateTime":"2026-03-08T07:30:00.123456Z"}`;
+    const text = `[${[
+      el('1.0000000000000001'),
+      el('-0'),
+      el('100.0'),
+      el('1E2'),
+      el('100', '-0'),
+      el('100', '2.50'),
+      el('12345678901234567890'),
+      el('0', '0'),
+    ].join(',\n')}]`;
+    const rows = await json(text);
+    const not = (field: string, amount: string) =>
+      `${field}: amount ${amount} is not written as an integer number of cents`;
+    expect(rejections(rows)).toEqual([
+      { line: 1, reason: not('transactionAmount', '1.0000000000000001') },
+      { line: 2, reason: not('transactionAmount', '-0') },
+      { line: 3, reason: not('transactionAmount', '100.0') },
+      { line: 4, reason: not('transactionAmount', '1E2') },
+      { line: 5, reason: not('transactionFee', '-0') },
+      { line: 6, reason: not('transactionFee', '2.50') },
+      {
+        line: 7,
+        reason: 'transactionAmount: amount 12345678901234567000 is not a safe integer number of cents',
+      },
+    ]);
+    const ok = rows.filter((r) => r.ok);
+    expect(ok.map((r) => r.line)).toEqual([8]);
+    const record = ok[0]!.record as TransactionRecord;
+    expect([record.amount_cents, record.fee_cents]).toEqual([0, 0]);
   });
 
   it('yields nothing for [] and throws for an empty file', async () => {

@@ -1,0 +1,84 @@
+import { type Kysely, sql } from 'kysely';
+import { ConfigError } from '../lib/errors.ts';
+import type { Database } from './database.ts';
+
+/**
+ * Time limits of analyst logins. recon_analyst is NOLOGIN, and settings of a role (ALTER ROLE ... SET)
+ * are not inherited by its members: each login role gets its own, set here.
+ *
+ * The pipeline does not depend on them (it takes no lock an analyst session can hold: README, Faults);
+ * they keep a forgotten session from holding back VACUUM for hours and a runaway query from a server's
+ * CPU and memory.
+ */
+export const ANALYST_LIMIT_DEFAULTS = {
+  /** statement_timeout: the longest single query, in seconds. */
+  statementTimeoutSeconds: 900,
+  /** idle_in_transaction_session_timeout: a transaction left open without a query, in seconds. */
+  idleInTransactionSeconds: 300,
+} as const;
+
+export interface AnalystLimits {
+  readonly statementTimeoutSeconds: number;
+  readonly idleInTransactionSeconds: number;
+}
+
+const LOGIN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+async function applyLimits(db: Kysely<Database>, login: string, limits: AnalystLimits): Promise<void> {
+  const role = sql.id(login);
+  await sql`alter role ${role} set statement_timeout = ${sql.lit(`${limits.statementTimeoutSeconds}s`)}`.execute(
+    db,
+  );
+  await sql`alter role ${role} set idle_in_transaction_session_timeout = ${sql.lit(
+    `${limits.idleInTransactionSeconds}s`,
+  )}`.execute(db);
+}
+
+/**
+ * Creates the login role `login` as a member of recon_analyst (or makes an existing role one) and
+ * sets its time limits. `password` (optional; from RECON_ANALYST_PASSWORD, never the command line) is
+ * set when given. Needs a role with CREATEROLE (the warehouse owner usually is).
+ */
+export async function createAnalystLogin(
+  db: Kysely<Database>,
+  options: { login: string; password?: string; limits?: Partial<AnalystLimits> },
+): Promise<{ created: boolean; limits: AnalystLimits }> {
+  const { login } = options;
+  if (!LOGIN.test(login)) {
+    throw new ConfigError(
+      `analyst login ${JSON.stringify(login)}: use lower-case letters, digits and _ (at most 63, not starting with a digit)`,
+    );
+  }
+  const limits = { ...ANALYST_LIMIT_DEFAULTS, ...options.limits };
+  return db.transaction().execute(async (trx) => {
+    const exists = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_roles where rolname = ${login}`.execute(trx);
+    const created = exists.rows[0]!.n === 0;
+    if (created) await sql`create role ${sql.id(login)} login`.execute(trx);
+    await sql`grant recon_analyst to ${sql.id(login)}`.execute(trx);
+    if (options.password !== undefined) {
+      await sql`alter role ${sql.id(login)} password ${sql.lit(options.password)}`.execute(trx);
+    }
+    await applyLimits(trx, login, limits);
+    return { created, limits };
+  });
+}
+
+/**
+ * Sets the time limits on every login role that is a member of recon_analyst (directly or through
+ * other roles), e.g. logins created by hand before. Superusers are left alone. Returns their names.
+ */
+export async function applyAnalystLimits(
+  db: Kysely<Database>,
+  limits: Partial<AnalystLimits> = {},
+): Promise<string[]> {
+  const all = { ...ANALYST_LIMIT_DEFAULTS, ...limits };
+  const r = await sql<{ rolname: string }>`
+    select rolname from pg_roles
+    where rolcanlogin and not rolsuper and rolname <> 'recon_analyst'
+      and pg_has_role(oid, 'recon_analyst', 'member')
+    order by rolname`.execute(db);
+  for (const { rolname } of r.rows) await applyLimits(db, rolname, all);
+  return r.rows.map((row) => row.rolname);
+}
