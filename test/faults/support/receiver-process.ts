@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './fault-postgres.ts';
+import { freePort } from '../../../lib/net/free-port.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/recon.ts', import.meta.url));
 
