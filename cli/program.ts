@@ -11,6 +11,9 @@ import { registerReconcile } from './reconcile.ts';
 import { registerReport } from './report.ts';
 import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
+import { registerServe } from './serve.ts';
+import { registerTokens } from './tokens.ts';
+import { registerUsers } from './users.ts';
 import { registerWorker } from './worker.ts';
 
 /**
@@ -35,6 +38,9 @@ export function buildProgram(): Command {
   registerBackfill(program);
   registerSchedule(program);
   registerWorker(program);
+  registerServe(program);
+  registerUsers(program);
+  registerTokens(program);
   return program;
 }
 

@@ -27,6 +27,13 @@ import { sourceMatchesColumns, type SourceMatchesTable } from './source-matches.
 import { statusLookupsColumns, type StatusLookupsTable } from './status-lookups.table.ts';
 import { transactionMatchesColumns, type TransactionMatchesTable } from './transaction-matches.table.ts';
 import { warehouseSettingsColumns, type WarehouseSettingsTable } from './warehouse-settings.table.ts';
+import { workbenchSessionsColumns, type WorkbenchSessionsTable } from './workbench-sessions.table.ts';
+import {
+  workbenchSignInFailuresColumns,
+  type WorkbenchSignInFailuresTable,
+} from './workbench-sign-in-failures.table.ts';
+import { workbenchTokensColumns, type WorkbenchTokensTable } from './workbench-tokens.table.ts';
+import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-users.table.ts';
 
 /** The warehouse as Kysely sees it. Add a table here and in {@link tableColumns} together. */
 export interface Database {
@@ -51,6 +58,10 @@ export interface Database {
   status_lookups: StatusLookupsTable;
   transaction_matches: TransactionMatchesTable;
   warehouse_settings: WarehouseSettingsTable;
+  workbench_sessions: WorkbenchSessionsTable;
+  workbench_sign_in_failures: WorkbenchSignInFailuresTable;
+  workbench_tokens: WorkbenchTokensTable;
+  workbench_users: WorkbenchUsersTable;
 }
 
 /** Runtime column specs of every table, compared with the migrated schema by a test. */
@@ -76,6 +87,10 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   status_lookups: statusLookupsColumns,
   transaction_matches: transactionMatchesColumns,
   warehouse_settings: warehouseSettingsColumns,
+  workbench_sessions: workbenchSessionsColumns,
+  workbench_sign_in_failures: workbenchSignInFailuresColumns,
+  workbench_tokens: workbenchTokensColumns,
+  workbench_users: workbenchUsersColumns,
 };
 
 /** A database or an open transaction: query functions take either as their first argument. */
