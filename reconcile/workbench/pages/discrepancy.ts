@@ -40,6 +40,13 @@ function rowsTable(id: string, rows: Record<string, unknown>[], empty: string): 
   </div>`;
 }
 
+/** A diff value: cents with the currency beside them, the rest as stored. */
+function diffValue(field: string, value: unknown, currency: string | null): Html | string {
+  if (value === null || value === undefined) return '—';
+  if (CENTS_COLUMN.test(field) && typeof value === 'number') return money(value, currency);
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
 function eventLine(e: Record<string, unknown>): Html {
   const d = (e.details ?? {}) as Record<string, unknown>;
   const who = e.actor
@@ -117,8 +124,8 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
         (f) =>
           html`<tr class="${f.differs ? 'differs' : ''}">
             <td>${f.field}</td>
-            <td>${f.expected ?? '—'}</td>
-            <td>${f.actual ?? '—'}</td>
+            <td>${diffValue(f.field, f.expected, d.currency)}</td>
+            <td>${diffValue(f.field, f.actual, d.currency)}</td>
           </tr>`,
       )}
     </tbody>
