@@ -7,6 +7,7 @@ import { createDatabase, createPool, startEmbeddedPostgres } from '../db/connect
 import { migrateToLatest } from '../db/migrate.ts';
 import { ingestSteps } from './ingest.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
+import { workbenchSteps } from './workbench.ts';
 
 /**
  * `npm run bench`: generates large provider files in a temporary directory (never committed), loads
@@ -69,7 +70,7 @@ const ctx: BenchContext = {
   },
 };
 
-const steps: BenchStep[] = [...ingestSteps];
+const steps: BenchStep[] = [...ingestSteps, ...workbenchSteps];
 const matching = fileURLToPath(new URL('./matching.ts', import.meta.url));
 if (existsSync(matching)) {
   const module = (await import(matching)) as {

@@ -6,6 +6,7 @@ interface DemoOptions {
   to: string;
   transactions: string;
   keep?: boolean;
+  serve?: boolean;
 }
 
 export function registerDemo(program: Command): void {
@@ -21,6 +22,10 @@ export function registerDemo(program: Command): void {
       '--keep',
       'keep everything running at the end until Ctrl-C (to browse the Temporal UI and query the warehouse)',
     )
+    .option(
+      '--serve',
+      'at the end, serve the workbench (recon serve) over the demo warehouse and print a demo sign-in; runs until Ctrl-C',
+    )
     .action((options: DemoOptions) =>
       runCommand(async (config) => {
         const { runDemo } = await import('../workers/run-demo.ts');
@@ -29,6 +34,7 @@ export function registerDemo(program: Command): void {
           to: options.to,
           transactions: Number(options.transactions),
           keep: options.keep === true,
+          serve: options.serve === true,
         });
       }),
     );

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Spec } from './columns.ts';
 import { discrepanciesColumns, type DiscrepanciesTable } from './discrepancies.table.ts';
 import { discrepancyEventsColumns, type DiscrepancyEventsTable } from './discrepancy-events.table.ts';
+import { discrepancyTotalsColumns, type DiscrepancyTotalsTable } from './discrepancy-totals.table.ts';
 import { feeScheduleColumns, type FeeScheduleTable } from './fee-schedule.table.ts';
 import { legacyTransactionsColumns, type LegacyTransactionsTable } from './legacy-transactions.table.ts';
 import { loadsColumns, type LoadsTable } from './loads.table.ts';
@@ -39,6 +40,7 @@ import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-use
 export interface Database {
   discrepancies: DiscrepanciesTable;
   discrepancy_events: DiscrepancyEventsTable;
+  discrepancy_totals: DiscrepancyTotalsTable;
   fee_schedule: FeeScheduleTable;
   legacy_transactions: LegacyTransactionsTable;
   loads: LoadsTable;
@@ -68,6 +70,7 @@ export interface Database {
 export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Spec> } = {
   discrepancies: discrepanciesColumns,
   discrepancy_events: discrepancyEventsColumns,
+  discrepancy_totals: discrepancyTotalsColumns,
   fee_schedule: feeScheduleColumns,
   legacy_transactions: legacyTransactionsColumns,
   loads: loadsColumns,

@@ -137,6 +137,99 @@ export async function up(db: Kysely<any>): Promise<void> {
     db,
   );
 
+  // Filtered by kind (the usual filter), a page is a range scan of this index from the cursor.
+  await sql`create index discrepancies_worklist_kind_idx on discrepancies
+    (kind, coalesce(currency, ''), (-stake_cents), coalesce(business_date, 'infinity'::date), discrepancy_id)
+    where resolved_at is null`.execute(db);
+  // The worklist's search also matches return transaction ids.
+  await sql`create index discrepancies_return_idx on discrepancies (return_transaction_id)
+    where return_transaction_id is not null`.execute(db);
+
+  // Totals by kind and currency of a filter on status, kind, currency and business dates, without
+  // reading the discrepancies: triggers append each change as signed deltas (insert-only, so runs
+  // and people never wait on each other's totals rows); compact_discrepancy_totals() folds them at
+  // the end of every reconcile run.
+  await sql`create table discrepancy_totals (
+      business_date date not null,
+      kind text not null,
+      currency char(3) not null,
+      status text not null,
+      count bigint not null,
+      cents bigint not null
+    )`.execute(db);
+  await sql`comment on table discrepancy_totals is ${sql.lit(
+    'Count and money at stake of discrepancies per business date, kind, currency and status, as signed deltas kept by statement triggers on discrepancies and folded by compact_discrepancy_totals(); the sum of the rows of a key is its total. Read by the workbench totals.',
+  )}`.execute(db);
+  const totalsComments: Record<string, string> = {
+    business_date: "Eastern business date ('infinity' when the discrepancy has none).",
+    kind: 'Discrepancy kind.',
+    currency: "Currency ('' when the discrepancy has none).",
+    status: 'open, acknowledged or resolved.',
+    count: 'Change in the number of discrepancies of the key (signed).',
+    cents: 'Change in their money at stake, in cents of currency (signed).',
+  };
+  for (const [column, comment] of Object.entries(totalsComments)) {
+    await sql`comment on column ${sql.ref(`discrepancy_totals.${column}`)} is ${sql.lit(comment)}`.execute(
+      db,
+    );
+  }
+  await sql`create index discrepancy_totals_key_idx on discrepancy_totals (status, kind, currency, business_date)`.execute(
+    db,
+  );
+  await sql`create function discrepancy_totals_apply() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        insert into discrepancy_totals (business_date, kind, currency, status, count, cents)
+        select coalesce(business_date, 'infinity'), kind, coalesce(currency, ''), status, count(*), sum(stake_cents)
+        from new_rows group by 1, 2, 3, 4;
+      else
+        insert into discrepancy_totals (business_date, kind, currency, status, count, cents)
+        select coalesce(business_date, 'infinity'), kind, coalesce(currency, ''), status, -count(*), -sum(stake_cents)
+        from old_rows group by 1, 2, 3, 4;
+      end if;
+      return null;
+    end $$`.execute(db);
+  await sql`comment on function discrepancy_totals_apply() is ${sql.lit(
+    'Appends what an INSERT or DELETE statement on discrepancies changed to discrepancy_totals (statement-level, transition tables).',
+  )}`.execute(db);
+  await sql`create function discrepancy_totals_change() returns trigger language plpgsql as $$
+    begin
+      insert into discrepancy_totals (business_date, kind, currency, status, count, cents) values
+        (coalesce(old.business_date, 'infinity'), old.kind, coalesce(old.currency, ''), old.status, -1, -old.stake_cents),
+        (coalesce(new.business_date, 'infinity'), new.kind, coalesce(new.currency, ''), new.status, 1, new.stake_cents);
+      return null;
+    end $$`.execute(db);
+  await sql`comment on function discrepancy_totals_change() is ${sql.lit(
+    'Appends the change of one updated discrepancy to discrepancy_totals, for rows whose totals key or money at stake changed.',
+  )}`.execute(db);
+  for (const [op, refs] of [
+    ['insert', 'new table as new_rows'],
+    ['delete', 'old table as old_rows'],
+  ] as const) {
+    await sql
+      .raw(
+        `create trigger discrepancy_totals_${op} after ${op} on discrepancies referencing ${refs}
+         for each statement execute function discrepancy_totals_apply()`,
+      )
+      .execute(db);
+  }
+  // Row-level with a WHEN: a run's update of last_seen_at on every row it sees queues nothing.
+  await sql`create trigger discrepancy_totals_update after update on discrepancies for each row
+    when ((old.business_date, old.kind, old.currency, old.status, old.stake_cents)
+      is distinct from (new.business_date, new.kind, new.currency, new.status, new.stake_cents))
+    execute function discrepancy_totals_change()`.execute(db);
+  await sql`create function compact_discrepancy_totals() returns void language sql as $$
+    with folded as (delete from discrepancy_totals returning *)
+    insert into discrepancy_totals (business_date, kind, currency, status, count, cents)
+    select business_date, kind, currency, status, sum(count), sum(cents) from folded
+    group by 1, 2, 3, 4 having sum(count) <> 0 or sum(cents) <> 0 $$`.execute(db);
+  await sql`comment on function compact_discrepancy_totals() is ${sql.lit(
+    'Folds the deltas of discrepancy_totals into one row per key; called at the end of every reconcile run.',
+  )}`.execute(db);
+  await sql`insert into discrepancy_totals (business_date, kind, currency, status, count, cents)
+    select coalesce(business_date, 'infinity'), kind, coalesce(currency, ''), status, count(*), sum(stake_cents)
+    from discrepancies group by 1, 2, 3, 4`.execute(db);
+
   // The run's check of fixed_in_ledger resolutions reads only those.
   await sql`create index discrepancies_fixed_in_ledger_idx on discrepancies (business_date)
     where resolution = 'fixed_in_ledger'`.execute(db);
@@ -159,6 +252,14 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table discrepancy_events add constraint discrepancy_events_event_check check (event in
     ('opened','changed','acknowledged','resolved','reopened'))`.execute(db);
   await sql`alter table discrepancy_events drop column actor`.execute(db);
+  for (const op of ['insert', 'update', 'delete'])
+    await sql.raw(`drop trigger if exists discrepancy_totals_${op} on discrepancies`).execute(db);
+  await sql`drop function if exists compact_discrepancy_totals()`.execute(db);
+  await sql`drop function if exists discrepancy_totals_change()`.execute(db);
+  await sql`drop function if exists discrepancy_totals_apply()`.execute(db);
+  await sql`drop table if exists discrepancy_totals`.execute(db);
+  await sql`drop index if exists discrepancies_return_idx`.execute(db);
+  await sql`drop index if exists discrepancies_worklist_kind_idx`.execute(db);
   await sql`drop index if exists discrepancies_fixed_in_ledger_idx`.execute(db);
   await sql`drop index if exists discrepancies_assignee_idx`.execute(db);
   await sql`drop index if exists discrepancies_worklist_all_idx`.execute(db);

@@ -98,6 +98,9 @@ export async function applyFindings(
         and e.event = 'verified' and e.event_id > (select max(r.event_id) from discrepancy_events r
           where r.discrepancy_id = d.discrepancy_id and r.event = 'resolved'))`.execute(trx);
 
+  // The workbench totals' deltas this run appended, folded (migration 000800).
+  await sql`select compact_discrepancy_totals()`.execute(trx);
+
   const counts = await sql<{ event: string | null; n: number }>`
     select event, count(*)::int as n from transitions group by event`.execute(trx);
   const by = new Map(counts.rows.map((r) => [r.event, r.n]));

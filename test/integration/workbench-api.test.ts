@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { addUser, createToken, disableUser, revokeToken } from '../../reconcile/workbench/auth/accounts.ts';
+import { liveTotals, parseFilter, worklistTotals } from '../../reconcile/workbench/queries/worklist.ts';
 import { buildWorkbench, type WorkbenchOptions } from '../../reconcile/workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
@@ -518,6 +519,27 @@ describe('workbench API: actions', () => {
     const verified = await sql<{ n: number }>`select count(*)::int as n from discrepancy_events
       where discrepancy_id = ${old} and event = 'verified'`.execute(h.db);
     expect(verified.rows[0]!.n).toBe(1);
+  });
+});
+
+describe('workbench totals', () => {
+  it('kept by the statement triggers, agree with counting the discrepancies, after runs and actions', async () => {
+    const filters = [
+      {},
+      { status: 'all' },
+      { status: 'resolved' },
+      { status: 'acknowledged' },
+      { status: 'open', currency: 'CAD' },
+      { kind: 'amount_mismatch,currency_mismatch', from: DAY, to: DAY },
+      { from: '2026-03-03' },
+    ];
+    for (const f of filters) {
+      const filter = parseFilter(f);
+      expect([f, await worklistTotals(h.db, filter)]).toEqual([f, await liveTotals(h.db, filter)]);
+    }
+    expect(
+      (await worklistTotals(h.db, parseFilter({ status: 'all' }))).reduce((n, t) => n + t.count, 0),
+    ).toBe(5);
   });
 });
 

@@ -149,7 +149,10 @@ const ORDER_KEY = sql`(coalesce(currency, ''), (-stake_cents), coalesce(business
 
 type CursorKey = [string, number, string, number];
 
-function encodeCursor(item: WorklistItem): string {
+/** The cursor that continues after `item` (what next_cursor holds). */
+export function encodeCursor(
+  item: Pick<WorklistItem, 'currency' | 'stake_cents' | 'business_date' | 'id'>,
+): string {
   const key: CursorKey = [item.currency ?? '', -item.stake_cents, item.business_date ?? 'infinity', item.id];
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
@@ -196,12 +199,44 @@ export async function worklistPage(
   return { items, next_cursor: rows.rows.length > page.limit && last ? encodeCursor(last) : null };
 }
 
-/** Count and money at stake by kind and currency, over the whole filter. */
+/**
+ * Count and money at stake by kind and currency, over the whole filter. A filter on status, kind,
+ * currency and business dates only is summed from discrepancy_totals (a few rows per day and kind,
+ * whatever the number of discrepancies); one with an assignee, a minimum or a search reads the
+ * matching discrepancies.
+ */
 export async function worklistTotals(db: Db, filter: WorklistFilter): Promise<Total[]> {
+  if (filter.assignee !== undefined || filter.minCents !== undefined || filter.q !== undefined)
+    return liveTotals(db, filter);
+  const parts: RawBuilder<unknown>[] = [];
+  const statuses: Record<StatusFilter, string[] | null> = {
+    unresolved: ['open', 'acknowledged'],
+    open: ['open'],
+    acknowledged: ['acknowledged'],
+    resolved: ['resolved'],
+    all: null,
+  };
+  const status = statuses[filter.status];
+  if (status) parts.push(sql`status = any(${status}::text[])`);
+  if (filter.kinds.length) parts.push(sql`kind = any(${filter.kinds}::text[])`);
+  if (filter.currency) parts.push(sql`currency = ${filter.currency}::bpchar`);
+  // A discrepancy without a business date is kept under 'infinity': outside every date range.
+  if (filter.from) parts.push(sql`business_date >= ${filter.from}::date`);
+  if (filter.to) parts.push(sql`business_date <= ${filter.to}::date`);
+  const rows = await sql<Total>`select kind, nullif(currency, '') as currency, sum(count)::bigint as count,
+      sum(cents)::bigint as cents
+    from discrepancy_totals ${parts.length ? sql`where ${sql.join(parts, sql` and `)}` : sql``}
+    group by kind, currency having sum(count) <> 0
+    order by currency = '', currency, cents desc, kind`.execute(db);
+  return rows.rows;
+}
+
+/** The same totals, counted from the discrepancies themselves. */
+export async function liveTotals(db: Db, filter: WorklistFilter): Promise<Total[]> {
   const rows = await sql<Total>`select kind, currency, count(*)::bigint as count,
       coalesce(sum(stake_cents), 0)::bigint as cents
     from discrepancies where ${filterCondition(filter)}
-    group by kind, currency order by currency nulls last, cents desc, kind`.execute(db);
+    group by kind, currency order by currency nulls last, currency, cents desc, kind`.execute(db);
   return rows.rows;
 }
 
