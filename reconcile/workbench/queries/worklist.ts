@@ -134,7 +134,8 @@ export function filterCondition(f: WorklistFilter): RawBuilder<boolean> {
   if (f.to) parts.push(sql`business_date <= ${f.to}::date`);
   if (f.assignee === 'none') parts.push(sql`assignee is null`);
   else if (f.assignee) parts.push(sql`assignee = ${f.assignee}`);
-  if (f.minCents !== undefined) parts.push(sql`stake_cents >= ${f.minCents}::bigint`);
+  // Spelled as the worklist indexes' column, so that it bounds their range scans.
+  if (f.minCents !== undefined) parts.push(sql`(-stake_cents) <= ${-f.minCents}::bigint`);
   if (f.q) {
     const id = /^\d{1,15}$/.test(f.q) ? Number(f.q) : null;
     parts.push(sql`(transaction_id = ${f.q} or merchant_transaction_id = ${f.q}
