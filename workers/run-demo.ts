@@ -214,10 +214,10 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
         'where to look next:',
         ...(session.uiUrl
           ? [
-              `  Temporal UI: ${session.uiUrl}${options.keep ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
+              `  Temporal UI: ${session.uiUrl}${options.keep || options.serve ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
             ]
           : []),
-        `  warehouse: psql "${pg.connectionString}"${options.keep ? '' : ' (with --keep)'}`,
+        `  warehouse: psql "${pg.connectionString}"${options.keep || options.serve ? '' : ' (with --keep)'}`,
         '    select source, count(*), sum(rows_loaded) from loads group by source;',
         '    select kind, count(*) from discrepancies where resolved_at is null group by kind order by 2 desc;',
         '    select * from pull_cursors order by window_from, source;',
