@@ -40,12 +40,21 @@ export interface DemoOptions {
  * Returns the exit code.
  */
 /** The workbench over the demo warehouse, on PORT (else 8080), with a fresh operator account. */
-async function serveDemoWorkbench(connectionString: string, config: Config) {
+async function serveDemoWorkbench(
+  connectionString: string,
+  config: Config,
+  temporal: { address: string; namespace: string },
+) {
   const { randomBytes } = await import('node:crypto');
   const { addUser } = await import('../reconcile/workbench/auth/accounts.ts');
   const { startWorkbench } = await import('../reconcile/workbench/start.ts');
   const running = await startWorkbench(
-    { databaseUrl: connectionString, dataDir: config.dataDir },
+    {
+      databaseUrl: connectionString,
+      dataDir: config.dataDir,
+      temporalAddress: temporal.address,
+      temporalNamespace: temporal.namespace,
+    },
     { port: config.port ?? 8080, host: '127.0.0.1' },
   );
   const pool = createPool(connectionString, 1);
@@ -225,7 +234,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       ].join('\n'),
     );
     if ((options.serve || options.keep) && !stopped()) {
-      const workbench = await serveDemoWorkbench(pg.connectionString, config);
+      const workbench = await serveDemoWorkbench(pg.connectionString, config, session);
       cleanups.push(() => workbench.close());
       process.stdout.write(
         `workbench: ${workbench.url}\n  sign in as ${workbench.username} / ${workbench.password} (operator; a demo account of this run)\n\n`,

@@ -27,6 +27,7 @@ import {
   type SessionSettings,
 } from './auth/sessions.ts';
 import { ActionConflict, DiscrepancyMissing, UnknownAssignee } from './queries/actions.ts';
+import type { ScheduleReader, ScheduleState } from './queries/schedule.ts';
 import { InvalidFilter } from './queries/worklist.ts';
 import { registerDiscrepancyRoutes } from './routes/discrepancies.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
@@ -61,12 +62,15 @@ export interface WorkbenchOptions {
   readonly trustProxy?: boolean;
   readonly https?: { key: Buffer; cert: Buffer };
   readonly log?: (line: string) => void;
+  /** The nightly schedule's state (from Temporal); without it, the pages say none is configured. */
+  readonly schedule?: ScheduleReader;
 }
 
 export interface WorkbenchContext {
   readonly db: Kysely<Database>;
   readonly sessions: SessionSettings;
   readonly metrics: Metrics;
+  readonly schedule: ScheduleReader;
 }
 
 export function parseCookies(header: string | undefined): Record<string, string> {
@@ -137,6 +141,13 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
     db: options.db,
     sessions: { ...DEFAULT_SESSION_SETTINGS, ...options.sessions },
     metrics: { requests: new Map(), started: Date.now() },
+    schedule:
+      options.schedule ??
+      (async (): Promise<ScheduleState> => ({
+        schedule_id: 'recon-nightly',
+        reachable: false,
+        message: 'no Temporal cluster configured for this server',
+      })),
   };
   const app = Fastify({
     logger: false,

@@ -7,6 +7,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { createDatabase, createPool, openDatabase } from '../../db/connect.ts';
 import type { Config } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
+import { temporalScheduleReader } from './queries/schedule.ts';
 import { buildWorkbench, type WorkbenchOptions } from './server.ts';
 
 /** Longest a workbench statement runs, and longest it waits for a row lock (milliseconds). */
@@ -19,7 +20,7 @@ export interface RunningWorkbench {
 }
 
 export async function startWorkbench(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'temporalAddress' | 'temporalNamespace'>,
   options: Omit<WorkbenchOptions, 'db'> & { port: number; host: string },
 ): Promise<RunningWorkbench> {
   const opened: DatabaseHandle = await openDatabase(config, { poolSize: 1 });
@@ -40,7 +41,12 @@ export async function startWorkbench(
       throw new ConfigError('the warehouse has no workbench tables: run recon migrate first');
     throw error;
   }
-  const app = await buildWorkbench({ ...options, db, log: (line) => process.stderr.write(`${line}\n`) });
+  const app = await buildWorkbench({
+    schedule: temporalScheduleReader(config),
+    ...options,
+    db,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
   await app.listen({ port: options.port, host: options.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;

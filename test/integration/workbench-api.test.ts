@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { addUser, createToken, disableUser, revokeToken } from '../../reconcile/workbench/auth/accounts.ts';
+import { temporalScheduleReader } from '../../reconcile/workbench/queries/schedule.ts';
 import { liveTotals, parseFilter, worklistTotals } from '../../reconcile/workbench/queries/worklist.ts';
 import { buildWorkbench, type WorkbenchOptions } from '../../reconcile/workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -136,6 +137,7 @@ const ENDPOINTS: [string, string, unknown?][] = [
   ['GET', '/api/coverage'],
   ['GET', '/api/runs'],
   ['GET', '/api/loads'],
+  ['GET', '/api/schedule'],
   ['GET', '/metrics'],
 ];
 const OPERATOR_ENDPOINTS = ENDPOINTS.filter(([m, p]) => m === 'POST' && p.startsWith('/api/discrepancies'));
@@ -557,6 +559,23 @@ describe('workbench API: runs, loads, coverage, description, health', () => {
       ['2026-03-02', true, true],
       ['2026-03-03', true, true],
     ]);
+  });
+
+  it("says when the nightly schedule's state cannot be read, naming the address", async () => {
+    expect((await call('GET', '/api/schedule', victor)).body).toEqual({
+      schedule_id: 'recon-nightly',
+      reachable: false,
+      message: 'no Temporal cluster configured for this server',
+    });
+    const at = await serve({
+      schedule: temporalScheduleReader({ temporalAddress: '127.0.0.1:1', temporalNamespace: 'default' }),
+    });
+    const v = await signIn('victor', PASSWORD, at);
+    expect((await call('GET', '/api/schedule', v, undefined, { at })).body).toEqual({
+      schedule_id: 'recon-nightly',
+      reachable: false,
+      message: 'Temporal at 127.0.0.1:1 did not answer: check that it runs and TEMPORAL_ADDRESS',
+    });
   });
 
   it('serves the OpenAPI document generated from the route schemas, and /health', async () => {

@@ -1,6 +1,7 @@
 /** Runs and loads, the coverage calendar, and the sign-in page. */
 import type { Principal } from '../auth/sessions.ts';
 import type { CoverageDay } from '../queries/operations.ts';
+import type { ScheduleState } from '../queries/schedule.ts';
 import { html, page } from './html.ts';
 
 export function signInPage(next: string): string {
@@ -20,10 +21,33 @@ export function signInPage(next: string): string {
   );
 }
 
+function schedulePanel(s: ScheduleState) {
+  if (!s.reachable || s.paused === undefined)
+    return html`<section id="schedule">
+      <h2>Nightly schedule ${s.schedule_id}</h2>
+      <p class="muted">${s.message ?? 'state unknown'}</p>
+    </section>`;
+  return html`<section id="schedule">
+    <h2>Nightly schedule ${s.schedule_id}: ${s.paused ? html`<span class="bad">paused</span>` : 'active'}</h2>
+    ${s.note ? html`<p>${s.note}</p>` : html``}
+    <p>Next: ${(s.next ?? []).join(', ') || 'none'}</p>
+    <ul>
+      ${(s.recent ?? []).map(
+        (r) =>
+          html`<li>
+            ${r.scheduled_at}: <code>${r.workflow_id}</code>
+            <span class="${r.status === 'COMPLETED' ? '' : 'bad'}">${r.status}</span>
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
 export function runsPage(
   principal: Principal,
   runs: Record<string, unknown>[],
   loads: Record<string, unknown>[],
+  schedule: ScheduleState,
 ): string {
   const summaryText = (s: unknown) => {
     const o = (s ?? {}) as Record<string, unknown>;
@@ -33,7 +57,8 @@ export function runsPage(
   return page(
     'Runs and loads',
     principal,
-    html`<h1>Reconcile runs</h1>
+    html`${schedulePanel(schedule)}
+      <h1>Reconcile runs</h1>
       <table id="runs" class="list">
         <thead>
           <tr>

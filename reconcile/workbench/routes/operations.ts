@@ -50,6 +50,44 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
     async (request) => ({ items: await listLoads(ctx.db, request.query) }),
   );
 
+  app.get(
+    '/api/schedule',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary:
+          "The nightly schedule's state, next runs and last runs with their status, from Temporal when reachable",
+        tags: ['operations'],
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              schedule_id: { type: 'string' },
+              reachable: { type: 'boolean' },
+              message: { type: 'string' },
+              paused: { type: 'boolean' },
+              note: { type: 'string' },
+              next: { type: 'array', items: { type: 'string' } },
+              recent: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    scheduled_at: { type: 'string' },
+                    workflow_id: { type: 'string' },
+                    status: { type: 'string' },
+                  },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async () => ctx.schedule(),
+  );
+
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/api/coverage',
     {

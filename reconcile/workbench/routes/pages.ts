@@ -100,11 +100,12 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
   );
 
   app.get('/runs', { config: { role: 'viewer', page: true }, schema: hidden }, async (request, reply) => {
-    const [runs, loads] = await Promise.all([
+    const [runs, loads, schedule] = await Promise.all([
       listRuns(ctx.db, { limit: 100 }),
       listLoads(ctx.db, { limit: 100 }),
+      ctx.schedule(),
     ]);
-    return reply.type('text/html; charset=utf-8').send(runsPage(request.principal!, runs, loads));
+    return reply.type('text/html; charset=utf-8').send(runsPage(request.principal!, runs, loads, schedule));
   });
 
   app.get<{ Querystring: { from?: string; to?: string } }>(
