@@ -70,6 +70,36 @@ beforeAll(async () => {
     { merchant_transaction_id: 'M-T-1006', transaction_id: 'T-1006', amount_cents: 1_000 },
   ]);
   await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-03', now: '2026-03-20T12:00:00Z' });
+  // Pulled windows for the coverage calendar: 03-04 failed for transactions and never pulled for returns.
+  const pulled = (
+    source: 'report-transactions' | 'report-returns',
+    day: string,
+    status: 'committed' | 'failed',
+  ) => ({
+    source,
+    environment: 'staging',
+    origin: 'pull',
+    format: 'report-json',
+    status,
+    window_start: `${day}T05:00:00Z`,
+    window_end: `${day.slice(0, 8)}${String(Number(day.slice(8)) + 1).padStart(2, '0')}T05:00:00Z`,
+    rows_read: status === 'committed' ? 3 : 0,
+    rows_loaded: status === 'committed' ? 3 : 0,
+    finished_at: `${day}T06:00:00Z`,
+    ...(status === 'failed' ? { error: 'provider answered 503 three times' } : {}),
+  });
+  await h.db
+    .insertInto('loads')
+    .values([
+      pulled('report-transactions', '2026-03-02', 'committed'),
+      pulled('report-returns', '2026-03-02', 'committed'),
+      pulled('report-transactions', '2026-03-03', 'committed'),
+      pulled('report-returns', '2026-03-03', 'committed'),
+      pulled('report-transactions', '2026-03-04', 'failed'),
+      pulled('report-transactions', '2026-03-05', 'committed'),
+      pulled('report-returns', '2026-03-05', 'committed'),
+    ])
+    .execute();
   await addUser(h.db, { username: 'alice', role: 'operator', password: PASSWORD });
   await addUser(h.db, { username: 'bob', role: 'operator', password: PASSWORD });
   await addUser(h.db, { username: 'victor', role: 'viewer', password: PASSWORD });
@@ -251,10 +281,20 @@ describe('workbench in Chromium', () => {
     const { context, page } = await signedIn('victor');
     await page.goto(`${base}/runs`);
     expect(await page.locator('#runs tbody tr').count()).toBe(1);
-    expect(await page.locator('#loads tbody tr').count()).toBe(1);
+    expect(await page.locator('#loads tbody tr').count()).toBe(8);
+    expect(await page.locator('#loads tr.failed').count()).toBe(1);
+    expect(await page.locator('#schedule').textContent()).toContain('no Temporal cluster configured');
     await shot(page, 'runs');
     await page.goto(`${base}/coverage?from=2026-02-25&to=2026-03-06`);
     expect(await page.locator('#coverage tbody tr').count()).toBe(10);
+    const row = (day: string) =>
+      page
+        .locator(`#coverage tbody tr:has(th:text-is("${day}")) td`)
+        .evaluateAll((tds) => tds.map((td) => td.className));
+    expect(await row('2026-03-03')).toEqual(['ok', 'ok', 'ok']);
+    expect(await row('2026-03-04')).toEqual(['missing', 'failed', 'missing']);
+    expect(await row('2026-03-05')).toEqual(['ok', 'ok', 'missing']);
+    expect(await row('2026-03-01')).toEqual(['muted', 'muted', 'muted']);
     await shot(page, 'coverage');
     await context.close();
   });
