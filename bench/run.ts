@@ -8,6 +8,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
+import { workbenchSteps } from './workbench.ts';
 
 /**
  * `npm run bench`: generates large provider files in a temporary directory (never committed), loads
@@ -70,7 +71,7 @@ const ctx: BenchContext = {
   },
 };
 
-const steps: BenchStep[] = [...ingestSteps, ...receiverSteps];
+const steps: BenchStep[] = [...ingestSteps, ...receiverSteps, ...workbenchSteps];
 const matching = fileURLToPath(new URL('./matching.ts', import.meta.url));
 if (existsSync(matching)) {
   const module = (await import(matching)) as {

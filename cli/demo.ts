@@ -8,6 +8,7 @@ interface DemoOptions {
   transactions: number;
   keep?: boolean;
   fresh?: boolean;
+  serve?: boolean;
 }
 
 export function registerDemo(program: Command): void {
@@ -29,6 +30,10 @@ export function registerDemo(program: Command): void {
       '--keep',
       'keep Temporal and its web UI running at the end until Ctrl-C (the warehouse is kept in any case)',
     )
+    .option(
+      '--serve',
+      'at the end, serve the workbench (recon serve) over the demo warehouse and print a demo sign-in; runs until Ctrl-C',
+    )
     .action((options: DemoOptions) =>
       runCommand(async (config) => {
         const { runDemo } = await import('../workers/run-demo.ts');
@@ -38,6 +43,7 @@ export function registerDemo(program: Command): void {
           transactions: options.transactions,
           keep: options.keep === true,
           fresh: options.fresh === true,
+          serve: options.serve === true,
         });
       }),
     );

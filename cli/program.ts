@@ -15,6 +15,9 @@ import { registerReport } from './report.ts';
 import { registerRetention } from './retention.ts';
 import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
+import { registerServe } from './serve.ts';
+import { registerTokens } from './tokens.ts';
+import { registerUsers } from './users.ts';
 import { registerWarehouse } from './warehouse.ts';
 import { registerWorker } from './worker.ts';
 import { EXAMPLES } from './examples.ts';
@@ -50,6 +53,9 @@ export function buildProgram(): Command {
   registerBackfill(program);
   registerSchedule(program);
   registerWorker(program);
+  registerServe(program);
+  registerUsers(program);
+  registerTokens(program);
   program.hook('preAction', (_root, action) => {
     setCommandPath(commandPath(action));
     const { from, to } = action.opts<{ from?: unknown; to?: unknown }>();

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Spec } from './columns.ts';
 import { discrepanciesColumns, type DiscrepanciesTable } from './discrepancies.table.ts';
 import { discrepancyEventsColumns, type DiscrepancyEventsTable } from './discrepancy-events.table.ts';
+import { discrepancyTotalsColumns, type DiscrepancyTotalsTable } from './discrepancy-totals.table.ts';
 import { feeScheduleColumns, type FeeScheduleTable } from './fee-schedule.table.ts';
 import { legacyTransactionsColumns, type LegacyTransactionsTable } from './legacy-transactions.table.ts';
 import { loadsColumns, type LoadsTable } from './loads.table.ts';
@@ -27,11 +28,19 @@ import { sourceMatchesColumns, type SourceMatchesTable } from './source-matches.
 import { statusLookupsColumns, type StatusLookupsTable } from './status-lookups.table.ts';
 import { transactionMatchesColumns, type TransactionMatchesTable } from './transaction-matches.table.ts';
 import { warehouseSettingsColumns, type WarehouseSettingsTable } from './warehouse-settings.table.ts';
+import { workbenchSessionsColumns, type WorkbenchSessionsTable } from './workbench-sessions.table.ts';
+import {
+  workbenchSignInFailuresColumns,
+  type WorkbenchSignInFailuresTable,
+} from './workbench-sign-in-failures.table.ts';
+import { workbenchTokensColumns, type WorkbenchTokensTable } from './workbench-tokens.table.ts';
+import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-users.table.ts';
 
 /** The warehouse as Kysely sees it. Add a table here and in {@link tableColumns} together. */
 export interface Database {
   discrepancies: DiscrepanciesTable;
   discrepancy_events: DiscrepancyEventsTable;
+  discrepancy_totals: DiscrepancyTotalsTable;
   fee_schedule: FeeScheduleTable;
   legacy_transactions: LegacyTransactionsTable;
   loads: LoadsTable;
@@ -51,12 +60,17 @@ export interface Database {
   status_lookups: StatusLookupsTable;
   transaction_matches: TransactionMatchesTable;
   warehouse_settings: WarehouseSettingsTable;
+  workbench_sessions: WorkbenchSessionsTable;
+  workbench_sign_in_failures: WorkbenchSignInFailuresTable;
+  workbench_tokens: WorkbenchTokensTable;
+  workbench_users: WorkbenchUsersTable;
 }
 
 /** Runtime column specs of every table, compared with the migrated schema by a test. */
 export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Spec> } = {
   discrepancies: discrepanciesColumns,
   discrepancy_events: discrepancyEventsColumns,
+  discrepancy_totals: discrepancyTotalsColumns,
   fee_schedule: feeScheduleColumns,
   legacy_transactions: legacyTransactionsColumns,
   loads: loadsColumns,
@@ -76,6 +90,10 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   status_lookups: statusLookupsColumns,
   transaction_matches: transactionMatchesColumns,
   warehouse_settings: warehouseSettingsColumns,
+  workbench_sessions: workbenchSessionsColumns,
+  workbench_sign_in_failures: workbenchSignInFailuresColumns,
+  workbench_tokens: workbenchTokensColumns,
+  workbench_users: workbenchUsersColumns,
 };
 
 /** A database or an open transaction: query functions take either as their first argument. */

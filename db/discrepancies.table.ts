@@ -23,6 +23,11 @@ export const discrepanciesColumns = {
   acknowledged_at: timestamptz.nullable,
   acknowledged_by: text.nullable,
   note: text.nullable,
+  assignee: text.nullable,
+  resolution: text.nullable,
+  resolved_by: text.nullable,
+  /** Generated: read only. */
+  stake_cents: bigint.nullable,
 } as const;
 
 export type DiscrepanciesTable = TableOf<typeof discrepanciesColumns>;

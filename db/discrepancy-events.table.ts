@@ -6,6 +6,7 @@ export const discrepancyEventsColumns = {
   event: text.required,
   details: jsonb.nullable,
   at: timestamptz.defaulted,
+  actor: text.nullable,
 } as const;
 
 export type DiscrepancyEventsTable = TableOf<typeof discrepancyEventsColumns>;

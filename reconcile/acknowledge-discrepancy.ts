@@ -59,6 +59,8 @@ export async function acknowledgeDiscrepancy(
       .values({
         discrepancy_id: req.discrepancyId,
         event: 'acknowledged',
+        // The workbench's timeline names who acted; from the terminal that is --by.
+        actor: by,
         details: JSON.stringify({
           by,
           note,

@@ -16,6 +16,10 @@ export interface LifecycleCounts {
  *   acknowledgement and note are kept);
  * - a finding whose expected/actual/amounts/rule changed updates it ('changed');
  * - an unresolved discrepancy of the range with no finding any more is resolved (resolved_at = asOf).
+ * - a discrepancy a person resolved as accepted or provider_error stays resolved while it is still
+ *   found (its values are still updated, 'changed'); one resolved as fixed_in_ledger is reopened
+ *   when it is still found, and 'verified' once when it is not.
+ * A run never clears a person's acknowledgement, note or assignee: it only adds events.
  * Every state change is written to discrepancy_events with the run id. last_seen_at moves on every run.
  */
 export async function applyFindings(
@@ -26,13 +30,15 @@ export async function applyFindings(
   await sql`create temp table transitions on commit drop as
     select f.discrepancy_key, d.discrepancy_id,
       case when d.discrepancy_id is null then 'opened'
-           when d.resolved_at is not null then 'reopened'
+           when d.resolved_at is not null and d.resolution is distinct from 'accepted'
+             and d.resolution is distinct from 'provider_error' then 'reopened'
            when (d.rule, d.expected, d.actual, d.expected_amount_cents, d.actual_amount_cents, d.candidates, d.currency)
                 is distinct from (f.rule, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents, f.candidates, f.currency)
              then 'changed'
       end as event,
       case when d.discrepancy_id is not null then jsonb_build_object('expected', d.expected, 'actual', d.actual,
-        'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents) end as before
+        'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents) end as before,
+      d.resolution
     from findings f left join discrepancies d using (discrepancy_key)`.execute(trx);
 
   await sql`insert into discrepancies (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id,
@@ -48,7 +54,9 @@ export async function applyFindings(
       business_date = f.business_date, currency = f.currency, expected = f.expected, actual = f.actual,
       expected_amount_cents = f.expected_amount_cents, actual_amount_cents = f.actual_amount_cents,
       difference_cents = f.difference_cents, candidates = f.candidates, last_seen_at = ${asOf}::timestamptz,
-      resolved_at = null,
+      resolved_at = case when t.event = 'reopened' then null else d.resolved_at end,
+      resolution = case when t.event = 'reopened' then null else d.resolution end,
+      resolved_by = case when t.event = 'reopened' then null else d.resolved_by end,
       status = case when t.event = 'reopened' then 'open' else d.status end
     from findings f join transitions t using (discrepancy_key)
     where d.discrepancy_key = f.discrepancy_key and t.event in ('reopened', 'changed')`.execute(trx);
@@ -59,6 +67,9 @@ export async function applyFindings(
   await sql`insert into discrepancy_events (discrepancy_id, event, details, at)
     select d.discrepancy_id, t.event,
       jsonb_build_object('run_id', ${runId}::bigint) ||
+        case when t.event = 'reopened' and t.resolution is not null
+          then jsonb_build_object('resolution', t.resolution, 'reason', 'still found after it was resolved as ' || t.resolution)
+          else '{}'::jsonb end ||
         case when t.event = 'opened' then jsonb_build_object('expected', d.expected, 'actual', d.actual)
              else jsonb_build_object('before', t.before, 'after', jsonb_build_object('expected', d.expected,
                'actual', d.actual, 'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents)) end,
@@ -75,6 +86,20 @@ export async function applyFindings(
       select id, 'resolved', jsonb_build_object('run_id', ${runId}::bigint), ${asOf}::timestamptz
       from unnest(${resolved.rows.map((r) => r.discrepancy_id)}::bigint[]) as id`.execute(trx);
   }
+
+  // A person's fixed_in_ledger that this run no longer finds is verified, once.
+  await sql`insert into discrepancy_events (discrepancy_id, event, details, at)
+    select d.discrepancy_id, 'verified', jsonb_build_object('run_id', ${runId}::bigint, 'resolution', d.resolution),
+      ${asOf}::timestamptz
+    from discrepancies d
+    where d.resolution = 'fixed_in_ledger' and d.business_date between ${from}::date and ${to}::date
+      and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)
+      and not exists (select 1 from discrepancy_events e where e.discrepancy_id = d.discrepancy_id
+        and e.event = 'verified' and e.event_id > (select max(r.event_id) from discrepancy_events r
+          where r.discrepancy_id = d.discrepancy_id and r.event = 'resolved'))`.execute(trx);
+
+  // The workbench totals' deltas this run appended, folded (migration 000800).
+  await sql`select compact_discrepancy_totals()`.execute(trx);
 
   const counts = await sql<{ event: string | null; n: number }>`
     select event, count(*)::int as n from transitions group by event`.execute(trx);

@@ -27,6 +27,8 @@ export interface DemoOptions {
   readonly keep: boolean;
   /** Delete the warehouse of the data directory first. */
   readonly fresh: boolean;
+  /** Serve the workbench over the demo warehouse at the end and stay up (keep does too). */
+  readonly serve?: boolean;
 }
 
 /**
@@ -39,6 +41,35 @@ export interface DemoOptions {
  * stands for), and the reconciliation report. Everything is stopped at the end and on Ctrl-C.
  * Returns the exit code.
  */
+/** The workbench over the demo warehouse, on PORT (else 8080), with a fresh operator account. */
+async function serveDemoWorkbench(
+  connectionString: string,
+  config: Config,
+  temporal: { address: string; namespace: string },
+) {
+  const { randomBytes } = await import('node:crypto');
+  const { addUser } = await import('../reconcile/workbench/auth/accounts.ts');
+  const { startWorkbench } = await import('../reconcile/workbench/start.ts');
+  const running = await startWorkbench(
+    {
+      databaseUrl: connectionString,
+      dataDir: config.dataDir,
+      temporalAddress: temporal.address,
+      temporalNamespace: temporal.namespace,
+    },
+    { port: config.port ?? 8080, host: '127.0.0.1' },
+  );
+  const pool = createPool(connectionString, 1);
+  const db = createDatabase(pool);
+  const password = randomBytes(12).toString('base64url');
+  try {
+    await addUser(db, { username: 'demo', role: 'operator', password });
+  } finally {
+    await db.destroy();
+  }
+  return { url: running.url, username: 'demo', password, close: running.close };
+}
+
 export async function runDemo(config: Config, options: DemoOptions): Promise<number> {
   const t0 = Date.now();
   const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
@@ -203,7 +234,7 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
         'where to look next:',
         ...(session.uiUrl
           ? [
-              `  Temporal UI: ${session.uiUrl}${options.keep ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
+              `  Temporal UI: ${session.uiUrl}${options.keep || options.serve ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
             ]
           : []),
         `  warehouse (kept in ${pgDir}): recon report --from ${options.from} --to ${options.to}`,
@@ -214,7 +245,14 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
         '',
       ].join('\n'),
     );
-    if (options.keep && !stopped()) {
+    if ((options.serve || options.keep) && !stopped()) {
+      const workbench = await serveDemoWorkbench(pg.connectionString, config, session);
+      cleanups.push(() => workbench.close());
+      process.stdout.write(
+        `workbench: ${workbench.url}\n  sign in as ${workbench.username} / ${workbench.password} (operator; a demo account of this run)\n\n`,
+      );
+    }
+    if ((options.keep || options.serve) && !stopped()) {
       say('running until Ctrl-C');
       await new Promise((r) => controller.signal.addEventListener('abort', r, { once: true }));
     }

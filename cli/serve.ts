@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import { wholeNumberArg } from './options.ts';
+import { runCommand } from './run.ts';
+
+interface ServeOptions {
+  port?: number;
+  host: string;
+  trustedUserHeader?: string;
+  trustProxy?: boolean;
+  sessionIdleMinutes: number;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description(
+      'the finance workbench: web pages and JSON API over the warehouse (worklist, evidence, actions, runs, coverage)',
+    )
+    .option('--port <port>', 'TCP port (default: PORT, else 8080)', wholeNumberArg(0, 65535))
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option(
+      '--trusted-user-header <name>',
+      "header set by the company's SSO proxy naming the signed-in user (e.g. X-Forwarded-User); off by default: only behind a proxy that strips it from clients",
+    )
+    .option(
+      '--trust-proxy',
+      'trust X-Forwarded-Proto/-For from a proxy in front (Secure cookies behind TLS termination)',
+    )
+    .option(
+      '--session-idle-minutes <n>',
+      'a session unused this long expires',
+      wholeNumberArg(1, 24 * 60),
+      30,
+    )
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM), with --tls-key')
+    .option('--tls-key <file>', 'private key (PEM) of --tls-cert')
+    .action((opts: ServeOptions) =>
+      runCommand(async (config) => {
+        const { readFileSync } = await import('node:fs');
+        const { startWorkbench } = await import('../reconcile/workbench/start.ts');
+        const { ConfigError } = await import('../lib/errors.ts');
+        if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
+          throw new ConfigError(
+            '--tls-cert and --tls-key go together: give both or neither; see recon serve --help',
+          );
+        const running = await startWorkbench(config, {
+          port: opts.port ?? config.port ?? 8080,
+          host: opts.host,
+          sessions: { idleSeconds: opts.sessionIdleMinutes * 60 },
+          ...(opts.trustedUserHeader ? { trustedUserHeader: opts.trustedUserHeader } : {}),
+          ...(opts.trustProxy ? { trustProxy: true } : {}),
+          ...(opts.tlsCert && opts.tlsKey
+            ? { https: { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } }
+            : {}),
+        });
+        process.stdout.write(`workbench listening on ${running.url} (Ctrl-C stops it)\n`);
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await running.close();
+      }),
+    );
+}

@@ -1,0 +1,68 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { runCommand } from './run.ts';
+import { parseRole } from './users.ts';
+
+function tokenId(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a token id is a positive integer');
+  return Number(value);
+}
+
+export function registerTokens(program: Command): void {
+  const tokens = program
+    .command('tokens')
+    .description('workbench API tokens for machines (Authorization: Bearer): create, list, revoke');
+  tokens
+    .command('create')
+    .description('create an API token and print it once (only its hash is stored)')
+    .requiredOption('--role <role>', 'viewer, operator or admin', parseRole)
+    .option('--name <name>', 'what the token is for; events name it token:NAME', 'api')
+    .action((opts: { role: 'viewer' | 'operator' | 'admin'; name: string }) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { createToken } = await import('../reconcile/workbench/auth/accounts.ts');
+        const handle = await openDatabase(config, { poolSize: 1 });
+        try {
+          const { tokenId: id, token } = await createToken(handle.db, { name: opts.name, role: opts.role });
+          process.stderr.write(`token ${id} (${opts.name}, ${opts.role}); it is shown once, store it now:\n`);
+          process.stdout.write(`${token}\n`);
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+  tokens
+    .command('list')
+    .description('list API tokens (ids, names, roles, never the tokens)')
+    .action(() =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { listTokens } = await import('../reconcile/workbench/auth/accounts.ts');
+        const handle = await openDatabase(config, { poolSize: 1 });
+        try {
+          for (const t of await listTokens(handle.db))
+            process.stdout.write(
+              `${t.token_id}\t${t.name}\t${t.role}\tcreated ${t.created_at}\t${t.revoked_at ? `revoked ${t.revoked_at}` : 'live'}\n`,
+            );
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+  tokens
+    .command('revoke')
+    .argument('<id>', 'token id (recon tokens list)', tokenId)
+    .description('revoke an API token by id')
+    .action((id: number) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { revokeToken } = await import('../reconcile/workbench/auth/accounts.ts');
+        const handle = await openDatabase(config, { poolSize: 1 });
+        try {
+          await revokeToken(handle.db, id);
+          process.stdout.write(`revoked token ${id}\n`);
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,12 @@
+import { bigint, char, date, text, type TableOf } from './columns.ts';
+
+export const discrepancyTotalsColumns = {
+  business_date: date.required,
+  kind: text.required,
+  currency: char.required,
+  status: text.required,
+  count: bigint.required,
+  cents: bigint.required,
+} as const;
+
+export type DiscrepancyTotalsTable = TableOf<typeof discrepancyTotalsColumns>;

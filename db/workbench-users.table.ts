@@ -1,0 +1,11 @@
+import { text, timestamptz, type TableOf } from './columns.ts';
+
+export const workbenchUsersColumns = {
+  username: text.required,
+  role: text.required,
+  password_hash: text.required,
+  created_at: timestamptz.defaulted,
+  disabled_at: timestamptz.nullable,
+} as const;
+
+export type WorkbenchUsersTable = TableOf<typeof workbenchUsersColumns>;

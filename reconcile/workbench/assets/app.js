@@ -1,0 +1,106 @@
+/* global document, location, fetch, FormData */
+// The workbench's only script, served by the app. Forms marked data-api post JSON to the API with
+// the page's CSRF token; the sign-in form opens a session; the bulk form acts on the selection.
+(function () {
+  'use strict';
+  var csrf = function () {
+    var m = document.querySelector('meta[name="csrf-token"]');
+    return m ? m.getAttribute('content') : '';
+  };
+  function send(method, url, body) {
+    return fetch(url, {
+      method: method,
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(function (res) {
+      if (res.ok) return res.status === 204 ? null : res.json();
+      return res
+        .json()
+        .catch(function () {
+          return { message: res.status + ' ' + res.statusText };
+        })
+        .then(function (e) {
+          throw new Error(e.message || 'request refused');
+        });
+    });
+  }
+  function showError(form, error) {
+    var el = form.querySelector('[data-error]');
+    if (el) el.textContent = error.message;
+  }
+  function fields(form) {
+    var out = {};
+    new FormData(form).forEach(function (v, k) {
+      out[k] = v;
+    });
+    return out;
+  }
+  document.addEventListener('submit', function (event) {
+    var form = event.target;
+    if (form.id === 'sign-in') {
+      event.preventDefault();
+      var f = fields(form);
+      fetch('/api/session', {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: f.username, password: f.password }),
+      }).then(function (res) {
+        if (res.ok) {
+          location.href = form.getAttribute('data-next') || '/';
+          return;
+        }
+        return res.json().then(function (e) {
+          showError(form, new Error(e.message));
+        });
+      });
+      return;
+    }
+    if (form.hasAttribute('data-api')) {
+      event.preventDefault();
+      var body = fields(form);
+      if ('user' in body && body.user === '') body.user = null;
+      send('POST', form.getAttribute('data-api'), body)
+        .then(function () {
+          location.reload();
+        })
+        .catch(function (e) {
+          showError(form, e);
+        });
+      return;
+    }
+    if (form.hasAttribute('data-bulk')) {
+      event.preventDefault();
+      var b = fields(form);
+      var payload = { action: b.action, note: b.note || '', user: b.user || null };
+      if (b.all) payload.filter = JSON.parse(b.filter || '{}');
+      else {
+        payload.ids = Array.prototype.map.call(
+          document.querySelectorAll('input[name="ids"]:checked'),
+          function (c) {
+            return Number(c.value);
+          },
+        );
+        if (payload.ids.length === 0) {
+          showError(form, new Error('select rows first, or tick "everything this filter matches"'));
+          return;
+        }
+      }
+      send('POST', '/api/discrepancies/bulk', payload)
+        .then(function () {
+          location.reload();
+        })
+        .catch(function (e) {
+          showError(form, e);
+        });
+    }
+  });
+  document.addEventListener('click', function (event) {
+    if (event.target && event.target.id === 'sign-out') {
+      send('DELETE', '/api/session').finally(function () {
+        location.href = '/sign-in';
+      });
+    }
+  });
+})();

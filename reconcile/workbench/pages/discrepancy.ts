@@ -1,0 +1,211 @@
+/** One discrepancy: the rule in words, the diff, the evidence side by side, the timeline, actions. */
+import { roleAllows } from '../auth/accounts.ts';
+import type { Principal } from '../auth/sessions.ts';
+import { RESOLUTIONS } from '../queries/actions.ts';
+import type { DiscrepancyDetail } from '../queries/detail.ts';
+import { html, money, page, type Html } from './html.ts';
+
+const CENTS_COLUMN = /_cents$/;
+
+/** A table of evidence rows; *_cents columns shown with the row's currency. */
+function rowsTable(id: string, rows: Record<string, unknown>[], empty: string): Html {
+  if (rows.length === 0) return html`<p class="muted" id="${id}">${empty}</p>`;
+  const columns = Object.keys(rows[0]!);
+  return html`<div class="scroll">
+    <table class="evidence" id="${id}">
+      <thead>
+        <tr>
+          ${columns.map((c) => html`<th>${c}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (r) =>
+            html`<tr>
+              ${columns.map((c) => {
+                const v = r[c];
+                if (CENTS_COLUMN.test(c) && typeof v === 'number') {
+                  const currency = (c.startsWith('original_') ? r.original_currency : r.currency) as
+                    string | null;
+                  return html`<td class="num">${money(v, currency)}</td>`;
+                }
+                return html`<td>
+                  ${v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)}
+                </td>`;
+              })}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** A diff value: cents with the currency beside them, the rest as stored. */
+function diffValue(field: string, value: unknown, currency: string | null): Html | string {
+  if (value === null || value === undefined) return '—';
+  if (CENTS_COLUMN.test(field) && typeof value === 'number') return money(value, currency);
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+function eventLine(e: Record<string, unknown>): Html {
+  const d = (e.details ?? {}) as Record<string, unknown>;
+  const who = e.actor
+    ? String(e.actor)
+    : d.run_id !== undefined
+      ? `reconcile run ${String(d.run_id)}`
+      : 'system';
+  const parts: string[] = [];
+  if (typeof d.note === 'string' && d.note) parts.push(`note: ${d.note}`);
+  if (typeof d.text === 'string') parts.push(d.text);
+  if (typeof d.reason === 'string') parts.push(`reason: ${d.reason}`);
+  if ('assignee' in d) parts.push(`assignee: ${d.assignee === null ? 'nobody' : String(d.assignee)}`);
+  if (typeof d.resolution === 'string' && e.event === 'reopened')
+    parts.push(`was resolved as ${d.resolution}`);
+  if (d.before && d.after)
+    parts.push(`before ${JSON.stringify(d.before)} → after ${JSON.stringify(d.after)}`);
+  return html`<li class="event ${String(e.event)}">
+    <time>${String(e.at)}</time> <strong>${String(e.event)}</strong> by
+    ${who}${parts.length ? html` — ${parts.join('; ')}` : html``}
+  </li>`;
+}
+
+export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail, users: string[]): string {
+  const d = detail.discrepancy as Record<string, unknown> & { id: number; currency: string | null };
+  const canAct = roleAllows(principal.role, 'operator');
+  const resolved = d.resolved_at !== null;
+  const api = `/api/discrepancies/${d.id}`;
+  const actions = canAct
+    ? html`<section class="actions">
+        <h2>Act</h2>
+        <form data-api="${api}/ack" id="ack-form">
+          <input name="note" id="ack-note" placeholder="note" required /><button id="ack">Acknowledge</button
+          ><span class="error" data-error></span>
+        </form>
+        <form data-api="${api}/assign" id="assign-form">
+          <select name="user" id="assign-user">
+            <option value="">nobody</option>
+            ${users.map(
+              (u) => html`<option value="${u}" ${u === d.assignee ? html`selected` : html``}>${u}</option>`,
+            )}</select
+          ><button id="assign">Assign</button><span class="error" data-error></span>
+        </form>
+        <form data-api="${api}/comment" id="comment-form">
+          <input name="text" id="comment-text" placeholder="comment" required /><button id="comment">
+            Comment</button
+          ><span class="error" data-error></span>
+        </form>
+        ${
+          resolved
+            ? html`<form data-api="${api}/reopen" id="reopen-form">
+                <input name="note" id="reopen-note" placeholder="why" /><button id="reopen">Reopen</button
+                ><span class="error" data-error></span>
+              </form>`
+            : html`<form data-api="${api}/resolve" id="resolve-form">
+                <select name="reason" id="resolve-reason">
+                  ${RESOLUTIONS.map((r) => html`<option value="${r}">${r}</option>`)}</select
+                ><input name="note" id="resolve-note" placeholder="note" /><button id="resolve">
+                  Resolve</button
+                ><span class="error" data-error></span>
+              </form>`
+        }
+      </section>`
+    : html`<p class="muted">Read only: acting needs the operator role.</p>`;
+
+  const diff = html`<table class="diff" id="diff">
+    <thead>
+      <tr>
+        <th>Field</th>
+        <th>${detail.diff.expected_side} (expected)</th>
+        <th>${detail.diff.actual_side} (actual)</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${detail.diff.fields.map(
+        (f) =>
+          html`<tr class="${f.differs ? 'differs' : ''}">
+            <td>${f.field}</td>
+            <td>${diffValue(f.field, f.expected, d.currency)}</td>
+            <td>${diffValue(f.field, f.actual, d.currency)}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+
+  const ev = detail.evidence;
+  return page(
+    `Discrepancy #${d.id}`,
+    principal,
+    html`<p><a href="/">← Worklist</a></p>
+      <h1>
+        #${d.id} ${String(d.kind)}
+        <span class="status ${String(d.status)}" id="status"
+          >${String(d.status)}${d.resolution ? html` (${String(d.resolution)})` : html``}</span
+        >
+      </h1>
+      <dl class="facts">
+        <dt>At stake</dt>
+        <dd>${money(d.stake_cents as number, d.currency)}</dd>
+        <dt>Expected</dt>
+        <dd>${money(d.expected_amount_cents as number | null, d.currency)}</dd>
+        <dt>Actual</dt>
+        <dd>${money(d.actual_amount_cents as number | null, d.currency)}</dd>
+        <dt>Business date</dt>
+        <dd>${d.business_date ?? ''}</dd>
+        <dt>Transaction</dt>
+        <dd class="mono">${d.transaction_id ?? ''}</dd>
+        <dt>Merchant transaction</dt>
+        <dd class="mono">${d.merchant_transaction_id ?? ''}</dd>
+        ${
+          d.return_transaction_id
+            ? html`<dt>Return</dt>
+                <dd class="mono">${d.return_transaction_id}</dd>`
+            : html``
+        }
+        <dt>Assignee</dt>
+        <dd id="assignee">${d.assignee ?? 'nobody'}</dd>
+        <dt>First seen</dt>
+        <dd>${d.first_seen_at}</dd>
+        <dt>Last seen</dt>
+        <dd>${d.last_seen_at}</dd>
+        ${
+          d.note
+            ? html`<dt>Note</dt>
+                <dd>${d.note}</dd>`
+            : html``
+        }
+      </dl>
+      <section class="rule" id="rule">
+        <h2>Why</h2>
+        <p><strong>${detail.rule.means}</strong></p>
+        <p>Rule <code>${detail.rule.rule}</code>: ${detail.rule.compares}</p>
+        <p>What to do: ${detail.rule.todo}</p>
+      </section>
+      ${actions}
+      <section>
+        <h2>What disagrees</h2>
+        ${diff}
+      </section>
+      <section class="evidence-grid">
+        <h2>Evidence</h2>
+        <h3>Provider report rows</h3>
+        ${rowsTable('ev-provider', ev.provider, 'No provider transaction.')}
+        <h3>Legacy interface row</h3>
+        ${rowsTable('ev-legacy', ev.legacy, 'No legacy row.')}
+        <h3>Merchant ledger</h3>
+        ${rowsTable('ev-ledger', ev.ledger, 'No ledger entry.')}
+        <h3>Notifications (every delivery)</h3>
+        ${rowsTable('ev-notifications', ev.notifications, 'No notification received.')}
+        <h3>Returns and their originals</h3>
+        ${rowsTable('ev-returns', ev.returns, 'No return.')}
+        <h3>Lineage: loads</h3>
+        ${rowsTable('ev-loads', ev.loads, 'No load.')}
+      </section>
+      <section>
+        <h2>Timeline</h2>
+        <ol class="timeline" id="timeline">
+          ${detail.events.map(eventLine)}
+        </ol>
+      </section>`,
+    { active: 'worklist' },
+  );
+}

@@ -1,0 +1,258 @@
+/** The worklist, one discrepancy with its evidence, the actions on it, bulk actions, CSV export. */
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { actOnDiscrepancy, bulkAct, RESOLUTIONS, type Action } from '../queries/actions.ts';
+import { discrepancyDetail } from '../queries/detail.ts';
+import {
+  parseFilter,
+  worklistAll,
+  worklistPage,
+  worklistTotals,
+  type WorklistItem,
+} from '../queries/worklist.ts';
+import { errorResponses, filterProperties } from '../schemas.ts';
+import type { WorkbenchContext } from '../server.ts';
+
+const CSV_COLUMNS: (keyof WorklistItem)[] = [
+  'id',
+  'kind',
+  'rule',
+  'status',
+  'business_date',
+  'currency',
+  'expected_amount_cents',
+  'actual_amount_cents',
+  'difference_cents',
+  'stake_cents',
+  'transaction_id',
+  'merchant_transaction_id',
+  'return_transaction_id',
+  'assignee',
+  'first_seen_at',
+  'acknowledged_by',
+  'resolution',
+];
+
+/** One CSV field; text that a spreadsheet would run as a formula is prefixed with a quote. */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'integer', minimum: 1 } },
+};
+
+const eventResponse = {
+  200: { type: 'object', properties: { event_id: { type: 'integer' } } },
+  ...errorResponses,
+  404: { $ref: 'Error#' },
+  409: { $ref: 'Error#' },
+};
+
+export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  app.get<{ Querystring: Record<string, string> & { limit?: number; cursor?: string } }>(
+    '/api/discrepancies',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'The worklist: per currency, money at stake first, then the oldest; keyed paging',
+        tags: ['discrepancies'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            ...filterProperties,
+            limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+            cursor: { type: 'string', maxLength: 400 },
+          },
+        },
+        response: { 200: { $ref: 'Worklist#' }, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { limit, cursor, ...rest } = request.query;
+      const filter = parseFilter(rest);
+      const [page, totals] = await Promise.all([
+        worklistPage(ctx.db, filter, { limit: limit ?? 50, ...(cursor ? { cursor } : {}) }),
+        cursor ? Promise.resolve(null) : worklistTotals(ctx.db, filter),
+      ]);
+      return { ...page, totals };
+    },
+  );
+
+  app.get<{ Querystring: Record<string, string> }>(
+    '/api/discrepancies.csv',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'The whole filtered worklist as CSV, in worklist order',
+        tags: ['discrepancies'],
+        produces: ['text/csv'],
+        querystring: { type: 'object', additionalProperties: false, properties: filterProperties },
+      },
+    },
+    async (request, reply) => {
+      const filter = parseFilter(request.query);
+      async function* lines() {
+        yield `${CSV_COLUMNS.join(',')}\r\n`;
+        for await (const item of worklistAll(ctx.db, filter)) {
+          yield `${CSV_COLUMNS.map((c) => csvField(item[c])).join(',')}\r\n`;
+        }
+      }
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="discrepancies.csv"')
+        .send(Readable.from(lines()));
+    },
+  );
+
+  app.get<{ Params: { id: number } }>(
+    '/api/discrepancies/:id',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'One discrepancy: evidence, field-level diff, the rule in plain words, events',
+        tags: ['discrepancies'],
+        params: idParams,
+        response: { 200: { $ref: 'Detail#' }, ...errorResponses, 404: { $ref: 'Error#' } },
+      },
+    },
+    async (request, reply) => {
+      const detail = await discrepancyDetail(ctx.db, request.params.id);
+      if (!detail)
+        return reply
+          .code(404)
+          .send({ error: 'not_found', message: `discrepancy ${request.params.id} does not exist` });
+      return detail;
+    },
+  );
+
+  const note = { type: 'string', maxLength: 4000, default: '' };
+  const actions: {
+    path: string;
+    summary: string;
+    body: object;
+    toAction: (b: Record<string, unknown>) => Action;
+  }[] = [
+    {
+      path: 'ack',
+      summary: 'Acknowledge, with a note',
+      body: { note },
+      toAction: (b) => ({ action: 'ack', note: String(b.note ?? '') }),
+    },
+    {
+      path: 'assign',
+      summary: 'Assign to a workbench user (null to unassign)',
+      body: { user: { type: ['string', 'null'], maxLength: 64 } },
+      toAction: (b) => ({
+        action: 'assign',
+        user: typeof b.user === 'string' && b.user !== '' ? b.user : null,
+      }),
+    },
+    {
+      path: 'comment',
+      summary: 'Comment',
+      body: { text: { type: 'string', minLength: 1, maxLength: 4000 } },
+      toAction: (b) => ({ action: 'comment', text: String(b.text) }),
+    },
+    {
+      path: 'resolve',
+      summary: 'Resolve with a reason: accepted, fixed_in_ledger (verified by the next run), provider_error',
+      body: { reason: { type: 'string', enum: [...RESOLUTIONS] }, note },
+      toAction: (b) => ({
+        action: 'resolve',
+        reason: b.reason as (typeof RESOLUTIONS)[number],
+        note: String(b.note ?? ''),
+      }),
+    },
+    {
+      path: 'reopen',
+      summary: 'Reopen a resolved discrepancy',
+      body: { note },
+      toAction: (b) => ({ action: 'reopen', note: String(b.note ?? '') }),
+    },
+  ];
+  for (const a of actions) {
+    const required =
+      a.path === 'comment'
+        ? ['text']
+        : a.path === 'resolve'
+          ? ['reason']
+          : a.path === 'assign'
+            ? ['user']
+            : [];
+    app.post<{ Params: { id: number }; Body: Record<string, unknown> }>(
+      `/api/discrepancies/:id/${a.path}`,
+      {
+        config: { role: 'operator' },
+        schema: {
+          summary: a.summary,
+          tags: ['actions'],
+          params: idParams,
+          body: { type: 'object', additionalProperties: false, required, properties: a.body },
+          response: eventResponse,
+        },
+      },
+      async (request) =>
+        actOnDiscrepancy(ctx.db, request.params.id, a.toAction(request.body ?? {}), request.principal!.name),
+    );
+  }
+
+  app.post<{
+    Body: {
+      ids?: number[];
+      filter?: Record<string, string>;
+      action: 'ack' | 'assign';
+      note?: string;
+      user?: string | null;
+    };
+  }>(
+    '/api/discrepancies/bulk',
+    {
+      config: { role: 'operator' },
+      schema: {
+        summary: 'Acknowledge or assign every unresolved discrepancy of a list of ids or of a filter',
+        tags: ['actions'],
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['action'],
+          properties: {
+            ids: { type: 'array', items: { type: 'integer', minimum: 1 }, maxItems: 10000 },
+            filter: { type: 'object', additionalProperties: false, properties: filterProperties },
+            action: { type: 'string', enum: ['ack', 'assign'] },
+            note: { type: 'string', maxLength: 4000 },
+            user: { type: ['string', 'null'], maxLength: 64 },
+          },
+        },
+        response: {
+          200: { type: 'object', properties: { count: { type: 'integer' } } },
+          ...errorResponses,
+          409: { $ref: 'Error#' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      if ((b.ids === undefined) === (b.filter === undefined))
+        return reply.code(400).send({ error: 'bad_request', message: 'give either ids or filter' });
+      const selection = b.ids
+        ? { ids: b.ids }
+        : {
+            filter: parseFilter(
+              Object.fromEntries(Object.entries(b.filter!).map(([k, v]) => [k, String(v)])),
+            ),
+          };
+      const act =
+        b.action === 'ack'
+          ? { action: 'ack' as const, note: b.note ?? '' }
+          : { action: 'assign' as const, user: b.user ? b.user : null };
+      return bulkAct(ctx.db, selection, act, request.principal!.name);
+    },
+  );
+}

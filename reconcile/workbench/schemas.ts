@@ -1,0 +1,166 @@
+/**
+ * JSON schemas shared by the routes: they validate requests, shape responses, and make the OpenAPI
+ * document (GET /api/openapi.json).
+ */
+import type { FastifyInstance } from 'fastify';
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const anyObject = { type: 'object', additionalProperties: true };
+
+export const schemas = [
+  {
+    $id: 'Error',
+    type: 'object',
+    required: ['error', 'message'],
+    properties: { error: { type: 'string' }, message: { type: 'string' } },
+  },
+  {
+    $id: 'Health',
+    type: 'object',
+    properties: { alive: { type: 'boolean' }, ready: { type: 'boolean' }, database: { type: 'string' } },
+  },
+  {
+    $id: 'Session',
+    type: 'object',
+    required: ['username', 'role', 'csrfToken'],
+    properties: {
+      username: { type: 'string' },
+      role: { type: 'string', enum: ['viewer', 'operator', 'admin'] },
+      csrfToken: {
+        type: 'string',
+        description: 'Send back as the X-CSRF-Token header on every state change.',
+      },
+      expires_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  {
+    $id: 'WorklistItem',
+    type: 'object',
+    properties: {
+      id: { type: 'integer' },
+      kind: { type: 'string' },
+      rule: { type: 'string' },
+      status: { type: 'string', enum: ['open', 'acknowledged', 'resolved'] },
+      business_date: nullable('string'),
+      currency: nullable('string'),
+      expected_amount_cents: nullable('integer'),
+      actual_amount_cents: nullable('integer'),
+      difference_cents: nullable('integer'),
+      stake_cents: {
+        type: 'integer',
+        description: 'Money at stake in cents of currency; orders the worklist.',
+      },
+      transaction_id: nullable('string'),
+      merchant_transaction_id: nullable('string'),
+      return_transaction_id: nullable('string'),
+      assignee: nullable('string'),
+      first_seen_at: { type: 'string' },
+      acknowledged_by: nullable('string'),
+      resolution: nullable('string'),
+    },
+  },
+  {
+    $id: 'Total',
+    type: 'object',
+    properties: {
+      kind: { type: 'string' },
+      currency: nullable('string'),
+      count: { type: 'integer' },
+      cents: { type: 'integer', description: 'Money at stake, in cents of currency.' },
+    },
+  },
+  {
+    $id: 'Worklist',
+    type: 'object',
+    required: ['items', 'next_cursor', 'totals'],
+    properties: {
+      items: { type: 'array', items: { $ref: 'WorklistItem#' } },
+      next_cursor: {
+        ...nullable('string'),
+        description: 'Pass as cursor= for the next page; null at the end.',
+      },
+      totals: {
+        type: ['array', 'null'],
+        items: { $ref: 'Total#' },
+        description:
+          'By kind and currency over the whole filter; on the first page (no cursor) only, null after.',
+      },
+    },
+  },
+  {
+    $id: 'Detail',
+    type: 'object',
+    properties: {
+      discrepancy: anyObject,
+      evidence: {
+        type: 'object',
+        properties: Object.fromEntries(
+          ['provider', 'ledger', 'notifications', 'returns', 'legacy', 'loads'].map((k) => [
+            k,
+            { type: 'array', items: anyObject },
+          ]),
+        ),
+      },
+      diff: {
+        type: 'object',
+        properties: {
+          expected_side: { type: 'string' },
+          actual_side: { type: 'string' },
+          fields: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                field: { type: 'string' },
+                expected: {},
+                actual: {},
+                differs: { type: 'boolean' },
+              },
+            },
+          },
+        },
+      },
+      rule: {
+        type: 'object',
+        properties: Object.fromEntries(
+          ['rule', 'kind', 'compares', 'means', 'todo', 'expected', 'actual'].map((k) => [
+            k,
+            { type: 'string' },
+          ]),
+        ),
+      },
+      events: { type: 'array', items: anyObject },
+    },
+  },
+  { $id: 'Rows', type: 'array', items: anyObject },
+];
+
+export function addSchemas(app: FastifyInstance): void {
+  for (const s of schemas) app.addSchema(s);
+}
+
+/** The error answers every authenticated route can give. */
+export const errorResponses = {
+  400: { $ref: 'Error#' },
+  401: { $ref: 'Error#' },
+  403: { $ref: 'Error#' },
+};
+
+/** The worklist filter as query parameters (GET /api/discrepancies, its CSV, and bulk by filter). */
+export const filterProperties = {
+  status: {
+    type: 'string',
+    enum: ['unresolved', 'open', 'acknowledged', 'resolved', 'all'],
+    description: 'Default unresolved (open or acknowledged).',
+  },
+  kind: { type: 'string', description: 'One kind, or several separated by commas.' },
+  currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+  from: { type: 'string', format: 'date', description: 'First business date, YYYY-MM-DD.' },
+  to: { type: 'string', format: 'date', description: 'Last business date, YYYY-MM-DD.' },
+  assignee: { type: 'string', description: 'A user name, or none for unassigned.' },
+  min_cents: { type: 'integer', minimum: 0, description: 'Money at stake of at least this many cents.' },
+  q: {
+    type: 'string',
+    description: 'Exact transaction id, merchant transaction id, return id, or discrepancy id.',
+  },
+};
