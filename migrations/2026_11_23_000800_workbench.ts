@@ -21,7 +21,7 @@ const tables: { name: string; ddl: string; comment: string; columns: Record<stri
       disabled_at timestamptz
     )`,
     comment:
-      'People who sign in to the workbench (recon users add / disable). Never readable by recon_analyst.',
+      '[pipeline only] People who sign in to the workbench (recon users add / disable). Never readable by recon_analyst.',
     columns: {
       username: 'Sign-in name, lower case.',
       role: 'viewer (reads), operator (acts on discrepancies) or admin (users and tokens too).',
@@ -43,7 +43,7 @@ const tables: { name: string; ddl: string; comment: string; columns: Record<stri
       last_used_at timestamptz
     )`,
     comment:
-      'API tokens for machines (recon tokens create / revoke), sent as Authorization: Bearer. Only the hash is stored.',
+      '[pipeline only] API tokens for machines (recon tokens create / revoke), sent as Authorization: Bearer. Only the hash is stored.',
     columns: {
       token_id: 'Identifier, printed by recon tokens create and used by recon tokens revoke.',
       name: 'What the token is for; events it causes name it as token:NAME.',
@@ -63,7 +63,7 @@ const tables: { name: string; ddl: string; comment: string; columns: Record<stri
       expires_at timestamptz not null,
       last_seen_at timestamptz not null default now()
     )`,
-    comment: 'Browser sessions of the workbench. Only the hash of the cookie is stored.',
+    comment: '[pipeline only] Browser sessions of the workbench. Only the hash of the cookie is stored.',
     columns: {
       session_sha256: 'SHA-256 of the session cookie, hex.',
       username: 'Who signed in.',
@@ -81,7 +81,8 @@ const tables: { name: string; ddl: string; comment: string; columns: Record<stri
       first_failed_at timestamptz not null,
       locked_until timestamptz
     )`,
-    comment: 'Failed sign-ins per user name, to throttle password guessing; cleared by a successful sign-in.',
+    comment:
+      '[pipeline only] Failed sign-ins per user name, to throttle password guessing; cleared by a successful sign-in.',
     columns: {
       username: 'Name that was tried (it need not exist).',
       failures: 'Failures since first_failed_at.',
