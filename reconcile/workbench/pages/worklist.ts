@@ -8,24 +8,8 @@ import {
   type WorklistFilter,
   type WorklistItem,
 } from '../queries/worklist.ts';
+import { DISCREPANCY_KINDS } from '../../settings.ts';
 import { html, money, page } from './html.ts';
-
-export const KINDS = [
-  'missing_in_ledger',
-  'missing_at_provider',
-  'amount_mismatch',
-  'currency_mismatch',
-  'type_mismatch',
-  'status_mismatch',
-  'return_not_booked',
-  'fee_mismatch',
-  'notification_missing',
-  'notification_late',
-  'notification_undelivered',
-  'notification_mismatch',
-  'duplicate_merchant_transaction',
-  'source_conflict',
-];
 
 function query(params: Record<string, string>): string {
   const q = new URLSearchParams(params).toString();
@@ -40,7 +24,7 @@ export function worklistPage(
 ): string {
   const canAct = roleAllows(principal.role, 'operator');
   const q = filterToQuery(filter);
-  const select = (name: string, options: string[], value: string | undefined, any: string) =>
+  const select = (name: string, options: readonly string[], value: string | undefined, any: string) =>
     html`<select name="${name}" id="f-${name}">
       <option value="">${any}</option>
       ${options.map((o) => html`<option value="${o}" ${o === value ? html`selected` : html``}>${o}</option>`)}
@@ -54,7 +38,7 @@ export function worklistPage(
         )}
       </select></label
     >
-    <label>Kind ${select('kind', KINDS, filter.kinds[0], 'any kind')}</label>
+    <label>Kind ${select('kind', DISCREPANCY_KINDS, filter.kinds[0], 'any kind')}</label>
     <label
       >Currency
       <input name="currency" id="f-currency" size="4" value="${filter.currency ?? ''}" placeholder="CAD"
