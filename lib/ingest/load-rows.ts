@@ -204,7 +204,6 @@ export async function loadParsedRows(
   } catch (error) {
     measured.destroy();
     input.destroy();
-    await staging.drop();
     await markFailed(handle.db, loadId, error, rowsRead, meter);
     throw error;
   } finally {

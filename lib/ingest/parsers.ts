@@ -1,14 +1,15 @@
-import { parseLedger, parseReport } from '../parse/index.ts';
-
 /**
- * The parsers of lib/parse (area 1), behind a function so that command modules can import them
- * lazily and tests can hand the loader their own rows instead.
+ * The parsers of lib/parse, behind a function that imports them on first use (`recon --help` and the
+ * commands that load nothing do not pay for them), and that tests can replace with their own rows.
  */
+import type { parseLedger, parseReport } from '../parse/index.ts';
+
 export interface Parsers {
   parseReport: typeof parseReport;
   parseLedger: typeof parseLedger;
 }
 
 export async function loadParsers(): Promise<Parsers> {
+  const { parseLedger, parseReport } = await import('../parse/index.ts');
   return { parseReport, parseLedger };
 }

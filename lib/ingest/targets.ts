@@ -28,8 +28,6 @@ export interface Target {
    * whose format leaves columns out ({@link carriedColumns}) be merged without nulling them.
    */
   readonly tracksUnknown: boolean;
-  /** Whether the table has the `source` lineage column (provider tables do; the ledger does not). */
-  readonly hasSource: boolean;
   readonly hasFirstLoad: boolean;
 }
 
@@ -61,7 +59,6 @@ function target(kind: RecordKind, table: keyof Database, key: string): Target {
     stagingTypes,
     compared: columns.filter((c) => c !== key && !NOT_COMPARED.has(c)),
     tracksUnknown: 'unknown_mask' in specs,
-    hasSource: 'source' in specs,
     hasFirstLoad: 'first_load_id' in specs,
   };
 }
