@@ -11,6 +11,7 @@ import { SOURCES } from '../../lib/records.ts';
 import { startBackfill } from '../../lib/temporal/backfill.ts';
 import { deliverAlert } from '../../reconcile/alerts/deliver.ts';
 import { parseWebhooks } from '../../reconcile/alerts/webhooks.ts';
+import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import type { AlertInput } from '../../workflows/types.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
@@ -264,6 +265,29 @@ describe('alerts after reconcile runs', () => {
     const down = received.get(path('down'))!;
     expect(down.length).toBeGreaterThanOrEqual(2);
     expect(down.at(-1)).toEqual(received.get(path('up'))![0]);
+  });
+
+  it('the nightly run posts the summary of its window too', async () => {
+    const taskQueue = uniqueTaskQueue('alerts-nightly');
+    const worker = await startTestWorker(server, taskQueue, activitiesFor(`json:${url('nightly')}`));
+    try {
+      await server.client.workflow.execute<typeof nightlyWorkflow>('nightlyWorkflow', {
+        taskQueue,
+        workflowId: `nightly-${taskQueue}`,
+        args: [{ day: '2026-06-10', lookbackDays: 1, sources: [SOURCES[0]] }],
+      });
+    } finally {
+      await worker.stop();
+    }
+    expect(received.get(path('nightly'))).toEqual([
+      expect.objectContaining({
+        type: 'reconcile_run',
+        from: '2026-06-09',
+        to: '2026-06-10',
+        started_by: `nightly-${taskQueue}`,
+        new: 3,
+      }),
+    ]);
   });
 
   it('a second delivery of the same alert (a retry, another worker) skips what was delivered', async () => {
