@@ -66,6 +66,22 @@ function parseDays(name: string, value: string | undefined): number | undefined 
   return Number(value);
 }
 
+function parseBaseUrl(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not an http(s) URL: set it to the workbench's public address, e.g. https://recon.example.com`,
+    );
+  }
+  return value;
+}
+
 /** Reads `.env` from the working directory when present; variables already set win. */
 export function loadDotEnv(path = '.env'): void {
   try {
@@ -103,7 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: nonEmpty(env.RECON_DATA_DIR) ?? '.data',
     rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
     alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
-    workbenchUrl: nonEmpty(env.RECON_WORKBENCH_URL),
+    workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
   });
 }
 

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { loadConfig } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
 import { AlertDeliveryFailed, deliverAlert } from '../../reconcile/alerts/deliver.ts';
 import { alertBody, formatMoney, workbenchLink } from '../../reconcile/alerts/payload.ts';
@@ -67,6 +68,16 @@ describe('RECON_ALERT_WEBHOOKS', () => {
     expect(() => parseWebhooks('https://ok.test,not a url SECRET42')).toThrow(/entry #2 is not a URL/);
     expect(() => parseWebhooks('ftp://x.test/SECRET42')).not.toThrow(/SECRET42/);
     expect(() => parseWebhooks('ftp://x.test/SECRET42')).toThrow(/entry #1 is not an http\(s\) URL/);
+  });
+});
+
+describe('RECON_WORKBENCH_URL', () => {
+  it('is an http(s) URL or unset', () => {
+    expect(loadConfig({ RECON_WORKBENCH_URL: 'https://recon.example.com' }).workbenchUrl).toBe(
+      'https://recon.example.com',
+    );
+    expect(loadConfig({}).workbenchUrl).toBeUndefined();
+    expect(() => loadConfig({ RECON_WORKBENCH_URL: 'recon.example.com' })).toThrow(/is not an http\(s\) URL/);
   });
 });
 
