@@ -87,7 +87,7 @@ export function tunedActivityOptions(
 }
 
 /**
- * Posting an alert to the webhooks: a few short requests. Retried with backoff for about 20 minutes
+ * Posting an alert to the webhooks: a few short requests. Retried with backoff for about 14 minutes
  * (a webhook down for a while still gets the alert); a 4xx other than 429 is non-retryable where it
  * is thrown (reconcile/alerts/deliver.ts), a 429 with Retry-After sets its own delay. Each retry
  * skips the webhooks that already accepted it (alert_deliveries).
