@@ -1,3 +1,4 @@
+import { createSendAlert } from './alerts/send-alert.ts';
 import type { ActivityDependencies } from './dependencies.ts';
 import { withFailureMapping } from './failure-mapping.ts';
 import { createPullSource } from './ingest/pull-source.ts';
@@ -16,6 +17,7 @@ export function createActivities<Client>(deps: ActivityDependencies<Client>) {
     pullSource: withFailureMapping(createPullSource(deps)),
     reconcileWindow: withFailureMapping(createReconcileWindow(deps)),
     clearPersonalData: withFailureMapping(createClearPersonalData(deps)),
+    sendAlert: withFailureMapping(createSendAlert(deps)),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Spec } from './columns.ts';
+import { alertDeliveriesColumns, type AlertDeliveriesTable } from './alert-deliveries.table.ts';
 import { discrepanciesColumns, type DiscrepanciesTable } from './discrepancies.table.ts';
 import { discrepancyEventsColumns, type DiscrepancyEventsTable } from './discrepancy-events.table.ts';
 import { discrepancyTotalsColumns, type DiscrepancyTotalsTable } from './discrepancy-totals.table.ts';
@@ -38,6 +39,7 @@ import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-use
 
 /** The warehouse as Kysely sees it. Add a table here and in {@link tableColumns} together. */
 export interface Database {
+  alert_deliveries: AlertDeliveriesTable;
   discrepancies: DiscrepanciesTable;
   discrepancy_events: DiscrepancyEventsTable;
   discrepancy_totals: DiscrepancyTotalsTable;
@@ -68,6 +70,7 @@ export interface Database {
 
 /** Runtime column specs of every table, compared with the migrated schema by a test. */
 export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Spec> } = {
+  alert_deliveries: alertDeliveriesColumns,
   discrepancies: discrepanciesColumns,
   discrepancy_events: discrepancyEventsColumns,
   discrepancy_totals: discrepancyTotalsColumns,

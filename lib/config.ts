@@ -29,6 +29,15 @@ export interface Config {
    * payloads and history older than this many days (`recon retention`). Unset: the nightly run keeps it.
    */
   readonly rawRetentionDays: number | undefined;
+  /**
+   * RECON_ALERT_WEBHOOKS (secret): comma-separated webhook entries, each `slack:URL`, `json:URL` or a
+   * bare URL (JSON), that receive run summaries and window failures (reconcile/alerts). Read only by
+   * the alert activity; never logged, never in a workflow history or the database. Optional so that
+   * configs built before it existed stay valid.
+   */
+  readonly alertWebhooks?: string | undefined;
+  /** RECON_WORKBENCH_URL: public base URL of `recon serve`, for the links in alerts. */
+  readonly workbenchUrl?: string | undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -55,6 +64,22 @@ function parseDays(name: string, value: string | undefined): number | undefined 
     );
   }
   return Number(value);
+}
+
+function parseBaseUrl(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not an http(s) URL: set it to the workbench's public address, e.g. https://recon.example.com`,
+    );
+  }
+  return value;
 }
 
 /** Reads `.env` from the working directory when present; variables already set win. */
@@ -93,6 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: parsePort('PORT', nonEmpty(env.PORT)),
     dataDir: nonEmpty(env.RECON_DATA_DIR) ?? '.data',
     rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
+    alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
+    workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
   });
 }
 

@@ -4,18 +4,21 @@ import type { Config } from '../lib/config.ts';
 import type { ReconMetrics } from '../lib/metrics/registry.ts';
 import { createProviderClient } from '../provider/client/index.ts';
 import { pullSource } from '../provider/pull.ts';
+import { parseWebhooks } from '../reconcile/alerts/webhooks.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 
 /**
  * The activities of the product: the real provider client (from the RECON_* settings), the real
  * pull (HTTP stream → parser → loader) and the real matching. `close` releases the client; the
- * database handle stays the caller's.
+ * database handle stays the caller's. A malformed RECON_ALERT_WEBHOOKS is refused here, when the
+ * worker starts, rather than by the first alert.
  */
 export function openProductionActivities(
   config: Config,
   handle: DatabaseHandle,
   options: { metrics?: ReconMetrics } = {},
 ): { activities: Activities; close(): Promise<void> } {
+  parseWebhooks(config.alertWebhooks);
   const provider = createProviderClient(config);
   const activities = createActivities({
     handle,

@@ -85,3 +85,19 @@ export function tunedActivityOptions(
   const seconds = tuning?.heartbeatTimeoutSeconds;
   return seconds === undefined ? preset : { ...preset, heartbeatTimeout: `${seconds} seconds` };
 }
+
+/**
+ * Posting an alert to the webhooks: a few short requests. Retried with backoff for about 14 minutes
+ * (a webhook down for a while still gets the alert); a 4xx other than 429 is non-retryable where it
+ * is thrown (reconcile/alerts/deliver.ts), a 429 with Retry-After sets its own delay. Each retry
+ * skips the webhooks that already accepted it (alert_deliveries).
+ */
+export const sendAlertOptions: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 10,
+  },
+};

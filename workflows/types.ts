@@ -172,3 +172,45 @@ export interface RetentionResult {
   readonly cutoff: string;
   readonly cleared: Readonly<Record<string, number>>;
 }
+
+/**
+ * Input of the alert activity, sent by a window workflow: ids, dates and counts only. The webhooks
+ * (secrets) are read by the activity from its config, never carried here.
+ */
+export type AlertInput = RunSummaryAlert | WindowFailureAlert;
+
+/** After the reconcile run of a window of the nightly schedule or of a backfill. */
+export interface RunSummaryAlert extends DayWindow {
+  readonly type: 'summary';
+  /** The window workflow's id and run id: the run id keys the deliveries (one summary per run). */
+  readonly workflowId: string;
+  readonly workflowRunId: string;
+  /** The workflow that started the window (nightly or backfill), or null. */
+  readonly startedBy: string | null;
+  /** reconcile_runs.run_id, when the summary had one. */
+  readonly reconcileRunId: number | null;
+  /** Discrepancies this run opened (new), reopened and resolved. */
+  readonly opened: number;
+  readonly reopened: number;
+  readonly resolved: number;
+  /** Discrepancies that hold for the window after the run, by kind and currency. */
+  readonly discrepancies: readonly ReconcileWindowTotal[];
+}
+
+/** A window that failed after its retries. */
+export interface WindowFailureAlert extends DayWindow {
+  readonly type: 'failure';
+  readonly workflowId: string;
+  readonly workflowRunId: string;
+  readonly startedBy: string | null;
+  /** The failure's own message (already in the history; it names sources, never secrets). */
+  readonly message: string;
+}
+
+/** What the alert activity did, per configured webhook (by position in RECON_ALERT_WEBHOOKS). */
+export interface AlertResult {
+  readonly webhooks: number;
+  readonly delivered: number;
+  /** Already delivered by an earlier attempt or run: skipped. */
+  readonly skipped: number;
+}

@@ -1,13 +1,21 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  patched,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { SOURCES } from '../lib/records.ts';
 import {
   activityTuningProblem,
   pullSourceOptions,
   reconcileWindowOptions,
+  sendAlertOptions,
   tunedActivityOptions,
 } from './activity-options.ts';
-import type { PullSummary, WindowInput, WindowResult } from './types.ts';
+import type { AlertInput, PullSummary, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
 import { daysInclusive, MAX_WINDOW_DAYS } from './windows.ts';
 
 /** The message a person should read for a failed activity: the typed error's, not the wrapper's. */
@@ -18,11 +26,52 @@ export function failureMessage(error: unknown): string {
 }
 
 /**
+ * Patch id of the alerts: window runs recorded before them (test/histories/window.json) replay
+ * without the alert activity; new runs record the marker and send a summary after the reconcile
+ * run, or a failure alert when the window fails.
+ */
+export const ALERTS_PATCH = 'window-alerts';
+
+/** The alert of a finished window: ids and counts from the reconcile summary (no secret, no data). */
+export function summaryAlert(input: WindowInput, reconcile: ReconcileWindowSummary): AlertInput {
+  const info = workflowInfo();
+  const count = (key: string) => reconcile.counts[key] ?? 0;
+  return {
+    type: 'summary',
+    from: input.from,
+    to: input.to,
+    workflowId: info.workflowId,
+    workflowRunId: info.runId,
+    startedBy: info.parent?.workflowId ?? null,
+    reconcileRunId: reconcile.counts['runId'] ?? null,
+    opened: count('lifecycle.opened'),
+    reopened: count('lifecycle.reopened'),
+    resolved: count('lifecycle.resolved'),
+    discrepancies: reconcile.discrepancies ?? [],
+  };
+}
+
+/**
+ * Sends an alert through the alert activity (which retries with backoff); when it still fails, the
+ * window keeps its own outcome: an alert that cannot be delivered never fails a reconciliation.
+ */
+async function sendAlertQuietly(alert: AlertInput): Promise<void> {
+  const { sendAlert } = proxyActivities<activities.Activities>(sendAlertOptions);
+  try {
+    await sendAlert(alert);
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+  }
+}
+
+/**
  * One window of at most 40 Eastern days: pulls and loads every source in parallel (each activity
  * streams the provider's answer into Postgres; only counts come back), then reconciles the window.
  * When a source fails for good, the window fails with a message naming each failed source, after the
  * other pulls have finished, and matching is not run on incomplete data. `activityTuning` (from the
  * input, so replay sees the same) overrides the heartbeat timeout of its activities.
+ * Then the alert activity posts the run's summary to the alert webhooks, or, when the window failed
+ * after its activities' retries, a failure alert (patch {@link ALERTS_PATCH}).
  */
 export async function windowWorkflow(input: WindowInput): Promise<WindowResult> {
   const days = daysInclusive(input.from, input.to);
@@ -34,6 +83,29 @@ export async function windowWorkflow(input: WindowInput): Promise<WindowResult> 
   }
   const tuningProblem = activityTuningProblem(input.activityTuning);
   if (tuningProblem) throw ApplicationFailure.nonRetryable(tuningProblem, 'InvalidActivityTuning');
+  let result: WindowResult;
+  try {
+    result = await loadAndReconcile(input);
+  } catch (error) {
+    if (!isCancellation(error) && patched(ALERTS_PATCH)) {
+      const info = workflowInfo();
+      await sendAlertQuietly({
+        type: 'failure',
+        from: input.from,
+        to: input.to,
+        workflowId: info.workflowId,
+        workflowRunId: info.runId,
+        startedBy: info.parent?.workflowId ?? null,
+        message: failureMessage(error),
+      });
+    }
+    throw error;
+  }
+  if (patched(ALERTS_PATCH)) await sendAlertQuietly(summaryAlert(input, result.reconcile));
+  return result;
+}
+
+async function loadAndReconcile(input: WindowInput): Promise<WindowResult> {
   const { pullSource } = proxyActivities<activities.Activities>(
     tunedActivityOptions(pullSourceOptions, input.activityTuning),
   );

@@ -45,6 +45,7 @@ const activities: Activities = {
     counts: { 'matched.transactions': 7 },
   }),
   clearPersonalData: async () => null,
+  sendAlert: async () => ({ webhooks: 0, delivered: 0, skipped: 0 }),
 };
 
 installRuntime({ level: 'WARN' });
