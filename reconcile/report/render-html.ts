@@ -82,7 +82,7 @@ function barChart(
   const tick = Math.max(1, [1, 2, 5, 10].map((m) => m * magnitude).find((v) => v >= raw) ?? raw);
   const max = tick * 4;
   const step = plotW / Math.max(1, categories.length);
-  const barW = Math.max(2, step * 0.7);
+  const barW = Math.min(48, Math.max(2, step * 0.7));
   const parts: string[] = [];
   for (let t = 0; t <= 4; t++) {
     const v = tick * t;
@@ -369,7 +369,7 @@ th,td{border-bottom:1px solid #eee;padding:4px 8px;text-align:left;vertical-alig
 figure{margin:12px 0}figcaption{font-weight:600;margin-bottom:4px}.legend{font-size:.85em}.key{margin-right:12px}.key-note{color:#555}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}.none{color:#777}.note,.outlier-note{color:#555;font-size:.85em}
 .unchecked{background:#fff4e5;border-left:4px solid #e8a33d;padding:8px 12px}.covered{color:#555}
-nav{font-size:.9em}nav a{margin-right:12px}#attention td:nth-child(2),#attention td:nth-child(3){white-space:nowrap;font-variant-numeric:tabular-nums}
+nav{font-size:.9em}nav a{margin-right:12px}#attention-table td:nth-child(2),#attention-table td:nth-child(3){white-space:nowrap;font-variant-numeric:tabular-nums}#attention-table td:first-child{width:18%}
 details summary{cursor:pointer;color:#1f5fa8}
 </style></head><body>
 <h1>Reconciliation report, ${esc(d.from)} to ${esc(d.to)}</h1>
@@ -378,7 +378,7 @@ details summary{cursor:pointer;color:#1f5fa8}
 ${coverage}
 <div class="cards">
 <div class="card">Open problems<b>${c.checkedDays === 0 ? 'not checked' : count(totalOpen)}</b>${c.checkedDays > 0 && c.checkedDays < c.days ? 'on the checked dates' : ''}</div>
-<div class="card">Money concerned${money}</div>
+<div class="card">Money at stake${money}</div>
 <div class="card">Oldest open<b>${oldest ? esc(oldest.business_date) : c.checkedDays === 0 ? 'not checked' : 'none'}</b>${oldest ? `${count(ageDays(oldest))} days ago` : ''}</div>
 </div>
 <h2 id="attention">What needs attention</h2>

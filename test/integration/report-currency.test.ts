@@ -184,7 +184,7 @@ describe('recon report over CAD and USD', () => {
     const html = renderHtmlReport(await loadReportData(h.db, { from: '2026-03-01', to: '2026-03-05' }), {
       generatedAt: NOW,
     });
-    expect(html).toContain('<div class="card">Money concerned<b>CAD 32,343.05</b><b>USD 356.85</b></div>');
+    expect(html).toContain('<div class="card">Money at stake<b>CAD 32,343.05</b><b>USD 356.85</b></div>');
     expect(html).not.toContain('32,699.90'); // CAD + USD as one figure
     // One volume chart per currency: a stacked bar must not add CAD to USD.
     expect(html).toContain('Successful transactions per day, CAD (amount)');
@@ -234,7 +234,7 @@ describe('recon report over CAD and USD', () => {
     );
     expect(text).not.toMatch(/unresolved discrepancies by (kind|day|currency)\nnone/);
     const html = renderHtmlReport(data);
-    expect(html).toContain('<div class="card">Money concerned<b>not checked</b></div>');
+    expect(html).toContain('<div class="card">Money at stake<b>not checked</b></div>');
     // The attention table, the largest and oldest items and the problem list: unknown, not "None."
     expect(html.match(/Not checked: no reconcile run covers this range\./g)).toHaveLength(4);
   });
