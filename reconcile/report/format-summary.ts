@@ -1,6 +1,42 @@
 import type { ReconcileSummary } from '../reconcile-range.ts';
 import { currencyLabel, formatCents } from './format-money.ts';
-import type { ReportCoverage, ReportData } from './report-data.ts';
+import type { DiscrepancyRow, ReportCoverage, ReportData } from './report-data.ts';
+
+/** A transaction type as people read it: null (a code that is neither DEBIT nor CREDIT) is "unknown". */
+export function typeLabel(type: string | null): string {
+  return type ?? 'unknown';
+}
+
+/** One open item as a compact JSON object: its id, where, what and the money at stake with its currency. */
+function itemJson(r: DiscrepancyRow): unknown {
+  return {
+    discrepancy_id: r.discrepancy_id,
+    business_date: r.business_date,
+    kind: r.kind,
+    status: r.status,
+    currency: r.currency,
+    stake_cents: r.stake_cents,
+    transaction_id: r.transaction_id ?? r.return_transaction_id,
+    merchant_transaction_id: r.merchant_transaction_id,
+    first_seen_at: r.first_seen_at,
+    assignee: r.assignee,
+  };
+}
+
+function itemTable(rows: readonly DiscrepancyRow[]): string {
+  return table(
+    ['id', 'day', 'kind', 'currency', 'at stake', 'transaction'],
+    rows.map((r) => [
+      String(r.discrepancy_id),
+      r.business_date,
+      r.kind,
+      currencyLabel(r.currency),
+      formatCents(r.stake_cents),
+      r.transaction_id ?? r.return_transaction_id ?? '',
+    ]),
+    4,
+  );
+}
 
 /** A plain-text table: the first `left` columns aligned left, the others (numbers) right. */
 function table(header: string[], rows: string[][], left = 1): string {
@@ -117,6 +153,10 @@ export function formatReport(d: ReportData): string {
         )
       : noDiscrepancies(d.coverage),
   );
+  out.push('\nlargest open items (per currency; recon discrepancies show ID for the evidence)\n');
+  out.push(d.largestOpen.length ? itemTable(d.largestOpen) : noDiscrepancies(d.coverage));
+  out.push('\noldest open items\n');
+  out.push(d.oldestOpen.length ? itemTable(d.oldestOpen) : noDiscrepancies(d.coverage));
   out.push('\nunresolved discrepancies by day\n');
   const days = discrepanciesByDay(d);
   out.push(
@@ -133,11 +173,22 @@ export function formatReport(d: ReportData): string {
     d.volumes.length
       ? table(
           ['day', 'type', 'currency', 'count', 'amount'],
-          d.volumes.map((r) => [r.day, r.type, r.currency, String(r.count), formatCents(r.amount_cents)]),
+          d.volumes.map((r) => [
+            r.day,
+            typeLabel(r.type),
+            r.currency,
+            String(r.count),
+            formatCents(r.amount_cents),
+          ]),
           3,
         )
       : 'none\n',
   );
+  if (d.unknownTypeCodes.length) {
+    out.push(
+      `type unknown: the provider's type code (${d.unknownTypeCodes.join(', ')}) is neither DEBIT nor CREDIT; counted apart, never as payin or payout\n`,
+    );
+  }
   out.push('\nreturns by code\n');
   out.push(
     d.returnsByCode.length
@@ -168,8 +219,11 @@ export function reportJson(d: ReportData): unknown {
     },
     unresolved_by_currency: d.totals,
     unresolved_by_kind: d.byKind,
+    largest_open: d.largestOpen.map(itemJson),
+    oldest_open: d.oldestOpen.map(itemJson),
     unresolved_by_day: discrepanciesByDay(d),
     successful_by_day: d.volumes,
+    unknown_type_codes: d.unknownTypeCodes,
     returns_by_code: d.returnsByCode,
   };
 }

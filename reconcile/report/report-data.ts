@@ -14,8 +14,19 @@ export interface ReportData {
   readonly coverage: ReportCoverage;
   /** Unresolved discrepancies per currency: how many and the money they concern. */
   readonly totals: { currency: string | null; count: number; amount_cents: number }[];
-  /** Successful provider transactions per day, type and currency. */
-  readonly volumes: { day: string; type: string; currency: string; count: number; amount_cents: number }[];
+  /**
+   * Successful provider transactions per day, type and currency. `type` is null for transactions whose
+   * type code the provider sent is neither DEBIT nor CREDIT (their raw codes: {@link unknownTypeCodes}).
+   */
+  readonly volumes: {
+    day: string;
+    type: string | null;
+    currency: string;
+    count: number;
+    amount_cents: number;
+  }[];
+  /** The raw type codes of the range's successful transactions of unknown type (sorted, distinct). */
+  readonly unknownTypeCodes: string[];
   /** Unresolved discrepancies by kind and currency. */
   readonly byKind: { kind: string; currency: string | null; count: number; amount_cents: number }[];
   /** Unresolved discrepancies per day, kind and currency. */
@@ -30,7 +41,14 @@ export interface ReportData {
   readonly returnsByCode: { code: string; currency: string; count: number; amount_cents: number }[];
   /** Every discrepancy of the range (resolved ones included), for the CSV export and the detail table. */
   readonly discrepancies: DiscrepancyRow[];
+  /** The open items with the most money at stake, per currency (see {@link largestOpen}). */
+  readonly largestOpen: DiscrepancyRow[];
+  /** The open items of the earliest business dates (see {@link oldestOpen}). */
+  readonly oldestOpen: DiscrepancyRow[];
 }
+
+/** How many items the largest and oldest lists hold (per currency for the largest). */
+export const TOP_ITEMS = 10;
 
 /** Dates of a report's range that no committed reconcile run covers, as runs of consecutive dates. */
 export interface ReportCoverage {
@@ -63,6 +81,51 @@ export interface DiscrepancyRow {
   resolved_at: string | null;
   acknowledged_by: string | null;
   note: string | null;
+  /** Money at stake in cents of `currency` (the column the workbench orders by; DISCREPANCY_CENTS). */
+  stake_cents: number;
+  assignee: string | null;
+}
+
+/** Unresolved (open or acknowledged) items. */
+function unresolved(rows: readonly DiscrepancyRow[]): DiscrepancyRow[] {
+  return rows.filter((r) => r.resolved_at === null);
+}
+
+/**
+ * The worklist order of the workbench: per currency (no currency last), money at stake first, then
+ * the earliest business date, then the id. Amounts of different currencies are never compared.
+ */
+export function byStakeThenAge(a: DiscrepancyRow, b: DiscrepancyRow): number {
+  return (
+    (a.currency ?? '\uffff').localeCompare(b.currency ?? '\uffff') ||
+    b.stake_cents - a.stake_cents ||
+    a.business_date.localeCompare(b.business_date) ||
+    a.discrepancy_id - b.discrepancy_id
+  );
+}
+
+/** The `limit` unresolved items with the most money at stake in each currency, in worklist order. */
+export function largestOpen(rows: readonly DiscrepancyRow[], limit = TOP_ITEMS): DiscrepancyRow[] {
+  const sorted = unresolved(rows).sort(byStakeThenAge);
+  const seen = new Map<string | null, number>();
+  return sorted.filter((r) => {
+    const n = seen.get(r.currency) ?? 0;
+    seen.set(r.currency, n + 1);
+    return n < limit;
+  });
+}
+
+/** The `limit` unresolved items of the earliest business dates (then the most money at stake). */
+export function oldestOpen(rows: readonly DiscrepancyRow[], limit = TOP_ITEMS): DiscrepancyRow[] {
+  return unresolved(rows)
+    .sort(
+      (a, b) =>
+        a.business_date.localeCompare(b.business_date) ||
+        a.first_seen_at.localeCompare(b.first_seen_at) ||
+        b.stake_cents - a.stake_cents ||
+        a.discrepancy_id - b.discrepancy_id,
+    )
+    .slice(0, limit);
 }
 
 /** Consecutive dates (sorted YYYY-MM-DD) as ranges: 01, 02, 03, 05 → 01..03 and 05..05. */
@@ -107,10 +170,15 @@ export async function loadReportData(
   const { from, to } = range;
   const coverage = await loadCoverage(db, range);
   const volumes = await sql<ReportData['volumes'][number]>`
-    select transaction_on::text as day, coalesce(transaction_type, '?') as type, currency::text as currency,
+    select transaction_on::text as day, transaction_type as type, currency::text as currency,
       count(*)::int as count, sum(amount_cents)::bigint as amount_cents
     from provider_transactions where transaction_on between ${from}::date and ${to}::date and status = 'SUCCESSFUL'
-    group by 1, 2, 3 order by 1, 2, 3`.execute(db);
+    group by 1, 2, 3 order by 1, 2 nulls last, 3`.execute(db);
+  const unknownTypes = await sql<{ code: string }>`
+    select distinct raw_transaction_type as code from provider_transactions
+    where transaction_on between ${from}::date and ${to}::date and status = 'SUCCESSFUL'
+      and transaction_type is null
+    order by 1`.execute(db);
   const totals = await sql<ReportData['totals'][number]>`
     select currency::text as currency, count(*)::int as count, sum(${DISCREPANCY_CENTS})::bigint as amount_cents
     from discrepancies
@@ -158,6 +226,8 @@ export async function loadReportData(
       'resolved_at',
       'acknowledged_by',
       'note',
+      sql<number>`coalesce(stake_cents, 0)`.as('stake_cents'),
+      'assignee',
     ])
     .where('business_date', '>=', from)
     .where('business_date', '<=', to)
@@ -165,6 +235,7 @@ export async function loadReportData(
     .orderBy('kind')
     .orderBy('discrepancy_id')
     .execute();
+  const rows = discrepancies as DiscrepancyRow[];
   return {
     from,
     to,
@@ -174,6 +245,9 @@ export async function loadReportData(
     byKind: byKind.rows,
     byDay: byDay.rows,
     returnsByCode: returnsByCode.rows,
-    discrepancies: discrepancies as DiscrepancyRow[],
+    unknownTypeCodes: unknownTypes.rows.map((r) => r.code),
+    discrepancies: rows,
+    largestOpen: largestOpen(rows),
+    oldestOpen: oldestOpen(rows),
   };
 }

@@ -157,3 +157,8 @@ export function explainRule(kind: string, rule: string): RuleExplanation {
     actual: r.actual,
   };
 }
+
+/** What a kind means and what to do about it, without a rule (the report's attention table). */
+export function explainKind(kind: string): { means: string; todo: string } {
+  return KINDS[kind] ?? { means: `A ${kind.replaceAll('_', ' ')}.`, todo: 'Investigate the evidence.' };
+}

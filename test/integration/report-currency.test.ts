@@ -184,16 +184,16 @@ describe('recon report over CAD and USD', () => {
     const html = renderHtmlReport(await loadReportData(h.db, { from: '2026-03-01', to: '2026-03-05' }), {
       generatedAt: NOW,
     });
-    expect(html).toContain('<div class="card">Money concerned<b>CAD 32,343.05</b><b>USD 356.85</b></div>');
+    expect(html).toContain('<div class="card">Money at stake<b>CAD 32,343.05</b><b>USD 356.85</b></div>');
     expect(html).not.toContain('32,699.90'); // CAD + USD as one figure
     // One volume chart per currency: a stacked bar must not add CAD to USD.
     expect(html).toContain('Successful transactions per day, CAD (amount)');
     expect(html).toContain('Successful transactions per day, USD (amount)');
     expect(html).toContain(
-      '<th>Day</th><th>Kind</th><th>Transaction</th><th>Merchant transaction</th><th>Currency</th><th class="num">Expected</th>',
+      '<th>Id</th><th>Day</th><th>Kind</th><th>Status</th><th>Currency</th><th class="num">At stake</th><th class="num">Expected</th>',
     );
-    expect(html).toContain(
-      '<tr><td>2026-03-02</td><td>missing_in_ledger</td><td>T-USD-MIL</td><td>M-T-USD-MIL</td><td>USD</td><td class="num">351.85</td>',
+    expect(html).toMatch(
+      /<tr><td>#\d+<\/td><td>2026-03-02<\/td><td>missing_in_ledger<\/td><td>open<\/td><td>USD<\/td><td class="num">351.85<\/td><td class="num">351.85<\/td><td class="num"><\/td><td>T-USD-MIL<\/td><td>M-T-USD-MIL<\/td>/,
     );
     expect(html).toContain(
       '<strong>Incomplete:</strong> 3 of 5 dates were never checked by a reconcile run: 2026-03-01, 2026-03-04 to 2026-03-05.',
@@ -234,9 +234,9 @@ describe('recon report over CAD and USD', () => {
     );
     expect(text).not.toMatch(/unresolved discrepancies by (kind|day|currency)\nnone/);
     const html = renderHtmlReport(data);
-    expect(html).toContain('<div class="card">Money concerned<b>not checked</b></div>');
-    // The kind table and the problem list: unknown, not "None."
-    expect(html.match(/Not checked: no reconcile run covers this range\./g)).toHaveLength(2);
+    expect(html).toContain('<div class="card">Money at stake<b>not checked</b></div>');
+    // The attention table, the largest and oldest items and the problem list: unknown, not "None."
+    expect(html.match(/Not checked: no reconcile run covers this range\./g)).toHaveLength(4);
   });
 
   it('says every date was checked when runs cover the whole range', async () => {

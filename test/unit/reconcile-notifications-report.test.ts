@@ -130,8 +130,13 @@ describe('report output', () => {
         resolved_at: null,
         acknowledged_by: null,
         note: 'checked, "ok"',
+        stake_cents: 5,
+        assignee: null,
       },
     ],
+    unknownTypeCodes: [],
+    largestOpen: [],
+    oldestOpen: [],
   };
 
   it('names unchecked dates as runs of consecutive dates, across month ends', () => {
