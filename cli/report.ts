@@ -1,20 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { ConfigError } from '../lib/errors.ts';
+import { workbenchUrl } from '../lib/config.ts';
 import { dateArg, outputFileArg } from './options.ts';
 import { runCommand } from './run.ts';
-
-/** The workbench's address as the report links to it: http(s), no credentials, no trailing slash. */
-export function workbenchUrl(value: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return null;
-  }
-  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash)
-    return null;
-  return url.href.replace(/\/+$/, '');
-}
 
 function workbenchUrlArg(value: string): string {
   const url = workbenchUrl(value);
@@ -55,17 +42,8 @@ export function registerReport(program: Command): void {
           const { openDatabase } = await import('../db/connect.ts');
           const { loadReportData } = await import('../reconcile/report/report-data.ts');
           const { formatReport, reportJson } = await import('../reconcile/report/format-summary.ts');
-          const fromEnv = process.env.RECON_WORKBENCH_URL?.trim();
-          let linkTo = opts.workbenchUrl;
-          if (linkTo === undefined && fromEnv) {
-            const url = workbenchUrl(fromEnv);
-            if (url === null) {
-              throw new ConfigError(
-                'RECON_WORKBENCH_URL is not an http(s) address without user or password: fix it, or give --workbench-url',
-              );
-            }
-            linkTo = url;
-          }
+          // RECON_WORKBENCH_URL is checked with the rest of the configuration (lib/config.ts).
+          const linkTo = opts.workbenchUrl ?? config.workbenchUrl;
           const handle = await openDatabase(config);
           try {
             const data = await loadReportData(handle.db, { from: opts.from, to: opts.to });

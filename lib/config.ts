@@ -66,20 +66,29 @@ function parseDays(name: string, value: string | undefined): number | undefined 
   return Number(value);
 }
 
-function parseBaseUrl(name: string, value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  let url: URL | undefined;
+/** The workbench's public address as links use it: http(s), no credentials, no trailing slash; else null. */
+export function workbenchUrl(value: string): string | null {
+  let url: URL;
   try {
     url = new URL(value);
   } catch {
-    url = undefined;
+    return null;
   }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash)
+    return null;
+  return url.href.replace(/\/+$/, '');
+}
+
+function parseBaseUrl(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const url = workbenchUrl(value);
+  if (url === null) {
+    // The value is not echoed: an address with a password in it is a secret.
     throw new ConfigError(
-      `${name}=${JSON.stringify(value)} is not an http(s) URL: set it to the workbench's public address, e.g. https://recon.example.com`,
+      `${name} is not an http(s) address without user or password: set it to the workbench's public address, e.g. https://recon.example.com`,
     );
   }
-  return value;
+  return url;
 }
 
 /** Reads `.env` from the working directory when present; variables already set win. */

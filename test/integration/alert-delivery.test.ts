@@ -77,7 +77,9 @@ describe('RECON_WORKBENCH_URL', () => {
       'https://recon.example.com',
     );
     expect(loadConfig({}).workbenchUrl).toBeUndefined();
-    expect(() => loadConfig({ RECON_WORKBENCH_URL: 'recon.example.com' })).toThrow(/is not an http\(s\) URL/);
+    expect(() => loadConfig({ RECON_WORKBENCH_URL: 'recon.example.com' })).toThrow(
+      /RECON_WORKBENCH_URL is not an http\(s\) address without user or password/,
+    );
   });
 });
 
