@@ -114,7 +114,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
     // whose indexes are in memory or on SSD, an index probe is not 4 sequential reads (the default
     // cost), and with that default the planner hashed whole tables (the matches, every discrepancy)
     // to find a window's rows, so that a run's cost grew with the warehouse instead of its range.
-    if (process.env.RECON_RPC_OFF !== '1') await sql`set local random_page_cost = 1.1`.execute(trx);
+    await sql`set local random_page_cost = 1.1`.execute(trx);
     // The run's temporary tables are analysed for join planning only: a small sample is enough.
     await sql`set local default_statistics_target = 10`.execute(trx);
     const run = await trx
