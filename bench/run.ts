@@ -8,6 +8,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
+import { windowCostSteps } from './window-cost.ts';
 import { workbenchSteps } from './workbench.ts';
 
 /**
@@ -71,7 +72,16 @@ const ctx: BenchContext = {
   },
 };
 
-const steps: BenchStep[] = [...ingestSteps, ...receiverSteps, ...workbenchSteps];
+// window-cost opens DATABASE_URL itself: point it at this run's server.
+const steps: BenchStep[] = [
+  ...ingestSteps,
+  ...receiverSteps,
+  ...workbenchSteps,
+  ...windowCostSteps.map((s) => ({
+    ...s,
+    run: (c: BenchContext) => ((process.env.DATABASE_URL = adminUrl), s.run(c)),
+  })),
+];
 const matching = fileURLToPath(new URL('./matching.ts', import.meta.url));
 if (existsSync(matching)) {
   const module = (await import(matching)) as {

@@ -30,13 +30,35 @@ export interface RuleContext {
 const STATUS_CLASS = (col: string) =>
   `(case when ${col} in ('SUCCESSFUL','RETURNED') then 'ok' when ${col} in ('REJECTED','FAILED') then 'failed' end)`;
 
-const PROFILE_STATEMENTS = PROFILE === '1';
+const PROFILE_STATEMENTS = PROFILE === '1' || PROFILE === 'explain';
 
 async function exec(ctx: RuleContext, query: RawBuilder<unknown>): Promise<number> {
+  return execStatement(ctx.trx, query);
+}
+
+/**
+ * Runs one statement of a run. RECON_PROFILE=1 prints its time; RECON_PROFILE=explain runs it as
+ * `explain (analyze, buffers)` instead (which executes it too, so the run goes on unchanged) and
+ * prints the plan: the buffers of each node show what the statement read.
+ */
+export async function execStatement(trx: Transaction<Database>, query: RawBuilder<unknown>): Promise<number> {
   const t0 = PROFILE_STATEMENTS ? performance.now() : 0;
-  const result = await query.execute(ctx.trx);
+  const compiled = query.compile(trx);
+  if (
+    PROFILE === 'explain' &&
+    /^\s*(select|insert|update|delete|with|create temp table \w+ on commit drop as)\b/i.test(compiled.sql)
+  ) {
+    const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>({
+      ...compiled,
+      sql: `explain (analyze, buffers, costs off, timing off) ${compiled.sql}`,
+    });
+    writeProfileLine(t0, compiled.sql.replace(/\s+/g, ' ').slice(0, 160));
+    process.stderr.write(`${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}\n`);
+    return 0;
+  }
+  const result = await query.execute(trx);
   if (PROFILE_STATEMENTS) {
-    writeProfileLine(t0, query.compile(ctx.trx).sql.replace(/\s+/g, ' ').slice(0, 90));
+    writeProfileLine(t0, compiled.sql.replace(/\s+/g, ' ').slice(0, 90));
   }
   return Number(result.numAffectedRows ?? 0);
 }
@@ -63,7 +85,7 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
   await exec(
     ctx,
     sql`create temp table scope_l on commit drop as
-      select merchant_transaction_id, (booked_at at time zone 'America/Toronto')::date as booked_on
+      select merchant_transaction_id, transaction_type, (booked_at at time zone 'America/Toronto')::date as booked_on
       from merchant_ledger
       where booked_at >= (${from}::date)::timestamp at time zone 'America/Toronto'
         and booked_at < ((${to}::date + 1))::timestamp at time zone 'America/Toronto'`,
@@ -527,13 +549,19 @@ export async function returnFindings(ctx: RuleContext): Promise<number> {
         null, l.amount_cents, null, null,
         jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array())
       from scope_l s join merchant_ledger l using (merchant_transaction_id)
-      where l.transaction_type = 'RETURN' and s.booked_on <= ${dueThrough}::date
+      where s.transaction_type = 'RETURN' and s.booked_on <= ${dueThrough}::date
         and not exists (select 1 from provider_returns r where r.return_transaction_id = l.transaction_id)
         and not exists (select 1 from return_matches m where m.ledger_merchant_transaction_id = l.merchant_transaction_id)
-        and not exists (
-          select 1 from provider_returns r left join provider_transactions o on o.transaction_id = r.original_transaction_id
-          where l.transaction_id is null
-            and coalesce(r.merchant_transaction_id, o.merchant_transaction_id) = l.original_merchant_transaction_id)
+        -- A return of the original, by its own merchant transaction id or else by its original's: two
+        -- index lookups (a coalesce() of both sides read every provider return, and the ledger was
+        -- scanned for RETURN entries, at every run).
+        and not (l.transaction_id is null and (
+          exists (select 1 from provider_returns r
+                  where r.merchant_transaction_id = l.original_merchant_transaction_id)
+          or exists (select 1 from provider_transactions o
+                     join provider_returns r on r.original_transaction_id = o.transaction_id
+                     where o.merchant_transaction_id = l.original_merchant_transaction_id
+                       and r.merchant_transaction_id is null)))
       on conflict do nothing`,
   );
   const count = await sql<{

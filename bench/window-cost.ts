@@ -1,0 +1,223 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
+import type { Database } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { loadConfig, loadDotEnv } from '../lib/config.ts';
+import { reconcileRange } from '../reconcile/reconcile-range.ts';
+import type { BenchStep } from './steps.ts';
+
+/**
+ * Window cost: does the nightly reconciliation of a 3-day window cost the same in a warehouse of
+ * two years as in one that holds only those days? Two scratch databases get the same window rows
+ * (`windowRows` provider transactions over 2026-03-10..12, with ledger and notifications); the large
+ * one also holds `historyRows` more over the two years before, reconciled once month by month as
+ * the nightly runs would have. Then the window is reconciled in each (first run and re-run), and
+ * the times and their ratio are printed. Target: large / small ≤ 1.2.
+ */
+export interface WindowCostFigures {
+  readonly windowRows: number;
+  readonly historyRows: number;
+  readonly smallSeconds: number;
+  readonly largeSeconds: number;
+  readonly smallRerunSeconds: number;
+  readonly largeRerunSeconds: number;
+  readonly ratio: number;
+  readonly rerunRatio: number;
+}
+
+export const WINDOW = { from: '2026-03-10', to: '2026-03-12', now: '2026-03-20T12:00:00Z' };
+export const WINDOW_START = '2026-03-10 04:00:00+00';
+export const WINDOW_SECONDS = 3 * 86_400;
+export const HISTORY_START = '2024-03-10 04:00:00+00';
+export const HISTORY_SECONDS = 730 * 86_400;
+
+/**
+ * Generates `count` provider transactions numbered from `first`, spread evenly over `seconds` from
+ * `start`, with their ledger entries and notifications (the same disagreements as bench/matching.ts:
+ * 0.5% missing in the ledger, 0.3% amount, 0.2% status, 0.5% missing notifications, 0.2% late).
+ */
+export async function generate(
+  db: Kysely<Database>,
+  first: number,
+  count: number,
+  start: string,
+  seconds: number,
+) {
+  const last = first + count - 1;
+  await sql`insert into provider_transactions (transaction_id, merchant_id, merchant_transaction_id, product, transaction_type,
+      raw_transaction_type, status, raw_status, amount_cents, fee_cents, currency, transaction_at, transaction_on,
+      notify_status, source, load_id, first_load_id, raw)
+    select 'T' || lpad(i::text, 10, '0'), 'IBTMERCH0001', 'M' || lpad(i::text, 10, '0'), 'IBT',
+      case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end, case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end,
+      case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end, case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end,
+      100 + (i::bigint * 7919) % 500000, case when i % 12 = 0 then 0 else 25 end, case when i % 25 = 0 then 'USD' else 'CAD' end,
+      ts, (ts at time zone 'America/Toronto')::date, case when i % 50 = 7 then 'I' else 'C' end,
+      'report-transactions', 1, 1, ''
+    from generate_series(${first}::int, ${last}::int) i,
+      lateral (select ${start}::timestamptz + make_interval(secs => ((i - ${first}::int)::bigint * ${seconds}::int / ${count}::int)::double precision) as ts) t`.execute(
+    db,
+  );
+  // A few duplicates of a merchant transaction id inside the window, so that the duplicate search has work.
+  await sql`insert into provider_transactions (transaction_id, merchant_id, merchant_transaction_id, product, transaction_type,
+      raw_transaction_type, status, raw_status, amount_cents, fee_cents, currency, transaction_at, transaction_on,
+      notify_status, source, load_id, first_load_id, raw)
+    select 'D' || substr(transaction_id, 2), merchant_id, merchant_transaction_id, product, transaction_type,
+      raw_transaction_type, 'REJECTED', 'REJECTED', amount_cents, 0, currency, transaction_at + interval '1 minute',
+      transaction_on, notify_status, source, load_id, first_load_id, raw
+    from provider_transactions
+    where transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
+      and substr(transaction_id, 2)::int % 997 = 1`.execute(db);
+  await sql`insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at, transaction_id)
+    select p.merchant_transaction_id, p.transaction_type,
+      p.amount_cents + case when i % 1000 between 10 and 12 then 7 else 0 end, p.currency,
+      case when i % 1000 between 20 and 21 and p.status = 'SUCCESSFUL' then 'REJECTED' else p.status end,
+      p.transaction_at + interval '2 seconds', p.transaction_id
+    from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
+    where p.transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
+      and i % 200 <> 3`.execute(db);
+  await sql`insert into notifications (kind, delivery_key, transaction_id, merchant_transaction_id, merchant_id, transaction_type,
+      raw_transaction_type, status, raw_status, amount_cents, raw_amount, fee_cents, currency, payload, received_at, last_received_at)
+    select 'transaction', encode(sha256(convert_to(p.transaction_id, 'UTF8')), 'hex'), p.transaction_id, p.merchant_transaction_id,
+      p.merchant_id, p.transaction_type, p.transaction_type, p.status,
+      case when p.status = 'SUCCESSFUL' then 'SUCCESS' else p.status end,
+      p.amount_cents + case when i % 1000 = 40 then 1 else 0 end, (p.amount_cents + case when i % 1000 = 40 then 1 else 0 end)::text,
+      p.fee_cents, p.currency, jsonb_build_object('transaction', jsonb_build_object('transactionId', p.transaction_id)),
+      p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end,
+      p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end
+    from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
+    where p.transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
+      and i % 200 <> 5 and p.notify_status = 'C'`.execute(db);
+}
+
+async function timed(db: Kysely<Database>, now: string): Promise<number> {
+  const t0 = performance.now();
+  await reconcileRange(db, { from: WINDOW.from, to: WINDOW.to, now });
+  return (performance.now() - t0) / 1000;
+}
+
+export async function benchWindowCost(
+  options: { windowRows?: number; historyRows?: number; log?: (line: string) => void } = {},
+): Promise<WindowCostFigures> {
+  const windowRows = options.windowRows ?? 10_000;
+  const historyRows = options.historyRows ?? 1_000_000;
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  loadDotEnv();
+  const admin = await openDatabase(loadConfig(), { poolSize: 1, schema: 'as-is' });
+  const client = new pg.Client({ connectionString: admin.connectionString });
+  await client.connect();
+  const names = ['small', 'large'].map((s) => `recon_bench_window_${s}_${process.pid}`);
+  const dbs: Kysely<Database>[] = [];
+  try {
+    for (const name of names) {
+      await client.query(`drop database if exists ${name}`);
+      await client.query(`create database ${name}`);
+      const url = new URL(admin.connectionString);
+      url.pathname = `/${name}`;
+      const db = createDatabase(createPool(url.toString(), 2));
+      dbs.push(db);
+      await migrateToLatest(db);
+      await sql`insert into loads (source, environment, origin, format, status) values ('report-transactions','staging','direct','report-json','committed')`.execute(
+        db,
+      );
+    }
+    const [small, large] = dbs as [Kysely<Database>, Kysely<Database>];
+    const g0 = performance.now();
+    // History first (numbers after the window's), so both databases hold the window rows under the same ids.
+    await generate(large, windowRows + 1, historyRows, HISTORY_START, HISTORY_SECONDS);
+    for (const db of dbs) {
+      await generate(db, 1, windowRows, WINDOW_START, WINDOW_SECONDS);
+      await sql`vacuum analyze`.execute(db);
+    }
+    log(
+      `window cost: generated ${windowRows.toLocaleString('en')} window rows, ${historyRows.toLocaleString('en')} history rows in ${((performance.now() - g0) / 1000).toFixed(1)} s`,
+    );
+    // The history as the nightly runs left it: claims and discrepancies of every past month.
+    const h0 = performance.now();
+    for (let m = new Date('2024-03-01T00:00:00Z'); m < new Date('2026-03-01T00:00:00Z');) {
+      const next = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1));
+      const last = new Date(next.getTime() - 86_400_000);
+      await reconcileRange(large, {
+        from: m.toISOString().slice(0, 10),
+        to: last.toISOString().slice(0, 10),
+        now: '2026-03-09T12:00:00Z',
+      });
+      m = next;
+    }
+    await reconcileRange(large, { from: '2026-03-01', to: '2026-03-09', now: '2026-03-09T12:00:00Z' });
+    await sql`vacuum analyze`.execute(large);
+    log(`  history reconciled in ${((performance.now() - h0) / 1000).toFixed(1)} s`);
+
+    const smallSeconds = await timed(small, WINDOW.now);
+    const largeSeconds = await timed(large, WINDOW.now);
+    const smallRerunSeconds = await timed(small, '2026-03-21T12:00:00Z');
+    const largeRerunSeconds = await timed(large, '2026-03-21T12:00:00Z');
+    const figures: WindowCostFigures = {
+      windowRows,
+      historyRows,
+      smallSeconds: round2(smallSeconds),
+      largeSeconds: round2(largeSeconds),
+      smallRerunSeconds: round2(smallRerunSeconds),
+      largeRerunSeconds: round2(largeRerunSeconds),
+      ratio: round2(largeSeconds / smallSeconds),
+      rerunRatio: round2(largeRerunSeconds / smallRerunSeconds),
+    };
+    log(
+      `  reconcile ${WINDOW.from}..${WINDOW.to}: window only ${figures.smallSeconds} s, among ${historyRows.toLocaleString('en')} ${figures.largeSeconds} s, ratio ${figures.ratio} (target <= 1.2); ` +
+        `re-run ${figures.smallRerunSeconds} s vs ${figures.largeRerunSeconds} s, ratio ${figures.rerunRatio}`,
+    );
+    return figures;
+  } finally {
+    for (const db of dbs) await db.destroy();
+    // RECON_BENCH_KEEP=1 keeps the scratch databases for EXPLAIN sessions.
+    if (process.env.RECON_BENCH_KEEP !== '1')
+      for (const name of names) await client.query(`drop database if exists ${name} with (force)`);
+    else log(`  kept databases ${names.join(', ')}`);
+    await client.end();
+    await admin.close();
+  }
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+/** `npm run bench` section: BENCH_WINDOW_ROWS (default 10,000) among BENCH_HISTORY_ROWS (default 1,000,000). */
+export const windowCostSteps: BenchStep[] = [
+  {
+    name: 'window-cost',
+    async run(c) {
+      const f = await benchWindowCost({
+        windowRows: Number(process.env.BENCH_WINDOW_ROWS ?? 10_000),
+        historyRows: Number(process.env.BENCH_HISTORY_ROWS ?? 1_000_000),
+        log: c.log,
+      });
+      return [
+        {
+          name: 'reconcile 3-day window, window-only warehouse',
+          rows: f.windowRows,
+          seconds: f.smallSeconds,
+        },
+        {
+          name: 'reconcile 3-day window, among the history',
+          rows: f.windowRows,
+          seconds: f.largeSeconds,
+          note: `${f.historyRows.toLocaleString('en')} history rows; ratio ${f.ratio} (target <= 1.2); re-run ratio ${f.rerunRatio}`,
+        },
+      ];
+    },
+  },
+];
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : undefined;
+  };
+  await benchWindowCost({
+    ...(arg('--window-rows') ? { windowRows: arg('--window-rows')! } : {}),
+    ...(arg('--history-rows') !== undefined ? { historyRows: arg('--history-rows')! } : {}),
+  });
+}
