@@ -8,14 +8,19 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY cli ./cli
-COPY lib ./lib
+COPY config ./config
+COPY domain ./domain
+COPY provider ./provider
+COPY ingest ./ingest
+COPY reconcile ./reconcile
+COPY workbench ./workbench
 COPY db ./db
 COPY migrations ./migrations
+COPY observability ./observability
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers
-COPY provider ./provider
-COPY reconcile ./reconcile
+COPY sandbox ./sandbox
 COPY tsconfig.json ./
 USER node
 # Same V8 young-generation size as the bin/recon.ts shebang: keeps bulk loads under 300 MB RSS.

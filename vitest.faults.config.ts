@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm run test:faults`: real processes against a PostgreSQL of each file's own, which the tests
- * restart, crash and stall (test/faults/support/fault-postgres.ts). Kept apart from `npm test` because
+ * restart, crash and stall (test/support/fault-postgres.ts). Kept apart from `npm test` because
  * its files own whole servers and time real outages; one file at a time, so that an outage of one
  * file's server is not slowed by another's.
  */

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
-import type { Config } from '../lib/config.ts';
-import type { ReconMetrics } from '../lib/metrics/registry.ts';
-import type { PullSourceRequest } from '../provider/pull.ts';
+import type { Config } from '../config/config.ts';
+import type { ReconMetrics } from '../observability/metrics.ts';
+import type { PullSourceRequest } from '../ingest/pull-source.ts';
 
 /**
- * What a pull reports back: the loader's summary (lib/ingest), of which activities keep counts, or the
+ * What a pull reports back: the loader's summary (ingest/load), of which activities keep counts, or the
  * committed load a retried activity finds in pull_cursors (hence the looser status and checksum).
  */
 export interface PullLoadSummary {
@@ -22,10 +22,10 @@ export interface PullLoadSummary {
   readonly durationMs: number;
 }
 
-/** One source, one window of Eastern days: provider/pull.ts's request. */
+/** One source, one window of Eastern days: ingest/pull-source.ts's request. */
 export type PullRequest = PullSourceRequest;
 
-/** provider/pull.ts `pullSource`: one source, one window, HTTP stream → parser → loader. */
+/** ingest/pull-source.ts `pullSource`: one source, one window, HTTP stream → parser → loader. */
 export type PullSourceFn<Client> = (
   deps: { handle: DatabaseHandle; client: Client; config: Config },
   req: PullRequest,

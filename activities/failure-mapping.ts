@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { ReconError } from '../lib/errors.ts';
-import { redactPersonal } from '../lib/privacy.ts';
+import { ReconError } from '../domain/errors.ts';
+import { redactPersonal } from '../domain/privacy.ts';
 
 /**
  * The one place where typed errors become Temporal failures, at the activity boundary:

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createDatabase, createPool, type DatabaseHandle } from '../db/connect.ts';
-import { loadReport } from '../lib/ingest/load-report.ts';
-import type { ReportFormat, Source } from '../lib/records.ts';
+import { loadReport } from '../ingest/load/load-report.ts';
+import type { ReportFormat, Source } from '../domain/records.ts';
 
 /**
  * One benchmark load in its own process, so that its peak RSS is the loader's alone.

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { loadConfig, loadDotEnv } from '../lib/config.ts';
+import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 
 export interface MatchingFigures {

@@ -9,10 +9,10 @@
 import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parse as csvParse } from 'csv-parse';
-import { parseReport } from '../lib/parse/index.ts';
-import { readCsvRecords } from '../lib/parse/read-csv-records.ts';
-import { readLines } from '../lib/parse/read-lines.ts';
-import { splitJsonArray } from '../lib/parse/split-json-array.ts';
+import { parseReport } from '../provider/formats/index.ts';
+import { readCsvRecords } from '../provider/formats/read-csv-records.ts';
+import { readLines } from '../provider/formats/read-lines.ts';
+import { splitJsonArray } from '../provider/formats/split-json-array.ts';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const dir = new URL('./out/', import.meta.url);

@@ -4,8 +4,8 @@ import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort } from '../lib/net/free-port.ts';
-import { startFaultPostgres } from '../test/faults/support/fault-postgres.ts';
+import { freePort } from '../db/free-port.ts';
+import { startFaultPostgres } from '../test/support/fault-postgres.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
 /**

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { loadConfig, loadDotEnv } from '../lib/config.ts';
+import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import type { BenchStep } from './steps.ts';
 

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { Config } from '../lib/config.ts';
-import { UsageError } from '../lib/errors.ts';
-import { SOURCES, type Source } from '../lib/records.ts';
+import type { Config } from '../config/config.ts';
+import { UsageError } from '../domain/errors.ts';
+import { SOURCES, type Source } from '../domain/records.ts';
 import { dateArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
@@ -76,7 +76,7 @@ export function registerBackfill(program: Command): void {
         }
         const { parallelism, windowDays, sources } = options;
 
-        const { installRuntime, shutdownRuntime } = await import('../lib/temporal/runtime.ts');
+        const { installRuntime, shutdownRuntime } = await import('../workers/runtime.ts');
         installRuntime({ level: 'ERROR', shutdownSignals: [] });
         const { openTemporalSession, embeddedTemporalDbFile } =
           await import('../workers/temporal-session.ts');
@@ -95,7 +95,7 @@ export function registerBackfill(program: Command): void {
             process.stdout.write(`${workflowId}: cancellation requested (running windows are cancelled)\n`);
             return 0;
           }
-          const { startBackfill } = await import('../lib/temporal/backfill.ts');
+          const { startBackfill } = await import('../workers/client/backfill.ts');
           const { handle, started } = await startBackfill(session.client, {
             from: options.from,
             to: options.to,
@@ -116,7 +116,7 @@ export function registerBackfill(program: Command): void {
             }
             return 0;
           }
-          const { watchBackfill } = await import('../lib/temporal/watch-backfill.ts');
+          const { watchBackfill } = await import('../workers/client/watch-backfill.ts');
           const outcome = await watchBackfill(handle, { signal: controller.signal, client: session.client });
           if (outcome.status === 'DETACHED') {
             process.stderr.write(

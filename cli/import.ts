@@ -14,7 +14,7 @@ export function registerImport(program: Command): void {
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
     .action((file: string, options: ReportCliOptions & { maxRejected?: number }) =>
       runCommand(async (config) => {
-        const { loadReport } = await import('../lib/ingest/load-report.ts');
+        const { loadReport } = await import('../ingest/load/load-report.ts');
         const { loadFileAndPrint } = await import('./load-file.ts');
         // Options are checked before the file is opened or the database started.
         const o = await checkedReportOptions(options);

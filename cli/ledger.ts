@@ -13,7 +13,7 @@ export function registerLedger(program: Command): void {
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
     .action((file: string, options: { maxRejected?: number }) =>
       runCommand(async (config) => {
-        const { loadLedger } = await import('../lib/ingest/load-ledger.ts');
+        const { loadLedger } = await import('../ingest/load/load-ledger.ts');
         const { loadFileAndPrint } = await import('./load-file.ts');
         await loadFileAndPrint(config, file, options.maxRejected, loadLedger);
       }),

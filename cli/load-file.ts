@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
-import type { Config } from '../lib/config.ts';
-import type { LoadSummary } from '../lib/ingest/load-report.ts';
+import type { Config } from '../config/config.ts';
+import type { LoadSummary } from '../ingest/load/load-report.ts';
 
 type Progress = (p: { rowsRead: number; bytes: number }) => void;
 
@@ -44,7 +44,7 @@ export async function loadFileAndPrint(
     input: Readable,
   ) => Promise<LoadSummary>,
 ): Promise<void> {
-  const { openInput } = await import('../lib/ingest/open-input.ts');
+  const { openInput } = await import('../ingest/load/open-input.ts');
   const { openDatabase } = await import('../db/connect.ts');
   const input = await openInput(file);
   const handle = await openDatabase(config, { watch: true });

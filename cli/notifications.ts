@@ -19,13 +19,13 @@ export function registerNotifications(program: Command): void {
     .action((opts: { host: string; confirm?: boolean }) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { startNotificationReceiver } = await import('../reconcile/notifications/server.ts');
+        const { startNotificationReceiver } = await import('../ingest/notifications/server.ts');
         const handle = await openDatabase(config);
-        const { metricsSettings } = await import('../lib/metrics/settings.ts');
+        const { metricsSettings } = await import('../observability/metrics-settings.ts');
         const metricsAt = metricsSettings(process.env);
-        const { createMetrics } = await import('../lib/metrics/registry.ts');
+        const { createMetrics } = await import('../observability/metrics.ts');
         const metrics = metricsAt ? createMetrics() : undefined;
-        let confirm: import('../reconcile/notifications/server.ts').ConfirmNotification | undefined;
+        let confirm: import('../ingest/notifications/server.ts').ConfirmNotification | undefined;
         if (opts.confirm) {
           const { createProviderClient } = await import('../provider/client/index.ts');
           const client = createProviderClient(config);
@@ -49,7 +49,7 @@ export function registerNotifications(program: Command): void {
           ...(metrics ? { metrics } : {}),
         });
         process.stdout.write(`notification receiver listening on ${receiver.url}\n`);
-        const { startMetricsServer } = await import('../lib/metrics/serve-metrics.ts');
+        const { startMetricsServer } = await import('../observability/serve-metrics.ts');
         const metricsServer =
           metrics && metricsAt ? await startMetricsServer({ metrics, ...metricsAt }) : undefined;
         if (metricsServer) process.stdout.write(`metrics at ${metricsServer.url}\n`);
@@ -71,9 +71,9 @@ export function registerNotifications(program: Command): void {
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
     .action((file: string, opts: { maxRejected?: number }) =>
       runCommand(async (config) => {
-        const { openInput } = await import('../lib/ingest/open-input.ts');
+        const { openInput } = await import('../ingest/load/open-input.ts');
         const { openDatabase } = await import('../db/connect.ts');
-        const { importNotificationHistory } = await import('../reconcile/notifications/import-history.ts');
+        const { importNotificationHistory } = await import('../ingest/notifications/import-history.ts');
         const input = await openInput(file);
         const handle = await openDatabase(config);
         try {

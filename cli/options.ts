@@ -7,8 +7,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { isoDate } from '../lib/time/calendar.ts';
-import { normaliseInstant } from '../lib/time/iso-instant.ts';
+import { isoDate } from '../domain/time/calendar.ts';
+import { normaliseInstant } from '../domain/time/iso-instant.ts';
 
 /** A date written YYYY-MM-DD that exists (2026-02-30 and 2026/04/01 are refused). */
 export function dateArg(value: string): string {

@@ -16,8 +16,8 @@ export function withReportOptions(command: Command): Command {
 
 /** reportFileOptions of the command line: a bad combination is a usage error (exit 2, --help hint). */
 export async function checkedReportOptions(options: ReportCliOptions) {
-  const { reportFileOptions } = await import('../lib/ingest/source-of.ts');
-  const { ConfigError, UsageError } = await import('../lib/errors.ts');
+  const { reportFileOptions } = await import('../ingest/load/source-of.ts');
+  const { ConfigError, UsageError } = await import('../domain/errors.ts');
   try {
     return reportFileOptions(options);
   } catch (error) {
@@ -41,9 +41,9 @@ export function registerParse(program: Command): void {
       ),
   ).action((file: string, options: ReportCliOptions) =>
     runCommand(async () => {
-      const { openInput } = await import('../lib/ingest/open-input.ts');
-      const { loadParsers } = await import('../lib/ingest/parsers.ts');
-      const { redactPersonal } = await import('../lib/privacy.ts');
+      const { openInput } = await import('../ingest/load/open-input.ts');
+      const { loadParsers } = await import('../ingest/load/parsers.ts');
+      const { redactPersonal } = await import('../domain/privacy.ts');
       const o = await checkedReportOptions(options);
       const input = await openInput(file);
       const { parseReport } = await loadParsers();

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { SOURCES } from '../lib/records.ts';
+import { SOURCES } from '../domain/records.ts';
 import { dateArg, MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
@@ -31,7 +31,7 @@ export function registerPull(program: Command): void {
     .action((options: PullCliOptions) =>
       runCommand(async (config) => {
         const { createProviderClient } = await import('../provider/client/index.ts');
-        const { pullSource } = await import('../provider/pull.ts');
+        const { pullSource } = await import('../ingest/pull-source.ts');
         const { openDatabase } = await import('../db/connect.ts');
         const { warnRejected } = await import('./load-file.ts');
         const client = createProviderClient(config);

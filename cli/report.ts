@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { workbenchUrl } from '../lib/config.ts';
+import { workbenchUrl } from '../config/config.ts';
 import { dateArg, outputFileArg } from './options.ts';
 import { runCommand } from './run.ts';
 
@@ -42,7 +42,7 @@ export function registerReport(program: Command): void {
           const { openDatabase } = await import('../db/connect.ts');
           const { loadReportData } = await import('../reconcile/report/report-data.ts');
           const { formatReport, reportJson } = await import('../reconcile/report/format-summary.ts');
-          // RECON_WORKBENCH_URL is checked with the rest of the configuration (lib/config.ts).
+          // RECON_WORKBENCH_URL is checked with the rest of the configuration (config/config.ts).
           const linkTo = opts.workbenchUrl ?? config.workbenchUrl;
           const handle = await openDatabase(config);
           try {

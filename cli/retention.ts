@@ -17,8 +17,7 @@ export function registerRetention(program: Command): void {
     .action((opts: { rawOlderThan: number; json?: boolean }) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { clearPersonalData, formatRetention } =
-          await import('../lib/retention/clear-personal-data.ts');
+        const { clearPersonalData, formatRetention } = await import('../db/retention.ts');
         const handle = await openDatabase(config);
         try {
           const summary = await clearPersonalData(handle.db, { olderThanDays: opts.rawOlderThan });

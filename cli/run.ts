@@ -1,6 +1,6 @@
 import { databaseErrorLine } from '../db/connection-errors.ts';
-import { type Config, loadConfig, loadDotEnv } from '../lib/config.ts';
-import { ReconError, TooManyRejected, UsageError } from '../lib/errors.ts';
+import { type Config, loadConfig, loadDotEnv } from '../config/config.ts';
+import { ReconError, TooManyRejected, UsageError } from '../domain/errors.ts';
 
 /** Exit codes of PRODUCT.md "Command-line conventions". */
 export const EXIT = { failed: 1, usage: 2, refusedByLimit: 3 } as const;

@@ -80,7 +80,7 @@ export function registerSandbox(program: Command): void {
     .option('--log', 'print one line per request (method, path, status) on stderr')
     .action((o: SandboxCliOptions) =>
       runCommand(async (config) => {
-        const { startSandbox } = await import('../provider/sandbox/server.ts');
+        const { startSandbox } = await import('../sandbox/server.ts');
         const seed = /^\d+$/.test(o.seed) ? Number(o.seed) : o.seed;
         const history = o.writeLedger || o.writeTruth ? await writeMerchantView(o, seed) : undefined;
         const sandbox = await startSandbox({
@@ -131,13 +131,13 @@ export function registerSandbox(program: Command): void {
 }
 
 /**
- * Derives area 5's merchant view (provider/sandbox/merchant-view.ts) from the same options, writes the
+ * Derives area 5's merchant view (sandbox/merchant-view.ts) from the same options, writes the
  * ledger and the ground truth, and returns its history, so that what the sandbox serves is exactly
  * what the truth was computed from (the view sets the history's legacy conflict rate).
  */
 async function writeMerchantView(o: SandboxCliOptions, seed: number | string) {
   const { writeFile } = await import('node:fs/promises');
-  const { deriveMerchantView } = await import('../provider/sandbox/merchant-view.ts');
+  const { deriveMerchantView } = await import('../sandbox/merchant-view.ts');
   const view = deriveMerchantView({ seed, transactions: o.transactions, from: o.from, to: o.to });
   if (o.writeLedger) {
     const lines = view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`);

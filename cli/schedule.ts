@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../lib/config.ts';
-import { ConfigError } from '../lib/errors.ts';
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../domain/errors.ts';
 import { wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
@@ -35,7 +35,7 @@ async function withClient(config: Config, body: (client: Client) => Promise<void
     );
   }
   const { Client, Connection } = await import('@temporalio/client');
-  const { reachTemporal } = await import('../lib/temporal/reach.ts');
+  const { reachTemporal } = await import('../workers/reach-temporal.ts');
   const address = config.temporalAddress;
   const connection = await reachTemporal(address, () => Connection.connect({ address }));
   try {
@@ -70,7 +70,7 @@ export function registerSchedule(program: Command): void {
     .action((options: CreateOptions) =>
       runCommand((config) =>
         withClient(config, async (client) => {
-          const { describeSchedule, upsertNightlySchedule } = await import('../lib/temporal/schedule.ts');
+          const { describeSchedule, upsertNightlySchedule } = await import('../workers/client/schedule.ts');
           const { created, handle } = await upsertNightlySchedule(client, {
             taskQueue: config.temporalTaskQueue,
             at: options.at ?? fromEnv('RECON_NIGHTLY_AT', clockArg, '02:30'),
@@ -91,7 +91,7 @@ export function registerSchedule(program: Command): void {
     .action(() =>
       runCommand((config) =>
         withClient(config, async (client) => {
-          const { describeSchedule, NIGHTLY_SCHEDULE_ID } = await import('../lib/temporal/schedule.ts');
+          const { describeSchedule, NIGHTLY_SCHEDULE_ID } = await import('../workers/client/schedule.ts');
           const d = await client.schedule.getHandle(NIGHTLY_SCHEDULE_ID).describe();
           process.stdout.write(`${describeSchedule(d)}\n`);
         }),
@@ -110,7 +110,7 @@ export function registerSchedule(program: Command): void {
       .action((options: { note?: string }) =>
         runCommand((config) =>
           withClient(config, async (client) => {
-            const { NIGHTLY_SCHEDULE_ID } = await import('../lib/temporal/schedule.ts');
+            const { NIGHTLY_SCHEDULE_ID } = await import('../workers/client/schedule.ts');
             const handle = client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
             if (name === 'pause') await handle.pause(options.note ?? 'paused with recon schedule pause');
             else if (name === 'unpause')

@@ -10,8 +10,8 @@ import {
   warehousePaths,
 } from '../db/embedded-warehouse.ts';
 import { ensureSchema } from '../db/migrate.ts';
-import type { Config } from '../lib/config.ts';
-import { ConfigError } from '../lib/errors.ts';
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../domain/errors.ts';
 
 function findPsql(): string {
   for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {

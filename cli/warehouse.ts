@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
-import type { Config } from '../lib/config.ts';
-import { ConfigError } from '../lib/errors.ts';
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../domain/errors.ts';
 import { runCommand } from './run.ts';
 
 function embeddedOnly(config: Config, what: string): void {

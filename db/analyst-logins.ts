@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { ConfigError } from '../lib/errors.ts';
+import { ConfigError } from '../domain/errors.ts';
 import type { Database } from './database.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Config } from '../lib/config.ts';
+import type { Config } from '../config/config.ts';
 import { noteConnected, noteDatabase } from './connection-errors.ts';
 import type { Database } from './database.ts';
 import {

@@ -1,4 +1,4 @@
-import { ReconError } from '../lib/errors.ts';
+import { ReconError } from '../domain/errors.ts';
 
 /**
  * What a command says when its database is unreachable, goes away or stops answering: one line that

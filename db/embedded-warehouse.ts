@@ -5,7 +5,7 @@ import { arch, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { freePort } from '../lib/net/free-port.ts';
+import { freePort } from './free-port.ts';
 import { ANALYST_LIMIT_DEFAULTS } from './analyst-logins.ts';
 import EmbeddedPostgres from './embedded-postgres.ts';
 

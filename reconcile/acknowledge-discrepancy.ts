@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { ReconError } from '../lib/errors.ts';
+import { ReconError } from '../domain/errors.ts';
 
 /** No discrepancy has this id. */
 export class DiscrepancyNotFound extends ReconError {

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { redactPersonal } from '../lib/privacy.ts';
-import { canonicalProviderStatus } from '../lib/status.ts';
+import { redactPersonal } from '../domain/privacy.ts';
+import { canonicalProviderStatus } from '../domain/status.ts';
 
 /**
  * Asks the provider for the status of one transaction (provider-api.md 2.5, 4.2) and returns the

@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { easternDateOf } from '../lib/time/eastern.ts';
-import { isoDate } from '../lib/time/calendar.ts';
+import { easternDateOf } from '../domain/time/eastern.ts';
+import { isoDate } from '../domain/time/calendar.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
-import { markAbandonedLoads } from '../lib/ingest/load-owner.ts';
-import { addBusinessDays, addDays, type CalendarOptions } from './business-days.ts';
+import { markAbandonedLoads } from '../ingest/load/load-owner.ts';
+import { addBusinessDays, addDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import {
   matchTransactions,
   notificationFindings,
@@ -13,7 +13,7 @@ import {
   type RuleContext,
   sourceFindings,
   transactionFindings,
-} from './match-rules.ts';
+} from './rules/match-rules.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 
 export interface ReconcileRequest {

@@ -20,7 +20,7 @@ export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 /** Tunables of matching. Every run records the settings it used in reconcile_runs.settings. */
 export interface ReconcileSettings {
   /**
-   * Business days (Canadian bank-holiday calendar, reconcile/business-days.ts) the provider has to
+   * Business days (Canadian bank-holiday calendar, domain/time/business-days.ts) the provider has to
    * report a ledger entry, and the merchant has to book a return, before it is a discrepancy.
    */
   readonly graceBusinessDays: number;

@@ -1,9 +1,9 @@
 import { createActivities, type Activities } from '../activities/index.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
-import type { Config } from '../lib/config.ts';
-import type { ReconMetrics } from '../lib/metrics/registry.ts';
+import type { Config } from '../config/config.ts';
+import type { ReconMetrics } from '../observability/metrics.ts';
 import { createProviderClient } from '../provider/client/index.ts';
-import { pullSource } from '../provider/pull.ts';
+import { pullSource } from '../ingest/pull-source.ts';
 import { parseWebhooks } from '../reconcile/alerts/webhooks.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 

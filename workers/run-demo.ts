@@ -3,18 +3,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, createPool, type DatabaseHandle } from '../db/connect.ts';
 import { acquireWarehouse, warehousePaths } from '../db/embedded-warehouse.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { type Config, loadConfig } from '../lib/config.ts';
-import { backfillProgress, startBackfill } from '../lib/temporal/backfill.ts';
-import { installRuntime, shutdownRuntime } from '../lib/temporal/runtime.ts';
-import { upsertNightlySchedule } from '../lib/temporal/schedule.ts';
-import { watchBackfill } from '../lib/temporal/watch-backfill.ts';
-import { easternToUtc } from '../lib/time/eastern.ts';
-import { loadMerchantSide } from '../provider/sandbox/load-merchant-side.ts';
-import { deriveMerchantView } from '../provider/sandbox/merchant-view.ts';
-import { startSandbox } from '../provider/sandbox/server.ts';
+import { type Config, loadConfig } from '../config/config.ts';
+import { backfillProgress, startBackfill } from './client/backfill.ts';
+import { installRuntime, shutdownRuntime } from './runtime.ts';
+import { upsertNightlySchedule } from './client/schedule.ts';
+import { watchBackfill } from './client/watch-backfill.ts';
+import { easternToUtc } from '../domain/time/eastern.ts';
+import { loadMerchantSide } from '../sandbox/load-merchant-side.ts';
+import { deriveMerchantView } from '../sandbox/merchant-view.ts';
+import { startSandbox } from '../sandbox/server.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
-import { formatGroundTruthScore, scoreGroundTruth } from '../reconcile/score-ground-truth.ts';
+import { formatGroundTruthScore, scoreGroundTruth } from '../sandbox/score-ground-truth.ts';
 import type { NightlyResult } from '../workflows/types.ts';
 import { openProductionActivities } from './production-activities.ts';
 import { openTemporalSession } from './temporal-session.ts';
@@ -48,8 +48,8 @@ async function serveDemoWorkbench(
   temporal: { address: string; namespace: string },
 ) {
   const { randomBytes } = await import('node:crypto');
-  const { addUser } = await import('../reconcile/workbench/auth/accounts.ts');
-  const { startWorkbench } = await import('../reconcile/workbench/start.ts');
+  const { addUser } = await import('../workbench/auth/accounts.ts');
+  const { startWorkbench } = await import('../workbench/start.ts');
   const running = await startWorkbench(
     {
       databaseUrl: connectionString,

@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Activities } from '../activities/index.ts';
-import type { Config } from '../lib/config.ts';
-import { startDevServer } from '../lib/temporal/dev-server.ts';
-import { reachTemporal } from '../lib/temporal/reach.ts';
+import type { Config } from '../config/config.ts';
+import { startDevServer } from './dev-server.ts';
+import { reachTemporal } from './reach-temporal.ts';
 import { createReconWorker } from './create-worker.ts';
 import { loadWorkerSettings } from './worker-settings.ts';
 

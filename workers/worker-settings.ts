@@ -1,5 +1,5 @@
-import { ConfigError } from '../lib/errors.ts';
-import { metricsSettings } from '../lib/metrics/settings.ts';
+import { ConfigError } from '../domain/errors.ts';
+import { metricsSettings } from '../observability/metrics-settings.ts';
 
 /**
  * Worker tuning from the environment (documented in README, "Orchestration (Temporal)"):

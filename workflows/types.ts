@@ -1,4 +1,4 @@
-import type { Source } from '../lib/records.ts';
+import type { Source } from '../domain/records.ts';
 import type { DayWindow } from './windows.ts';
 
 /**

@@ -7,7 +7,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import { SOURCES } from '../lib/records.ts';
+import { SOURCES } from '../domain/records.ts';
 import {
   activityTuningProblem,
   pullSourceOptions,

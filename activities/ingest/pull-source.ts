@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
-import { recordLoad } from '../../lib/metrics/registry.ts';
+import { recordLoad } from '../../observability/metrics.ts';
 import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies, PullLoadSummary } from '../dependencies.ts';

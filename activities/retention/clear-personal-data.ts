@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { clearPersonalData } from '../../lib/retention/clear-personal-data.ts';
+import { clearPersonalData } from '../../db/retention.ts';
 import type { RetentionResult } from '../../workflows/types.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';

@@ -1,4 +1,4 @@
-import { ReconError } from '../../lib/errors.ts';
+import { ReconError } from '../../domain/errors.ts';
 
 /**
  * Typed errors of the provider client. Messages say what failed, at which endpoint, and what to do;

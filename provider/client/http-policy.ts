@@ -1,4 +1,4 @@
-import { ConfigError } from '../../lib/errors.ts';
+import { ConfigError } from '../../domain/errors.ts';
 
 /**
  * Which provider addresses the client accepts, and how long to wait between attempts. Pure functions.

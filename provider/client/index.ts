@@ -1,8 +1,8 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
-import type { Config } from '../../lib/config.ts';
-import { ConfigError, ReconError } from '../../lib/errors.ts';
-import type { LegacyQueryType, ReportQueryType } from '../../lib/records.ts';
+import type { Config } from '../../config/config.ts';
+import { ConfigError, ReconError } from '../../domain/errors.ts';
+import type { LegacyQueryType, ReportQueryType } from '../../domain/records.ts';
 import {
   ProviderAuthFailed,
   ProviderRejectedRequest,
@@ -18,7 +18,7 @@ import {
   parseExpiresIn,
   parseRetryAfter,
 } from './http-policy.ts';
-import { redactPersonal } from '../../lib/privacy.ts';
+import { redactPersonal } from '../../domain/privacy.ts';
 import { buildLegacyForm, type LegacyQueryRequest } from './legacy-limits.ts';
 
 export * from './errors.ts';

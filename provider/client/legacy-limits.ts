@@ -1,4 +1,4 @@
-import type { LegacyQueryType } from '../../lib/records.ts';
+import type { LegacyQueryType } from '../../domain/records.ts';
 import { LegacyQueryRefused } from './errors.ts';
 
 /** What a caller asks of the legacy query interface (spec 4.6). Dates are YYYY-MM-DD, inclusive. */

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { ReconError } from '../../lib/errors.ts';
+import { ReconError } from '../../domain/errors.ts';
 import type { AlertInput, AlertResult } from '../../workflows/types.ts';
 import { alertBody, alertKey } from './payload.ts';
 import { type Webhook, webhookName } from './webhooks.ts';

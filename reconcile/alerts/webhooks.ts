@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConfigError } from '../../lib/errors.ts';
+import { ConfigError } from '../../domain/errors.ts';
 
 /** How a webhook wants its alerts: Slack's incoming-webhook shape (`text` plus `blocks`) or plain JSON. */
 export type WebhookFormat = 'slack' | 'json';

@@ -5,10 +5,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLegacyType5 } from '../../bench/generate-files.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
-import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
+import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
-import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
-import { query, recon } from './support/recon-process.ts';
+import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
+import { query, recon } from '../support/recon-process.ts';
 
 // Issue 15, section 4: no analyst session can stall the pipeline. Reproduction: as recon_analyst,
 // `select pg_advisory_lock(28794560), pg_sleep(30)`; a reconcile run started meanwhile waited for as

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, createPool } from '../../db/connect.ts';
-import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
+import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
-import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
-import { analystSnapshot, query, recon } from './support/recon-process.ts';
+import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
+import { analystSnapshot, query, recon } from '../support/recon-process.ts';
 
 // Issue 15, section 3: after `recon reconcile`, a crash of PostgreSQL (pg_ctl stop -m immediate) and
 // a start, every table and view analysts read gives what it gave before. With UNLOGGED match tables,

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
+import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 
 /** The harness itself: a restart keeps committed rows and the port; a stall hangs a query until resumed. */
 let server: FaultPostgres;

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLegacyType5 } from '../../bench/generate-files.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
-import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
+import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
-import { freePort } from '../../lib/net/free-port.ts';
-import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
-import { query, recon, spawnRecon, waitFor } from './support/recon-process.ts';
+import { freePort } from '../../db/free-port.ts';
+import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
+import { query, recon, spawnRecon, waitFor } from '../support/recon-process.ts';
 
 // Issue 15, section 5: a command that loses its database says so in one line naming the server (never
 // the password) and exits 1; nothing partial is kept; a load left `running` by a process that died is

@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
+import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 import {
   deliverWithRetries,
   notificationBody,
   type ReceiverProcess,
   startReceiverProcess,
-} from './support/receiver-process.ts';
+} from '../support/receiver-process.ts';
 
 /**
  * `recon notifications serve` while its PostgreSQL restarts or crashes under 50 concurrent

@@ -7,11 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevServer, type DevServer } from '../../lib/temporal/dev-server.ts';
-import { installRuntime } from '../../lib/temporal/runtime.ts';
-import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
+import { startDevServer, type DevServer } from '../../workers/dev-server.ts';
+import { installRuntime } from '../../workers/runtime.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import type { WindowResult } from '../../workflows/types.ts';
-import { type FaultPostgres, startFaultPostgres } from './support/fault-postgres.ts';
+import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 
 /**
  * `recon worker` as an OS process (a real Temporal dev server, the provider sandbox) while its

@@ -3,15 +3,12 @@ import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Database } from '../../db/database.ts';
-import { loadLedger } from '../../lib/ingest/load-ledger.ts';
-import { loadReport, type LoadRequest } from '../../lib/ingest/load-report.ts';
-import { PERSONAL_MARK, redactPersonal } from '../../lib/privacy.ts';
+import { loadLedger } from '../../ingest/load/load-ledger.ts';
+import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { PERSONAL_MARK, redactPersonal } from '../../domain/privacy.ts';
 import { followUpPendingTransactions } from '../../reconcile/follow-up-pending.ts';
-import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
-import {
-  type NotificationReceiver,
-  startNotificationReceiver,
-} from '../../reconcile/notifications/server.ts';
+import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
+import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
 
@@ -449,7 +446,7 @@ describe("consumers' personal data and recon_analyst", () => {
     expect(a!.consumer_email_hash).not.toBe(plain.rows[0]!.h);
   });
 
-  it('redacts in SQL (views, retention) exactly as in messages (lib/privacy.ts)', async () => {
+  it('redacts in SQL (views, retention) exactly as in messages (domain/privacy.ts)', async () => {
     const samples = [
       `20260310,D,ORD-1,ET1,0000012550,CAD,S,IU1,0000000125,MERCH001,,C,player-1,101500,CA,${EMAIL.legacy5},${ACCOUNT}`,
       JSON.stringify(jsonRecord('T1', 'PENDING')),

@@ -1,15 +1,15 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import type { Source } from '../../lib/records.ts';
+import { loadConfig } from '../../config/config.ts';
+import type { Source } from '../../domain/records.ts';
 import { createProviderClient } from '../../provider/client/index.ts';
-import { pullSource } from '../../provider/pull.ts';
-import { loadMerchantSide } from '../../provider/sandbox/load-merchant-side.ts';
-import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
-import { startSandbox } from '../../provider/sandbox/server.ts';
+import { pullSource } from '../../ingest/pull-source.ts';
+import { loadMerchantSide } from '../../sandbox/load-merchant-side.ts';
+import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
+import { startSandbox } from '../../sandbox/server.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { scoreGroundTruth } from '../../reconcile/score-ground-truth.ts';
+import { scoreGroundTruth } from '../../sandbox/score-ground-truth.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**

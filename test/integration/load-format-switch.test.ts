@@ -2,17 +2,17 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadLedger } from '../../lib/ingest/load-ledger.ts';
-import { loadReport, type LoadRequest, type LoadSummary } from '../../lib/ingest/load-report.ts';
+import { loadLedger } from '../../ingest/load/load-ledger.ts';
+import { loadReport, type LoadRequest, type LoadSummary } from '../../ingest/load/load-report.ts';
 import {
   LEGACY_DEFAULT_FIELDS,
   legacyReturnLine,
   legacyTransactionLine,
-} from '../../lib/format/legacy-csv.ts';
-import { reportCsvChunks } from '../../lib/format/report-csv.ts';
-import { reportJsonChunks } from '../../lib/format/report-json.ts';
-import { zipSingleEntry } from '../../lib/format/zip-writer.ts';
-import type { LegacyTransactionRecord, ReturnRecord, TransactionRecord } from '../../lib/records.ts';
+} from '../../sandbox/formats/legacy-csv.ts';
+import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
+import { reportJsonChunks } from '../../sandbox/formats/report-json.ts';
+import { zipSingleEntry } from '../../sandbox/formats/zip-writer.ts';
+import type { LegacyTransactionRecord, ReturnRecord, TransactionRecord } from '../../domain/records.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   legacyTransaction,

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadLedger } from '../../lib/ingest/load-ledger.ts';
-import { loadReport, type LoadRequest } from '../../lib/ingest/load-report.ts';
+import { loadLedger } from '../../ingest/load/load-ledger.ts';
+import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   adjustment,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { freePort } from '../../lib/net/free-port.ts';
+import { freePort } from '../../db/free-port.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**

@@ -1,10 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import {
-  type NotificationReceiver,
-  startNotificationReceiver,
-} from '../../reconcile/notifications/server.ts';
+import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { createMetrics } from '../../lib/metrics/registry.ts';
-import { type MetricsServer, startMetricsServer } from '../../lib/metrics/serve-metrics.ts';
-import {
-  type NotificationReceiver,
-  startNotificationReceiver,
-} from '../../reconcile/notifications/server.ts';
+import { createMetrics } from '../../observability/metrics.ts';
+import { type MetricsServer, startMetricsServer } from '../../observability/serve-metrics.ts';
+import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { sample } from '../support/prometheus.ts';
 

@@ -4,11 +4,8 @@ import { join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
-import {
-  type NotificationReceiver,
-  startNotificationReceiver,
-} from '../../reconcile/notifications/server.ts';
+import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
+import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 const SECRET = 'notify-secret-for-tests';

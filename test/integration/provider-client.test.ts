@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
-import { ConfigError } from '../../lib/errors.ts';
+import { loadConfig } from '../../config/config.ts';
+import { ConfigError } from '../../domain/errors.ts';
 import {
   createProviderClient,
   LegacyQueryRefused,
@@ -15,7 +15,7 @@ import {
   type ProviderClient,
   type ProviderClientOptions,
 } from '../../provider/client/index.ts';
-import { startSandbox, type Sandbox } from '../../provider/sandbox/server.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/server.ts';
 
 // The client against the sandbox provider over real HTTP on 127.0.0.1: every endpoint, every fault.
 

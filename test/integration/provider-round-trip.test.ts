@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig, type Config } from '../../lib/config.ts';
-import { projectLegacyTransaction } from '../../lib/format/legacy-csv.ts';
-import type { ReturnRecord, Source, TransactionRecord } from '../../lib/records.ts';
-import { easternDayStartUtc } from '../../lib/time/eastern.ts';
+import { loadConfig, type Config } from '../../config/config.ts';
+import { projectLegacyTransaction } from '../../sandbox/formats/legacy-csv.ts';
+import type { ReturnRecord, Source, TransactionRecord } from '../../domain/records.ts';
+import { easternDayStartUtc } from '../../domain/time/eastern.ts';
 import { createProviderClient, type ProviderClient } from '../../provider/client/index.ts';
-import { LEGACY_TRANSACTION_FIELDS, pullSource } from '../../provider/pull.ts';
-import { createHistory } from '../../provider/sandbox/history.ts';
-import { startSandbox, type Sandbox } from '../../provider/sandbox/server.ts';
+import { LEGACY_TRANSACTION_FIELDS, pullSource } from '../../ingest/pull-source.ts';
+import { createHistory } from '../../sandbox/history.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**

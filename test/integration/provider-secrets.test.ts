@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { startSandbox, type Sandbox, type SandboxFaults } from '../../provider/sandbox/server.ts';
+import { startSandbox, type Sandbox, type SandboxFaults } from '../../sandbox/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { deriveMerchantView } from '../../provider/sandbox/merchant-view.ts';
+import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { DISCREPANCY_KINDS } from '../../reconcile/settings.ts';
 import { createTestDatabase } from '../support/database.ts';

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { normaliseNotification } from '../../reconcile/notifications/normalise-notification.ts';
-import { storeNotification } from '../../reconcile/notifications/store-notification.ts';
+import { normaliseNotification } from '../../ingest/notifications/normalise-notification.ts';
+import { storeNotification } from '../../ingest/notifications/store-notification.ts';
 import { acknowledgeDiscrepancy, DiscrepancyNotFound } from '../../reconcile/acknowledge-discrepancy.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';

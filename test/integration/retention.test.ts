@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadReport, type LoadRequest } from '../../lib/ingest/load-report.ts';
-import { PERSONAL_MARK as M } from '../../lib/privacy.ts';
-import { clearPersonalData } from '../../lib/retention/clear-personal-data.ts';
-import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
+import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { PERSONAL_MARK as M } from '../../domain/privacy.ts';
+import { clearPersonalData } from '../../db/retention.ts';
+import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 // `recon retention`: personal data leaves raw lines, payloads, refused bodies and history after N

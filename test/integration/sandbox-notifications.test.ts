@@ -1,13 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
+import { loadConfig } from '../../config/config.ts';
 import { createProviderClient, type ProviderClient } from '../../provider/client/index.ts';
-import { startSandbox, type Sandbox } from '../../provider/sandbox/server.ts';
-import {
-  startNotificationReceiver,
-  type NotificationReceiver,
-} from '../../reconcile/notifications/server.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/server.ts';
+import { startNotificationReceiver, type NotificationReceiver } from '../../ingest/notifications/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**

@@ -7,7 +7,7 @@ import type {
   ParsedRow,
   ReturnRecord,
   TransactionRecord,
-} from '../../lib/records.ts';
+} from '../../domain/records.ts';
 import type { Db } from '../../db/database.ts';
 import { sql } from 'kysely';
 

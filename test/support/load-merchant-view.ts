@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { insertFeeSchedule } from '../../provider/sandbox/load-merchant-side.ts';
-import type { MerchantView } from '../../provider/sandbox/merchant-view.ts';
-import { importNotificationHistory } from '../../reconcile/notifications/import-history.ts';
+import { insertFeeSchedule } from '../../sandbox/load-merchant-side.ts';
+import type { MerchantView } from '../../sandbox/merchant-view.ts';
+import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
 import { insertLoad } from './recon-rows.ts';
 
 function chunks<T>(rows: T[], size = 500): T[][] {
@@ -50,7 +50,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
       .values(part.map(({ kind: _k, ...r }) => ({ ...r, load_id: gLoad, first_load_id: gLoad })))
       .execute();
   }
-  // As the loader does (lib/ingest/merge-staging.ts): a legacy transaction without a report row
+  // As the loader does (ingest/load/merge-staging.ts): a legacy transaction without a report row
   // stands in provider_transactions, type and notification status raw; same for legacy returns.
   const reportIds = new Set(view.providerTransactions.map((t) => t.transaction_id));
   const legacyOnly = view.legacyTransactions.filter((g) => !reportIds.has(g.transaction_id));

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dateArg, instantArg, outputFileArg, wholeNumberArg } from '../../cli/options.ts';
-import { isoDate } from '../../lib/time/calendar.ts';
-import { pullWindow } from '../../provider/pull.ts';
+import { isoDate } from '../../domain/time/calendar.ts';
+import { pullWindow } from '../../ingest/pull-source.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'recon-cli-options-'));

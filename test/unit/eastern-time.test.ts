@@ -5,8 +5,8 @@ import {
   easternDayStartUtc,
   easternToUtc,
   normaliseDate,
-} from '../../lib/time/eastern.ts';
-import { normaliseInstant } from '../../lib/time/iso-instant.ts';
+} from '../../domain/time/eastern.ts';
+import { normaliseInstant } from '../../domain/time/iso-instant.ts';
 
 // Node honours process.env.TZ changes at runtime: every assertion runs under hosts east and west of UTC,
 // so a result that depended on the host zone would fail in at least one of them.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/errors.ts';
-import { copyLine, copyRecordLine, copyValue } from '../../lib/ingest/copy-text.ts';
-import { reportFileOptions } from '../../lib/ingest/source-of.ts';
+import { ConfigError } from '../../domain/errors.ts';
+import { copyLine, copyRecordLine, copyValue } from '../../ingest/load/copy-text.ts';
+import { reportFileOptions } from '../../ingest/load/source-of.ts';
 
 describe('COPY text encoding', () => {
   it('escapes backslash, tab, newline and carriage return, and writes null as \\N', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { digitsToCents, impliedToCents, jsonToCents } from '../../lib/money.ts';
+import { digitsToCents, impliedToCents, jsonToCents } from '../../domain/money.ts';
 
 describe('impliedToCents', () => {
   it('reads implied decimals as cents', () => {

@@ -3,7 +3,7 @@ import {
   MAX_NOTIFICATION_DEPTH,
   normaliseNotification,
   unstorableContent,
-} from '../../reconcile/notifications/normalise-notification.ts';
+} from '../../ingest/notifications/normalise-notification.ts';
 
 const body = (txn: Record<string, unknown> = {}, merchant: Record<string, unknown> = {}) => ({
   merchant: { merchantId: 'M1', merchantSubId: 0, ...merchant },

@@ -3,13 +3,13 @@ import {
   LEGACY_DEFAULT_FIELDS,
   legacyReturnLine,
   legacyTransactionLine,
-} from '../../lib/format/legacy-csv.ts';
-import { reportCsvChunks } from '../../lib/format/report-csv.ts';
-import { reportJsonChunks, transactionToJson } from '../../lib/format/report-json.ts';
-import { parseLedger, parseReport, type ParseReportOptions } from '../../lib/parse/index.ts';
-import type { ReportRecord } from '../../lib/records.ts';
+} from '../../sandbox/formats/legacy-csv.ts';
+import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
+import { reportJsonChunks, transactionToJson } from '../../sandbox/formats/report-json.ts';
+import { parseLedger, parseReport, type ParseReportOptions } from '../../provider/formats/index.ts';
+import type { ReportRecord } from '../../domain/records.ts';
 import { legacyTransaction, returnRecord, transaction } from '../support/ingest-records.ts';
-import { collect, records, streamOf } from './parse-helpers.ts';
+import { collect, records, streamOf } from '../support/parse-helpers.ts';
 
 // What a parser reports as carried (onColumns) is what it fills: every column it does not report is
 // null in every record (the loader keeps the stored value there), and every column it reports is

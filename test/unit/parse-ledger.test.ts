@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { UnreadableInput } from '../../lib/errors.ts';
-import { detectLedgerFormat, parseLedger } from '../../lib/parse/index.ts';
-import { collect, fixture, records, rejections, streamOf } from './parse-helpers.ts';
+import { UnreadableInput } from '../../domain/errors.ts';
+import { detectLedgerFormat, parseLedger } from '../../provider/formats/index.ts';
+import { collect, fixture, records, rejections, streamOf } from '../support/parse-helpers.ts';
 
 const ledger = (data: string | Buffer, fileName = 'ledger') =>
   collect(parseLedger(streamOf(data, 9), { fileName }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseReport, InvalidParseOption } from '../../lib/parse/index.ts';
-import type { AdjustmentRecord, LegacyTransactionRecord, ReturnRecord } from '../../lib/records.ts';
-import { collect, fixture, records, rejections, streamOf } from './parse-helpers.ts';
+import { parseReport, InvalidParseOption } from '../../provider/formats/index.ts';
+import type { AdjustmentRecord, LegacyTransactionRecord, ReturnRecord } from '../../domain/records.ts';
+import { collect, fixture, records, rejections, streamOf } from '../support/parse-helpers.ts';
 
 const legacy = (file: string, queryType: string, fields?: number[], chunk = 7) =>
   collect(

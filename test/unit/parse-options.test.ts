@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidParseOption, parseReport } from '../../lib/parse/index.ts';
-import type { ReportFormat } from '../../lib/records.ts';
-import { streamOf } from './parse-helpers.ts';
+import { InvalidParseOption, parseReport } from '../../provider/formats/index.ts';
+import type { ReportFormat } from '../../domain/records.ts';
+import { streamOf } from '../support/parse-helpers.ts';
 
 describe('parseReport options', () => {
   it('refuses an unknown format or a missing legacy query type at call time, reading nothing', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { UnreadableInput } from '../../lib/errors.ts';
-import { InvalidParseOption, parseReport } from '../../lib/parse/index.ts';
-import type { ReturnRecord, TransactionRecord } from '../../lib/records.ts';
-import { collect, fixture, records, rejections, streamOf } from './parse-helpers.ts';
+import { UnreadableInput } from '../../domain/errors.ts';
+import { InvalidParseOption, parseReport } from '../../provider/formats/index.ts';
+import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
+import { collect, fixture, records, rejections, streamOf } from '../support/parse-helpers.ts';
 
 const csv = (data: string | Buffer, queryType: string, fileName = 'report.csv', chunk = 5) =>
   collect(parseReport(streamOf(data, chunk), { format: 'report-csv', queryType, fileName }));

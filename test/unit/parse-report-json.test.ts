@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { UnreadableInput } from '../../lib/errors.ts';
-import { parseReport } from '../../lib/parse/index.ts';
-import { JsonArraySplitter } from '../../lib/parse/split-json-array.ts';
-import type { ReturnRecord, TransactionRecord } from '../../lib/records.ts';
-import { collect, fixture, rejections, streamOf } from './parse-helpers.ts';
+import { UnreadableInput } from '../../domain/errors.ts';
+import { parseReport } from '../../provider/formats/index.ts';
+import { JsonArraySplitter } from '../../provider/formats/split-json-array.ts';
+import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
+import { collect, fixture, rejections, streamOf } from '../support/parse-helpers.ts';
 
 const json = (data: string | Buffer, fileName = 'report.json', chunk = 7) =>
   collect(parseReport(streamOf(data, chunk), { format: 'report-json', fileName }));

@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { UnreadableInput } from '../../lib/errors.ts';
-import { parseReport } from '../../lib/parse/index.ts';
-import { DEFAULT_ZIP_LIMITS, looksLikeZip, unzipReport } from '../../lib/parse/zip.ts';
-import { collect, fixture, records, streamOf } from './parse-helpers.ts';
-import { buildZip } from './zip-bytes.ts';
+import { UnreadableInput } from '../../domain/errors.ts';
+import { parseReport } from '../../provider/formats/index.ts';
+import { DEFAULT_ZIP_LIMITS, looksLikeZip, unzipReport } from '../../provider/formats/zip.ts';
+import { collect, fixture, records, streamOf } from '../support/parse-helpers.ts';
+import { buildZip } from '../support/zip-bytes.ts';
 
 // Spooled archives go to os.tmpdir(): point it at a private folder to prove nothing is left behind.
 let spool = '';

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { UnreadableInput } from '../../lib/errors.ts';
-import { describeHeader, describeJsonError, PERSONAL_MARK as M, redactPersonal } from '../../lib/privacy.ts';
+import { UnreadableInput } from '../../domain/errors.ts';
+import {
+  describeHeader,
+  describeJsonError,
+  PERSONAL_MARK as M,
+  redactPersonal,
+} from '../../domain/privacy.ts';
 
 describe('redactPersonal', () => {
   it('replaces e-mails, bank accounts (masked or not), masked labels and personal JSON members', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPullWindow, LEGACY_TRANSACTION_FIELDS, pullWindow } from '../../provider/pull.ts';
+import { InvalidPullWindow, LEGACY_TRANSACTION_FIELDS, pullWindow } from '../../ingest/pull-source.ts';
 
 describe('pull window', () => {
   it('is the Eastern days from..to as a UTC half-open window, across DST changes', () => {

@@ -4,8 +4,8 @@ import {
   businessDaysBetween,
   canadianBankHolidays,
   isBusinessDay,
-} from '../../reconcile/business-days.ts';
-import { contractedFeeCents } from '../../reconcile/fee-schedule.ts';
+} from '../../domain/time/business-days.ts';
+import { contractedFeeCents } from '../../domain/fee-schedule.ts';
 
 describe('Canadian bank-holiday calendar', () => {
   it('lists the holidays of 2026 with their observed days', () => {

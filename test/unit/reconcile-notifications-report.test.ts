@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { authorised, parseAllowList } from '../../reconcile/notifications/server.ts';
+import { authorised, parseAllowList } from '../../ingest/notifications/server.ts';
 import {
   canonicalJson,
   deliveryKey,
   normaliseNotification,
-} from '../../reconcile/notifications/normalise-notification.ts';
+} from '../../ingest/notifications/normalise-notification.ts';
 import { formatCents } from '../../reconcile/report/format-money.ts';
 import { renderHtmlReport } from '../../reconcile/report/render-html.ts';
 import { dateRuns, type ReportData } from '../../reconcile/report/report-data.ts';

@@ -8,16 +8,16 @@ import {
   easternWallTime,
   isoMicros,
   parseIsoMicros,
-} from '../../lib/format/eastern-clock.ts';
+} from '../../sandbox/formats/eastern-clock.ts';
 import {
   legacyAdjustmentLine,
   legacyReturnLine,
   legacyTransactionLine,
-} from '../../lib/format/legacy-csv.ts';
-import { reportCsvChunks } from '../../lib/format/report-csv.ts';
-import { reportJsonChunks } from '../../lib/format/report-json.ts';
-import { zipSingleEntry } from '../../lib/format/zip-writer.ts';
-import { createHistory } from '../../provider/sandbox/history.ts';
+} from '../../sandbox/formats/legacy-csv.ts';
+import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
+import { reportJsonChunks } from '../../sandbox/formats/report-json.ts';
+import { zipSingleEntry } from '../../sandbox/formats/zip-writer.ts';
+import { createHistory } from '../../sandbox/history.ts';
 
 const OPTIONS = { seed: 99, transactions: 5000, from: '2026-10-25', to: '2026-11-08' };
 

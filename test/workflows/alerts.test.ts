@@ -5,16 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PullLoadSummary, PullRequest, ReconcileRangeFn } from '../../activities/dependencies.ts';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { ConfigError } from '../../lib/errors.ts';
-import { SOURCES } from '../../lib/records.ts';
-import { startBackfill } from '../../lib/temporal/backfill.ts';
+import { loadConfig } from '../../config/config.ts';
+import { ConfigError } from '../../domain/errors.ts';
+import { SOURCES } from '../../domain/records.ts';
+import { startBackfill } from '../../workers/client/backfill.ts';
 import { deliverAlert } from '../../reconcile/alerts/deliver.ts';
 import { parseWebhooks } from '../../reconcile/alerts/webhooks.ts';
 import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import type { AlertInput } from '../../workflows/types.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
+import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
 /**
  * Alerts end to end: a real Temporal server and worker, a real database, and a webhook receiver on

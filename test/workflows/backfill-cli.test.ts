@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
+import { loadConfig } from '../../config/config.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
@@ -12,7 +12,7 @@ import {
   startTestTemporal,
   startTestWorker,
   uniqueTaskQueue,
-} from './support.ts';
+} from '../support/temporal.ts';
 
 /** `recon backfill` as a user runs it, against a cluster (TEMPORAL_ADDRESS set) and its worker. */
 const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));

@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PullLoadSummary, PullRequest } from '../../activities/dependencies.ts';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { ConfigError } from '../../lib/errors.ts';
-import { backfillProgress, startBackfill } from '../../lib/temporal/backfill.ts';
+import { loadConfig } from '../../config/config.ts';
+import { ConfigError } from '../../domain/errors.ts';
+import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
 import { daysInclusive } from '../../workflows/windows.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
+import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
 /**
  * Orchestration mechanics with a real server, worker and database, and a pull that records a

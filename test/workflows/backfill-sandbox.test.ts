@@ -8,18 +8,18 @@ import proto from '@temporalio/proto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { backfillProgress, startBackfill } from '../../lib/temporal/backfill.ts';
-import { easternDayStartUtc } from '../../lib/time/eastern.ts';
-import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
+import { loadConfig } from '../../config/config.ts';
+import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
+import { easternDayStartUtc } from '../../domain/time/eastern.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import type { BackfillProgress, WindowResult } from '../../workflows/types.ts';
 import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows.ts';
-import { freePort } from '../../lib/net/free-port.ts';
+import { freePort } from '../../db/free-port.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { sample } from '../support/prometheus.ts';
-import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
-import { tableChecksums } from './support-warehouse.ts';
+import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
+import { tableChecksums } from '../support/workflow-warehouse.ts';
 
 /**
  * The product path end to end: real Temporal, real worker, the real activities (provider client over

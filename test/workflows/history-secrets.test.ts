@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { startBackfill } from '../../lib/temporal/backfill.ts';
-import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
+import { loadConfig } from '../../config/config.ts';
+import { startBackfill } from '../../workers/client/backfill.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
+import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
 /**
  * Secrets never reach workflow histories: after a backfill that succeeds and one that fails on bad

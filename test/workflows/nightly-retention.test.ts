@@ -3,12 +3,12 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { loadReport } from '../../lib/ingest/load-report.ts';
-import { PERSONAL_MARK as M } from '../../lib/privacy.ts';
+import { loadConfig } from '../../config/config.ts';
+import { loadReport } from '../../ingest/load/load-report.ts';
+import { PERSONAL_MARK as M } from '../../domain/privacy.ts';
 import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from './support.ts';
+import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
 /**
  * The nightly run ends with the retention activity: with RECON_RAW_RETENTION_DAYS set on the worker

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../lib/temporal/schedule.ts';
-import { easternDayStartUtc } from '../../lib/time/eastern.ts';
-import { type Sandbox, startSandbox } from '../../provider/sandbox/server.ts';
+import { loadConfig } from '../../config/config.ts';
+import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../workers/client/schedule.ts';
+import { easternDayStartUtc } from '../../domain/time/eastern.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import type { NightlyResult } from '../../workflows/types.ts';
@@ -16,7 +16,7 @@ import {
   startTestTemporal,
   startTestWorker,
   uniqueTaskQueue,
-} from './support.ts';
+} from '../support/temporal.ts';
 
 /** The nightly schedule on a real server: idempotent create, trigger, schedule backfill, no double load. */
 const today = easternDayOf(new Date());

@@ -8,9 +8,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Activities } from '../../activities/index.ts';
-import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../lib/temporal/schedule.ts';
-import { startDevServer } from '../../lib/temporal/dev-server.ts';
-import { installRuntime } from '../../lib/temporal/runtime.ts';
+import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../workers/client/schedule.ts';
+import { startDevServer } from '../../workers/dev-server.ts';
+import { installRuntime } from '../../workers/runtime.ts';
 import { createReconWorker } from '../../workers/create-worker.ts';
 import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
 import { backfillWorkflowId, daysInclusive } from '../../workflows/windows.ts';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { installRuntime } from '../../lib/temporal/runtime.ts';
+import { installRuntime } from '../../workers/runtime.ts';
 
 /**
  * Replays the recorded histories of test/histories (re-record: `node test/workflows/record-histories.ts`)

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -92,5 +92,19 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=16", "bin\/recon.ts"\]$/m);
     expect(dockerfile).toMatch(/^CMD \["worker"\]$/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
+  });
+
+  it('copies every top-level folder of application code (a new stage folder must not break the image)', () => {
+    const appFolders = readdirSync(root, { withFileTypes: true })
+      .filter(
+        (e) =>
+          e.isDirectory() && !['test', 'bench', 'node_modules'].includes(e.name) && !e.name.startsWith('.'),
+      )
+      .map((e) => e.name)
+      .filter((name) =>
+        readdirSync(new URL(`${name}/`, root), { recursive: true }).some((f) => String(f).endsWith('.ts')),
+      );
+    expect(appFolders.length).toBeGreaterThan(10);
+    for (const name of appFolders) expect(dockerfile, name).toContain(`COPY ${name} ./${name}\n`);
   });
 });

@@ -2,8 +2,8 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { toTemporalFailure, withFailureMapping } from '../../../activities/failure-mapping.ts';
 import { discrepancyTotals, numericCounts } from '../../../activities/reconcile/reconcile-window.ts';
-import { ConfigError } from '../../../lib/errors.ts';
-import { nightlyCron } from '../../../lib/temporal/schedule.ts';
+import { ConfigError } from '../../../domain/errors.ts';
+import { nightlyCron } from '../../../workers/client/schedule.ts';
 import { ProviderAuthFailed, ProviderUnavailable, RateLimited } from '../../../provider/client/errors.ts';
 import { loadWorkerSettings } from '../../../workers/worker-settings.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderProgress } from '../../../lib/temporal/progress-bar.ts';
+import { renderProgress } from '../../../workers/client/progress-bar.ts';
 import type { BackfillProgress } from '../../../workflows/types.ts';
 
 const base: BackfillProgress = {

@@ -1,0 +1,149 @@
+import { ConfigError } from '../domain/errors.ts';
+
+export type Environment = 'staging' | 'production';
+
+/** The whole configuration, built once from the environment and frozen. Secrets are never logged. */
+export interface Config {
+  /** Unset means: start the embedded PostgreSQL in {@link Config.dataDir}. */
+  readonly databaseUrl: string | undefined;
+  /** Unset means: start an ephemeral Temporal dev server for the length of the command. */
+  readonly temporalAddress: string | undefined;
+  readonly temporalNamespace: string;
+  readonly temporalTaskQueue: string;
+  readonly environment: Environment;
+  readonly provider: {
+    readonly baseUrl: string | undefined;
+    readonly authUrl: string | undefined;
+    readonly queryUrl: string | undefined;
+    readonly clientId: string | undefined;
+    readonly clientSecret: string | undefined;
+    readonly legacyMerchantId: string | undefined;
+    readonly legacyMerchantPass: string | undefined;
+  };
+  readonly notificationSecret: string | undefined;
+  readonly port: number | undefined;
+  /** Where the embedded PostgreSQL keeps its data between runs. */
+  readonly dataDir: string;
+  /**
+   * RECON_RAW_RETENTION_DAYS: after each nightly run, clear consumers' personal data from raw lines,
+   * payloads and history older than this many days (`recon retention`). Unset: the nightly run keeps it.
+   */
+  readonly rawRetentionDays: number | undefined;
+  /**
+   * RECON_ALERT_WEBHOOKS (secret): comma-separated webhook entries, each `slack:URL`, `json:URL` or a
+   * bare URL (JSON), that receive run summaries and window failures (reconcile/alerts). Read only by
+   * the alert activity; never logged, never in a workflow history or the database. Optional so that
+   * configs built before it existed stay valid.
+   */
+  readonly alertWebhooks?: string | undefined;
+  /** RECON_WORKBENCH_URL: public base URL of `recon serve`, for the links in alerts. */
+  readonly workbenchUrl?: string | undefined;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+function parsePort(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 0 || port > 65535) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not a TCP port: set it to a number from 0 to 65535`,
+    );
+  }
+  return port;
+}
+
+function parseDays(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) > 36_500) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not a number of days: set it to a whole number from 0 to 36500, or unset it`,
+    );
+  }
+  return Number(value);
+}
+
+/** The workbench's public address as links use it: http(s), no credentials, no trailing slash; else null. */
+export function workbenchUrl(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash)
+    return null;
+  return url.href.replace(/\/+$/, '');
+}
+
+function parseBaseUrl(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const url = workbenchUrl(value);
+  if (url === null) {
+    // The value is not echoed: an address with a password in it is a secret.
+    throw new ConfigError(
+      `${name} is not an http(s) address without user or password: set it to the workbench's public address, e.g. https://recon.example.com`,
+    );
+  }
+  return url;
+}
+
+/** Reads `.env` from the working directory when present; variables already set win. */
+export function loadDotEnv(path = '.env'): void {
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/** Builds the frozen config from `env`. Throws {@link ConfigError} naming each malformed variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const environment = nonEmpty(env.RECON_ENVIRONMENT) ?? 'staging';
+  if (environment !== 'staging' && environment !== 'production') {
+    throw new ConfigError(
+      `RECON_ENVIRONMENT=${JSON.stringify(environment)} is not valid: use staging or production`,
+    );
+  }
+  return Object.freeze({
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    temporalAddress: nonEmpty(env.TEMPORAL_ADDRESS),
+    temporalNamespace: nonEmpty(env.TEMPORAL_NAMESPACE) ?? 'default',
+    temporalTaskQueue: nonEmpty(env.TEMPORAL_TASK_QUEUE) ?? 'ibt-recon',
+    environment,
+    provider: Object.freeze({
+      baseUrl: nonEmpty(env.RECON_BASE_URL),
+      authUrl: nonEmpty(env.RECON_AUTH_URL),
+      queryUrl: nonEmpty(env.RECON_QUERY_URL),
+      clientId: nonEmpty(env.RECON_CLIENT_ID),
+      clientSecret: nonEmpty(env.RECON_CLIENT_SECRET),
+      legacyMerchantId: nonEmpty(env.RECON_LEGACY_MERCHANT_ID),
+      legacyMerchantPass: nonEmpty(env.RECON_LEGACY_MERCHANT_PASS),
+    }),
+    notificationSecret: nonEmpty(env.RECON_NOTIFICATION_SECRET),
+    port: parsePort('PORT', nonEmpty(env.PORT)),
+    dataDir: nonEmpty(env.RECON_DATA_DIR) ?? '.data',
+    rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
+    alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
+    workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
+  });
+}
+
+/** Returns the named settings or throws one ConfigError that lists every missing variable. */
+export function requireSettings<const K extends string>(
+  values: Record<K, string | undefined>,
+  purpose: string,
+): Record<K, string> {
+  const missing = Object.entries(values)
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `${purpose} needs ${missing.join(', ')}: set ${missing.length > 1 ? 'them' : 'it'} in the environment or in .env`,
+    );
+  }
+  return values as Record<K, string>;
+}

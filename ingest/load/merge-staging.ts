@@ -1,0 +1,364 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
+import { carriedColumns, TARGETS, type Target } from './targets.ts';
+
+/**
+ * Set-based merge of one staging table into its warehouse table: deduplicate the staged rows (last
+ * occurrence in the file wins), write the earlier version of every row that changes into row_history,
+ * update the changed rows and insert the new ones. Rows whose compared columns are all equal are left
+ * untouched (their load_id and updated_at stay), which makes re-loading a file a no-op on the warehouse.
+ *
+ * All parts of the statement see the same snapshot, so row_history receives the rows exactly as they
+ * were before this load.
+ */
+export interface MergeResult {
+  inserted: number;
+  updated: number;
+}
+
+interface MergeSpec {
+  readonly target: Target;
+  /**
+   * SELECT yielding one row per key: `seq` (unique) and the target's record columns (and `source` when
+   * it has one). Referenced three times and recomputed each time unless `materialize`: a scan of
+   * staging, not a sort.
+   */
+  readonly src: string;
+  readonly materialize?: boolean;
+  readonly source: string | null;
+  /** Extra condition on the existing row `t` for it to be replaced (source precedence). */
+  readonly guard?: string;
+  /**
+   * The target's columns that the load's format carries ({@link carriedColumns}); the others are
+   * unknown. Undefined: every column.
+   */
+  readonly carried?: readonly string[];
+  /** attnum of the target's columns: the bits of unknown_mask (read by {@link run}). */
+  readonly attnums?: ReadonlyMap<string, number>;
+}
+
+const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * The merge statement. Rows are matched to staging rows by `seq`, never sorted: a sort of the wide
+ * staged rows spilled to disk (700 MB for 1,000,000 JSON records), and so did a materialised copy of
+ * them. Only narrow things are kept: `touched`, the seq of every new or changed row and whether it is
+ * new (a re-load finds none, and then every later join ends at once).
+ *
+ * New keys (most rows of a first load) are written by a plain INSERT, not by INSERT ... ON CONFLICT:
+ * speculative insertion costs an extra index probe and WAL record per row. They arrive in file order,
+ * which for the provider's reports is key order. Only existing keys whose compared columns differ go
+ * through UPDATE and row_history. A plain INSERT is safe because {@link lockStatement} runs first in
+ * the same transaction: no other load can insert a key of this table between the statement's snapshot
+ * and its insert.
+ */
+export function mergeStatement(spec: MergeSpec, loadId: number, projection?: MergeSpec): string {
+  const parts = [mergeCtes(spec, loadId, '')];
+  if (projection) parts.push(mergeCtes(projection, loadId, 'p_'));
+  return `with ${parts.join(',\n')}
+select (select count(*) from ins)::bigint as inserted,
+       (select count(*) from upd where restated)::bigint as updated,
+       (select count(*) from hist)::bigint as history`;
+}
+
+/**
+ * The CTEs merging `spec.src` into its table, named with `prefix`: ${prefix}src, ${prefix}touched (seq
+ * of new and changed rows), ${prefix}changed, ${prefix}hist, ${prefix}upd, ${prefix}ins. A second merge
+ * in the same statement (the legacy projection) can read the first one's `src` and `touched`.
+ * Data-modifying CTEs always run to completion, and all see the snapshot taken before any of them.
+ */
+function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
+  const { target: t, src, source, guard } = spec;
+  const tracks = t.tracksUnknown;
+  // A table without unknown_mask cannot keep a column unknown: its loads carry every column.
+  const carried = new Set(tracks && spec.carried ? spec.carried : t.columns);
+  // Columns the load's format does not carry: unknown, so never compared nor updated, and null (with
+  // their bits set in unknown_mask) in a new row.
+  const unknown = t.columns.filter((c) => !carried.has(c));
+  const comparedCarried = t.compared.filter((c) => carried.has(c));
+  const compared = source === null ? comparedCarried : [...comparedCarried, 'source'];
+  const written = t.columns.filter((c) => carried.has(c));
+  const insertCols = source === null ? written : [...written, 'source'];
+  const distinct = (left: string, right: string) =>
+    `(${compared.map((c) => `${left}.${c}`).join(', ')}) is distinct from (${compared.map((c) => `${right}.${c}`).join(', ')})`;
+  const mask = (columns: readonly string[]) => maskOf(t, spec.attnums, columns);
+  // A column still unknown in the stored row is filled in, not restated: it is left out of
+  // changed_columns, and a row whose only differences are such columns is no restatement.
+  const stillKnown = (c: string) =>
+    tracks && c !== 'source' ? ` and coalesce(t.unknown_mask & ${mask([c])}, 0) = 0` : '';
+  // A row taken over from another source (a report row replacing a legacy one, by precedence) is
+  // replaced whole: what the new source does not carry becomes unknown instead of keeping the other
+  // source's value. The warehouse then ends the same whichever source was loaded first.
+  const takeover = tracks && source !== null && unknown.length > 0;
+  const sameSource = 't.source = s.source';
+  const changed = `array_remove(array[${[
+    ...compared.map((c) => `case when t.${c} is distinct from s.${c}${stillKnown(c)} then '${c}' end`),
+    ...(takeover
+      ? unknown.map((c) => `case when not ${sameSource} and t.${c} is not null then '${c}' end`)
+      : []),
+  ].join(', ')}]::text[], null)`;
+  // Integer arithmetic on a column that is null for most rows: the cost of the rule on a re-load.
+  const fills = tracks ? ` or t.unknown_mask & ${mask(comparedCarried)} <> 0` : '';
+  const kept = `nullif(t.unknown_mask & ${mask(unknown)}, 0)`;
+  const unknownAfter =
+    unknown.length === 0
+      ? 'null::bigint'
+      : takeover
+        ? `case when ${sameSource} then ${kept} else ${mask(unknown)} end`
+        : kept;
+  const replaced = takeover ? unknown : [];
+  const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
+  const guardSql = guard ? ` and ${guard}` : '';
+  const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
+  // Unchanged rows are never touched, not even row-locked, which is what makes a re-load cheap.
+  return `
+${srcCte} as ${spec.materialize ? '' : 'not '}materialized (${src}),
+${touched} as materialized (
+  select s.seq, t.${t.key} is null as is_new
+  from ${srcCte} s left join ${t.table} t on t.${t.key} = s.${t.key}
+  where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})
+),
+${changedRows} as materialized (
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}${replaced
+    .map((c) => `, case when ${sameSource} then t.${c} end as ${c}`)
+    .join('')}, to_jsonb(t) as previous, ${changed} as changed_columns${
+    tracks ? `, ${unknownAfter} as unknown_mask` : ''
+  }
+  from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
+  where not k.is_new
+),
+${prefix}hist as (
+  insert into row_history (table_name, row_key, previous, changed_columns, load_id)
+  select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}
+  from ${changedRows} d${tracks ? ` where d.changed_columns <> '{}'` : ''}
+  returning 1
+),
+${prefix}upd as (
+  update ${t.table} as t set
+    ${[...insertCols.filter((c) => c !== t.key), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
+  from ${changedRows} d where t.${t.key} = d.${t.key}
+  returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
+),
+${prefix}ins as (
+  insert into ${t.table} (${[...insertCols, ...lineage, ...(tracks ? ['unknown_mask'] : [])].join(', ')})
+  select ${insertCols.map((c) => `s.${c}`).join(', ')}, ${lineage.map(() => String(loadId)).join(', ')}${
+    tracks ? `, ${unknown.length === 0 ? 'null::bigint' : mask(unknown)}` : ''
+  }
+  from ${touched} k join ${srcCte} s on s.seq = k.seq
+  where k.is_new
+  returning 1
+)`;
+}
+
+/**
+ * The unknown_mask bits of `columns` as a bigint literal: bit n for the column whose attnum is n
+ * (migration 2026_11_23_000200). attnum never changes for a column, so stored masks keep their meaning.
+ */
+function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, columns: readonly string[]) {
+  let mask = 0n;
+  for (const c of columns) {
+    const n = attnums?.get(c);
+    if (n === undefined || n < 1 || n > 62) {
+      throw new Error(
+        `${t.table}.${c} has no unknown_mask bit (attnum ${n ?? 'unknown'}; bits 1-62 exist): a column added past attnum 62 needs a wider mask`,
+      );
+    }
+    mask |= 1n << BigInt(n);
+  }
+  return `${mask}::bigint`;
+}
+
+/** attnum of every column of a table (for {@link maskOf}). */
+async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, number>> {
+  const r = await sql<{ attname: string; attnum: number }>`select attname, attnum::int as attnum
+    from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
+  return new Map(r.rows.map((row) => [row.attname, row.attnum]));
+}
+
+/**
+ * Serialises loads writing the same table (SHARE ROW EXCLUSIVE conflicts with itself and with other
+ * writers, not with readers): the merge can then insert new keys without ON CONFLICT. Held until the
+ * load's transaction ends; loads merge their tables in a fixed order, so they cannot deadlock.
+ */
+export const lockStatement = (t: Target) => `lock table ${t.table} in share row exclusive mode`;
+
+async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec): Promise<MergeResult> {
+  await sql`${sql.raw(lockStatement(merge.target))}`.execute(db);
+  if (second) await sql`${sql.raw(lockStatement(second.target))}`.execute(db);
+  const withBits = async (s: MergeSpec): Promise<MergeSpec> =>
+    s.target.tracksUnknown ? { ...s, attnums: await attnumsOf(db, s.target.table) } : s;
+  const spec = await withBits(merge);
+  const projection = second && (await withBits(second));
+  const statement = mergeStatement(spec, loadId, projection);
+  // EXPLAIN ANALYZE runs the merge: in a savepoint rolled back before the real run.
+  if (PROFILE === 'explain') {
+    await sql`savepoint explain_merge`.execute(db);
+    const plan = await sql<{
+      'QUERY PLAN': string;
+    }>`${sql.raw(`explain (analyze, buffers) ${statement}`)}`.execute(db);
+    await sql`rollback to savepoint explain_merge`.execute(db);
+    process.stderr.write(`${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
+  }
+  const t0 = performance.now();
+  const result = await sql<{ inserted: number; updated: number }>`${sql.raw(statement)}`.execute(db);
+  if (PROFILE) {
+    writeProfileLine(
+      t0,
+      `merge into ${spec.target.table}${projection ? ` and ${projection.target.table}` : ''}`,
+    );
+  }
+  const row = result.rows[0]!;
+  return { inserted: row.inserted, updated: row.updated };
+}
+
+const cols = (t: Target, alias = '') => t.columns.map((c) => `${alias}${c}`).join(', ');
+
+/** The staged rows: one per key, as {@link StagingTables} keeps only the last occurrence of each. */
+function staged(t: Target, staging: string, source: string | null): string {
+  const sourceCol = source === null ? '' : `, ${quoteLiteral(source)}::text as source`;
+  return `select seq, ${cols(t)}${sourceCol} from ${staging}`;
+}
+
+/** Report API rows always replace; legacy rows never replace a row that came from the report API. */
+const LEGACY_GUARD = `t.source not like 'report-%'`;
+
+export function mergeTransactions(
+  db: Db,
+  staging: string,
+  loadId: number,
+  source: string,
+  carried?: readonly string[],
+) {
+  const t = TARGETS.transaction;
+  const legacy = source.startsWith('legacy-');
+  return run(
+    db,
+    {
+      target: t,
+      src: staged(t, staging, source),
+      source,
+      guard: legacy ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
+    loadId,
+  );
+}
+
+export function mergeReturns(
+  db: Db,
+  staging: string,
+  loadId: number,
+  source: string,
+  carried?: readonly string[],
+) {
+  const t = TARGETS.return;
+  const legacy = source.startsWith('legacy-');
+  return run(
+    db,
+    {
+      target: t,
+      src: staged(t, staging, source),
+      source,
+      guard: legacy ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
+    loadId,
+  );
+}
+
+/**
+ * How a legacy type 5/6 row reads as a provider_transactions row. Legacy type codes (field 2) and
+ * notification codes (field 12) have no published meaning, so transaction_type stays null with the
+ * raw code kept, and notify_status carries field 12 raw. Columns not listed are not carried by legacy
+ * rows: unknown (null in a new provider row, kept in an existing one).
+ */
+const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
+  transaction_id: 'transaction_id',
+  merchant_id: 'merchant_account_id',
+  merchant_transaction_id: 'merchant_transaction_id',
+  merchant_user_id: 'merchant_user_id',
+  product_user_id: 'internal_user_id',
+  raw_transaction_type: 'raw_transaction_type',
+  status: 'status',
+  raw_status: 'raw_status',
+  amount_cents: 'amount_cents',
+  fee_cents: 'fee_cents',
+  currency: 'currency',
+  transaction_at: 'transaction_at',
+  transaction_on: 'transaction_on',
+  local_time_flag: 'local_time_flag',
+  error_code: 'error_code',
+  notify_status: 'raw_notify_status',
+  country_code: 'country_code',
+  raw: 'raw',
+};
+
+/**
+ * Merges legacy transactions into legacy_transactions and, in the same statement, projects them into
+ * provider_transactions where no report API row exists. Only the legacy rows this load inserts or
+ * changes (the legacy merge's `touched`) are projected: a provider row of source legacy-transactions is
+ * written by this projection alone, so an unchanged legacy row has an unchanged projection, and a
+ * re-load does no second pass over the file. A row whose response_fields left out amount, currency or
+ * status cannot stand as a provider transaction (those columns are required there); it stays in
+ * legacy_transactions only. The counts are legacy_transactions': the projection is a second view of
+ * the same records.
+ */
+export function mergeLegacyTransactions(
+  db: Db,
+  staging: string,
+  loadId: number,
+  carried?: readonly string[],
+) {
+  const l = TARGETS['legacy-transaction'];
+  const t = TARGETS.transaction;
+  const legacyCarried = carriedColumns(l, carried);
+  const known = new Set(legacyCarried);
+  const select = t.columns
+    .map((c) => {
+      const from = LEGACY_AS_PROVIDER[c];
+      return from ? `s.${from} as ${c}` : `null::${t.stagingTypes[c]} as ${c}`;
+    })
+    .join(', ');
+  // A provider row needs amount, currency and status. Left out by the load's --fields, they are
+  // unknown, not null: the projection can then only update a provider row that has them already.
+  const required = ['amount_cents', 'currency', 'raw_status'];
+  const present = required.filter((c) => known.has(c)).map((c) => `s.${c} is not null`);
+  if (present.length < required.length) {
+    present.push(`exists (select 1 from ${t.table} p where p.${t.key} = s.transaction_id)`);
+  }
+  const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source
+  from touched k join src s on s.seq = k.seq
+  where ${present.join(' and ')}`;
+  return run(db, { target: l, src: staged(l, staging, null), source: null, carried: legacyCarried }, loadId, {
+    target: t,
+    src: projection,
+    source: 'legacy-transactions',
+    guard: LEGACY_GUARD,
+    // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
+    // load carries. Legacy rows never carry the others (product, device type, ...).
+    carried: t.columns.filter((c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c])),
+  });
+}
+
+/**
+ * Adjustments have no provider key: the parser's key (a hash of the normalised fields) is completed
+ * with the occurrence number among identical rows of this load, so two identical adjustments in one
+ * report stay two rows and re-loading the report finds the same keys.
+ */
+export function mergeAdjustments(db: Db, staging: string, loadId: number) {
+  const t = TARGETS.adjustment;
+  const others = t.columns.filter((c) => c !== 'adjustment_key').join(', ');
+  const src = `select seq, adjustment_key || '#' || row_number() over (partition by adjustment_key order by seq) as adjustment_key,
+    ${others}, 'legacy-adjustments'::text as source from ${staging}`;
+  return run(db, { target: t, src, materialize: true, source: 'legacy-adjustments' }, loadId);
+}
+
+export function mergeLedger(db: Db, staging: string, loadId: number, carried?: readonly string[]) {
+  const t = TARGETS.ledger;
+  return run(
+    db,
+    { target: t, src: staged(t, staging, null), source: null, carried: carriedColumns(t, carried) },
+    loadId,
+  );
+}

@@ -1,0 +1,203 @@
+import { once } from 'node:events';
+import type pg from 'pg';
+import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
+import { redactPersonal } from '../../domain/privacy.ts';
+import { copyLine, copyRecordLine } from './copy-text.ts';
+import { TARGETS, type RecordKind, type Target } from './targets.ts';
+
+/** Bytes gathered before one write to a COPY stream: few, large writes keep the per-row cost low. */
+const FLUSH_BYTES = 64 * 1024;
+
+interface CopySink {
+  readonly table: string;
+  client: pg.PoolClient | null;
+  error: unknown;
+  readonly stream: CopyStreamQuery;
+  readonly columns: readonly string[];
+  buffer: string;
+  rows: number;
+  /** Natural key column; null where duplicates are legitimate (adjustments) or for rejected rows. */
+  readonly key: string | null;
+  lastKey: string | null;
+  /** Every key so far greater than the one before: then no key occurs twice. */
+  keysIncrease: boolean;
+}
+
+/**
+ * UNLOGGED staging tables of one load, filled through COPY (pg-copy-streams) on clients of the load's
+ * pool: one table per record kind met in the file (created on first use) and one for rejected rows.
+ * Every staged row carries `seq`, its ordinal in the file, so that the merge can keep the last of
+ * duplicate keys deterministically, and `line`, for rejected rows and diagnostics.
+ *
+ * Backpressure: {@link add} returns a promise only when it flushed a buffer to a COPY stream that asked
+ * to wait; awaiting it stops the parser, so memory stays bounded whatever the file size.
+ */
+export class StagingTables {
+  private readonly sinks = new Map<string, CopySink>();
+  private readonly pool: pg.Pool;
+  private readonly prefix: string;
+
+  constructor(pool: pg.Pool, loadId: number) {
+    this.pool = pool;
+    // In the pipeline's private schema: tables in public are readable by recon_analyst (default
+    // privileges), and an analyst's open transaction that had read one blocked the DROP at the end.
+    this.prefix = `recon_work.ingest_staging_${loadId}`;
+  }
+
+  /** Name of the staging table of a kind (exists once a record of that kind was added). */
+  tableOf(kind: RecordKind | 'rejected'): string {
+    return `${this.prefix}_${kind.replace('-', '_')}`;
+  }
+
+  /** Kinds that received at least one record. */
+  kinds(): RecordKind[] {
+    return [...this.sinks.keys()].filter((k): k is RecordKind => k !== 'rejected');
+  }
+
+  add(kind: RecordKind, seq: number, line: number, record: Record<string, unknown>): Promise<void> | void {
+    const sink = this.sinks.get(kind);
+    if (!sink) return this.open(kind).then((s) => this.push(s, seq, line, record));
+    return this.push(sink, seq, line, record);
+  }
+
+  /** Stages a rejected record; its reason is redacted (analysts read it), its raw line is kept. */
+  reject(seq: number, line: number, raw: string, why: string): Promise<void> | void {
+    const reason = redactPersonal(why);
+    const sink = this.sinks.get('rejected');
+    if (!sink) return this.open('rejected').then((s) => this.pushRaw(s, copyLine([seq, line, raw, reason])));
+    return this.pushRaw(sink, copyLine([seq, line, raw, reason]));
+  }
+
+  private push(sink: CopySink, seq: number, line: number, record: Record<string, unknown>) {
+    if (sink.keysIncrease && sink.key !== null) {
+      const key = String(record[sink.key]);
+      if (sink.lastKey !== null && !(key > sink.lastKey)) sink.keysIncrease = false;
+      sink.lastKey = key;
+    }
+    return this.pushRaw(sink, copyRecordLine(seq, line, record, sink.columns));
+  }
+
+  private pushRaw(sink: CopySink, text: string): Promise<void> | void {
+    sink.buffer += text;
+    sink.rows++;
+    if (sink.buffer.length >= FLUSH_BYTES) return this.flush(sink);
+  }
+
+  private async flush(sink: CopySink): Promise<void> {
+    if (sink.error) throw sink.error;
+    const chunk = sink.buffer;
+    sink.buffer = '';
+    if (chunk.length > 0 && !sink.stream.write(chunk)) await once(sink.stream, 'drain');
+  }
+
+  private async open(kind: RecordKind | 'rejected'): Promise<CopySink> {
+    const table = this.tableOf(kind);
+    let columns: readonly string[];
+    let ddl: string;
+    if (kind === 'rejected') {
+      columns = [];
+      ddl = 'seq bigint not null, line bigint not null, raw text not null, reason text not null';
+    } else {
+      const t: Target = TARGETS[kind];
+      columns = t.columns;
+      ddl = [
+        'seq bigint not null',
+        'line bigint not null',
+        ...columns.map((c) => `${c} ${t.stagingTypes[c]}`),
+      ].join(', ');
+    }
+    const client = await this.pool.connect();
+    try {
+      // UNLOGGED: staging is rebuilt by a retry anyway, so it need not survive a crash (no WAL to write).
+      // Created in the COPY's own transaction so that COPY can FREEZE its rows: the merge then reads
+      // them without setting hint bits, i.e. without dirtying and writing every staged page once more.
+      await client.query('begin');
+      await client.query(`drop table if exists ${table}`);
+      await client.query(`create unlogged table ${table} (${ddl})`);
+      const copyColumns =
+        kind === 'rejected' ? 'seq, line, raw, reason' : ['seq', 'line', ...columns].join(', ');
+      const stream = client.query(copyFrom(`copy ${table} (${copyColumns}) from stdin with (freeze)`));
+      const key = kind === 'rejected' || kind === 'adjustment' ? null : TARGETS[kind].key;
+      const sink: CopySink = {
+        table,
+        client,
+        stream,
+        columns,
+        buffer: '',
+        rows: 0,
+        error: undefined,
+        key,
+        lastKey: null,
+        keysIncrease: true,
+      };
+      // Kept for the next flush; a pending once(stream, 'drain' | 'finish') rejects with it as well.
+      stream.on('error', (error) => {
+        sink.error ??= error;
+      });
+      this.sinks.set(kind, sink);
+      return sink;
+    } catch (error) {
+      client.release(true);
+      throw error;
+    }
+  }
+
+  /** Flushes and ends every COPY; the staged rows are then visible to the merge transaction. */
+  async finish(): Promise<void> {
+    const errors: unknown[] = [];
+    await Promise.all(
+      [...this.sinks.values()].map(async (sink) => {
+        try {
+          await this.flush(sink);
+          sink.stream.end();
+          await once(sink.stream, 'finish');
+          await sink.client?.query('commit');
+          sink.client?.release();
+        } catch (error) {
+          errors.push(error);
+          sink.client?.release(true);
+        }
+        sink.client = null;
+      }),
+    );
+    if (errors.length > 0) throw errors[0];
+    for (const sink of this.sinks.values()) {
+      // A file in key order (the provider's reports usually are) cannot repeat a key: no check needed.
+      if (sink.key !== null && !sink.keysIncrease) await this.keepLastOfEachKey(sink.table, sink.key);
+    }
+    // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
+    // file, index lookups for a small one) instead of the default guess for an unanalysed table.
+    const tables = [...this.sinks.values()].map((s) => s.table);
+    if (tables.length > 0) await this.pool.query(`analyze ${tables.join(', ')}`);
+  }
+
+  /**
+   * The last occurrence of a key in the file wins: earlier ones are deleted from staging, so that the
+   * merge reads one row per key without sorting the staged rows. Duplicates are rare; finding them is
+   * a hash aggregate over the key column alone. (Adjustments have no provider key: identical ones are
+   * numbered by the merge instead.)
+   */
+  private async keepLastOfEachKey(table: string, key: string): Promise<void> {
+    await this.pool.query(`delete from ${table} s
+      using (select ${key}, max(seq) as seq from ${table} group by ${key} having count(*) > 1) d
+      where s.${key} = d.${key} and s.seq < d.seq`);
+  }
+
+  /** Aborts any COPY still running and drops the staging tables. Never throws. */
+  async drop(): Promise<void> {
+    for (const sink of this.sinks.values()) {
+      if (sink.client) {
+        sink.stream.destroy();
+        sink.client.release(true);
+      }
+    }
+    const tables = [...this.sinks.values()].map((s) => s.table);
+    this.sinks.clear();
+    if (tables.length === 0) return;
+    try {
+      await this.pool.query(`drop table if exists ${tables.join(', ')}`);
+    } catch {
+      // A staging table left behind holds no warehouse data; the next load of this id would drop it.
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import { tableColumns, type Database } from '../../db/database.ts';
+import type { AnyRecord, LoadSource } from '../../domain/records.ts';
+
+/**
+ * Where each kind of normalised record goes: its warehouse table, natural key and the columns a record
+ * carries (all table columns minus lineage and generated ones). Derived from the column specs of
+ * db/, so a column added by a migration and its spec flows through the loader without edits here.
+ */
+export type RecordKind = AnyRecord['kind'];
+
+export interface Target {
+  readonly kind: RecordKind;
+  readonly table: keyof Database;
+  /** Natural key: the ON CONFLICT target. */
+  readonly key: string;
+  /** Columns the record carries, in COPY order (includes the key and `raw` when the table has one). */
+  readonly columns: readonly string[];
+  /** Postgres type of each column in the staging table (char(n) is staged as text). */
+  readonly stagingTypes: Readonly<Record<string, string>>;
+  /**
+   * Columns compared to decide whether a record changes the warehouse row. `raw` is left out: the same
+   * transaction reported again in another format (CSV instead of JSON) is not a restatement. So is a
+   * legacy row's `query_type` (the same transaction asked for by query type 5 or 6).
+   */
+  readonly compared: readonly string[];
+  /**
+   * Whether rows keep `unknown_mask`: the columns no load has carried yet. Only then can a load
+   * whose format leaves columns out ({@link carriedColumns}) be merged without nulling them.
+   */
+  readonly tracksUnknown: boolean;
+  readonly hasFirstLoad: boolean;
+}
+
+const LINEAGE = new Set([
+  'source',
+  'load_id',
+  'first_load_id',
+  'created_at',
+  'updated_at',
+  'adjustment_id',
+  'unknown_mask',
+]);
+/** Record columns that say how the record was read, not what the provider states about it. */
+const NOT_COMPARED = new Set(['raw', 'query_type']);
+
+function target(kind: RecordKind, table: keyof Database, key: string): Target {
+  const specs = tableColumns[table] as Record<string, { pg: string }>;
+  const columns = Object.keys(specs).filter((c) => !LINEAGE.has(c));
+  const stagingTypes: Record<string, string> = {};
+  for (const c of columns) {
+    const pg = specs[c]!.pg;
+    stagingTypes[c] = pg === 'character' ? 'text' : pg;
+  }
+  return {
+    kind,
+    table,
+    key,
+    columns,
+    stagingTypes,
+    compared: columns.filter((c) => c !== key && !NOT_COMPARED.has(c)),
+    tracksUnknown: 'unknown_mask' in specs,
+    hasFirstLoad: 'first_load_id' in specs,
+  };
+}
+
+export const TARGETS: Readonly<Record<RecordKind, Target>> = {
+  transaction: target('transaction', 'provider_transactions', 'transaction_id'),
+  'legacy-transaction': target('legacy-transaction', 'legacy_transactions', 'transaction_id'),
+  return: target('return', 'provider_returns', 'return_transaction_id'),
+  adjustment: target('adjustment', 'provider_adjustments', 'adjustment_key'),
+  ledger: target('ledger', 'merchant_ledger', 'merchant_transaction_id'),
+};
+
+/** The `source` written on rows of a kind: report API rows and legacy rows are told apart by format. */
+export function rowSource(kind: RecordKind, legacy: boolean): LoadSource {
+  switch (kind) {
+    case 'transaction':
+      return legacy ? 'legacy-transactions' : 'report-transactions';
+    case 'legacy-transaction':
+      return 'legacy-transactions';
+    case 'return':
+      return legacy ? 'legacy-returns' : 'report-returns';
+    case 'adjustment':
+      return 'legacy-adjustments';
+    case 'ledger':
+      return 'ledger';
+  }
+}
+
+/**
+ * The columns of a target that a load carries: `carried` as the parser reported it for the load's
+ * format (field list, CSV header), restricted to the target's columns, with the key, `raw` and
+ * `query_type` always carried. Undefined (a parser that reports nothing) means every column. A table
+ * that does not track unknown columns takes every column: its loads have one format.
+ */
+export function carriedColumns(t: Target, carried: readonly string[] | undefined): readonly string[] {
+  if (carried === undefined || !t.tracksUnknown) return t.columns;
+  const set = new Set(carried);
+  return t.columns.filter((c) => c === t.key || NOT_COMPARED.has(c) || set.has(c));
+}

@@ -1,0 +1,398 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import type { Config } from '../../config/config.ts';
+import { ConfigError } from '../../domain/errors.ts';
+import type { ReconMetrics } from '../../observability/metrics.ts';
+import { describeJsonError, redactPersonal } from '../../domain/privacy.ts';
+import {
+  type NotificationKind,
+  type NormalisedNotification,
+  normaliseNotification,
+} from './normalise-notification.ts';
+import { isDatabaseUnavailable } from '../../db/connection-errors.ts';
+import { createNotificationWriter, type GroupCommitOptions } from './group-commit.ts';
+import { quarantineNotification, type StoredNotification } from './store-notification.ts';
+
+/**
+ * Pluggable confirmation through ConfirmTrans (provider-api.md 4.3): area 3's
+ * `createProviderClient(config).confirmTransaction(body)` fits. Called after the notification is
+ * committed and answered; its failure is logged (without the body) and never fails the delivery.
+ */
+export type ConfirmNotification = (
+  body: unknown,
+  notification: NormalisedNotification,
+) => Promise<{ verificationCode: string | null }>;
+
+export interface NotificationReceiverOptions {
+  readonly handle: Pick<DatabaseHandle, 'db'>;
+  readonly config: Pick<Config, 'notificationSecret'>;
+  readonly port: number;
+  readonly host?: string;
+  /** Caller CIDRs allowed (RECON_NOTIFICATION_ALLOW, comma-separated); empty or absent: any caller. */
+  readonly allow?: readonly string[];
+  /** Largest body accepted, bytes (default 64 KiB); larger bodies are answered 413. */
+  readonly maxBodyBytes?: number;
+  readonly confirm?: ConfirmNotification;
+  /** Group commit tuning (ingest/notifications/group-commit.ts). */
+  readonly groupCommit?: GroupCommitOptions;
+  /** How long a delivery waits for its commit before it is answered 503, ms (default 10,000). */
+  readonly storeTimeoutMs?: number;
+  /** How often a database found away is probed, ms (default 500). */
+  readonly probeIntervalMs?: number;
+  /** One line per request: method, path, status, reason. Never headers or bodies. */
+  readonly log?: (line: string) => void;
+  /** Where answers and deliveries are counted (`recon notifications serve` with RECON_METRICS_PORT). */
+  readonly metrics?: ReconMetrics;
+}
+
+export interface NotificationReceiver {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const ROUTES: Record<string, NotificationKind> = {
+  '/notifications/transaction': 'transaction',
+  '/notifications/return': 'return',
+};
+
+/** Parses `10.0.0.0/8, 127.0.0.1, ::1/128` into a BlockList. Throws ConfigError naming a bad entry. */
+export function parseAllowList(entries: readonly string[]): BlockList | null {
+  const list = new BlockList();
+  let any = false;
+  for (const raw of entries.map((e) => e.trim()).filter(Boolean)) {
+    const [address = '', bits] = raw.split('/');
+    const family = isIP(address);
+    const prefix = bits === undefined ? (family === 6 ? 128 : 32) : Number(bits);
+    if (family === 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32)) {
+      throw new ConfigError(
+        `RECON_NOTIFICATION_ALLOW entry ${JSON.stringify(raw)} is not an IP address or CIDR`,
+      );
+    }
+    list.addSubnet(address, prefix, family === 6 ? 'ipv6' : 'ipv4');
+    any = true;
+  }
+  return any ? list : null;
+}
+
+function allowed(list: BlockList | null, remote: string | undefined): boolean {
+  if (!list) return true;
+  if (!remote) return false;
+  const v4 = remote.startsWith('::ffff:') ? remote.slice(7) : remote;
+  return isIP(v4) === 4 ? list.check(v4, 'ipv4') : list.check(remote, 'ipv6');
+}
+
+/** Constant-time check of the secret sent as a bearer token or as the basic-auth password. */
+export function authorised(header: string | undefined, secret: string): boolean {
+  if (!header) return false;
+  let presented: string | null = null;
+  const [scheme = '', value = ''] = header.split(/\s+/, 2);
+  if (scheme.toLowerCase() === 'bearer') presented = value;
+  else if (scheme.toLowerCase() === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    presented = colon >= 0 ? decoded.slice(colon + 1) : null;
+  }
+  if (presented === null) return false;
+  // Hashing first gives equal lengths, so timingSafeEqual never leaks the secret's length.
+  const a = createHash('sha256').update(presented).digest();
+  return timingSafeEqual(a, secretDigest(secret));
+}
+
+let lastSecret: { secret: string; digest: Buffer } | undefined;
+/** The secret's sha256, computed once rather than on every delivery. */
+function secretDigest(secret: string): Buffer {
+  if (lastSecret?.secret !== secret)
+    lastSecret = { secret, digest: createHash('sha256').update(secret).digest() };
+  return lastSecret.digest;
+}
+
+interface ReadBody {
+  readonly bytes: Buffer;
+  /** The body was longer than the limit: `bytes` holds its first `limit` bytes only. */
+  readonly truncated: boolean;
+}
+
+/** Reads the body, keeping at most `limit` bytes (the rest is read and dropped, so the answer arrives). */
+async function readBody(req: IncomingMessage, limit: number): Promise<ReadBody> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of req) {
+    const c = chunk as Buffer;
+    if (size + c.length > limit) {
+      if (size < limit) chunks.push(c.subarray(0, limit - size));
+      size = limit;
+      truncated = true;
+    } else {
+      size += c.length;
+      chunks.push(c);
+    }
+  }
+  return { bytes: Buffer.concat(chunks), truncated };
+}
+
+function reply(
+  res: ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** application/json or application/*+json, UTF-8 (the only charset JSON has) or no charset. */
+function jsonContentType(header: string | undefined): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  const [type = '', ...params] = header.split(';').map((p) => p.trim().toLowerCase());
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice(8)
+    .replaceAll('"', '');
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+class StoreTimeout extends Error {}
+
+/** `promise`, or a StoreTimeout after `ms` (the promise's own outcome is then ignored). */
+function withinTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeout(`the database did not commit within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {}).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]);
+}
+
+/** Seconds a sender is asked to wait (Retry-After) while the database is away. */
+const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Starts the notification receiver: `POST /notifications/transaction`, `POST /notifications/return`,
+ * `GET /health` (= `/health/live`: the process answers) and `GET /health/ready` (the database answers).
+ *
+ * Every authenticated delivery is durable before it is answered: a usable body is committed to
+ * `notifications` (group commit: deliveries arriving together share one commit) and answered 200; a
+ * body the receiver cannot use is kept, raw bytes and reason, in `notification_quarantine` and
+ * answered 4xx (400 unusable content, 413 too large, 415 not JSON); a retry of it is counted on the
+ * same row. 503 with Retry-After means only that nothing could be stored because the database is
+ * away: the receiver keeps running, answers 503 at once until a probe finds the database again, then
+ * accepts with no restart. Unauthenticated callers get 401 and nothing is stored. Refuses to start
+ * without RECON_NOTIFICATION_SECRET.
+ */
+export async function startNotificationReceiver(
+  options: NotificationReceiverOptions,
+): Promise<NotificationReceiver> {
+  const secret = options.config.notificationSecret;
+  if (!secret) {
+    throw new ConfigError(
+      'the notification receiver needs RECON_NOTIFICATION_SECRET: set it to the secret the provider sends as a bearer token or basic-auth password',
+    );
+  }
+  const allowList = parseAllowList(options.allow ?? []);
+  const limit = options.maxBodyBytes ?? 64 * 1024;
+  const log = options.log ?? (() => {});
+  const { db } = options.handle;
+  const writer = createNotificationWriter(db, options.groupCommit);
+  const storeTimeoutMs = options.storeTimeoutMs ?? 10_000;
+
+  // While the database is away every delivery is answered 503 at once; a probe brings it back.
+  let away = false;
+  let probe: NodeJS.Timeout | undefined;
+  let closing = false;
+  const ping = async (timeoutMs: number): Promise<boolean> => {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
+        new Promise((_, reject) => {
+          timeout = setTimeout(() => reject(new Error('database did not answer')), timeoutMs);
+        }),
+      ]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timeout);
+    }
+  };
+  const databaseAway = (error: unknown) => {
+    if (away || closing) return;
+    away = true;
+    log(`database unavailable (${(error as Error).message}): answering 503 until it is back`);
+    const check = async () => {
+      if (closing) return;
+      if (await ping(2000)) {
+        away = false;
+        probe = undefined;
+        log('database available again: accepting deliveries');
+      } else probe = setTimeout(() => void check(), options.probeIntervalMs ?? 500);
+    };
+    probe = setTimeout(() => void check(), options.probeIntervalMs ?? 500);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const done = (status: number, body: Record<string, unknown>, headers?: Record<string, string>) => {
+      reply(res, status, body, headers);
+      options.metrics?.receiverResponses.inc({ status: String(status) });
+      log(`${req.method} ${path} ${status}${body.error ? ` ${String(body.error)}` : ''}`);
+    };
+    const unavailable = () =>
+      done(
+        503,
+        { error: 'the database is unavailable: nothing was stored, retry' },
+        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      );
+    if (!allowed(allowList, req.socket.remoteAddress))
+      return done(403, { error: 'caller address not allowed' });
+    if (req.method === 'GET' && (path === '/health' || path === '/health/live'))
+      return done(200, { status: 'ok' });
+    if (req.method === 'GET' && path === '/health/ready') {
+      if (!away && (await ping(2000))) return done(200, { status: 'ready' });
+      return done(503, { status: 'unavailable', error: 'the database is unavailable' });
+    }
+    const kind = ROUTES[path];
+    if (!kind) return done(404, { error: 'not found' });
+    if (req.method !== 'POST') return done(405, { error: 'use POST' });
+    if (!authorised(req.headers.authorization, secret)) {
+      req.resume();
+      return done(401, { error: 'missing or wrong credentials' });
+    }
+    if (away) {
+      req.resume();
+      return unavailable();
+    }
+    const { bytes, truncated } = await readBody(req, limit);
+    const contentType = req.headers['content-type'] ?? null;
+
+    /** Keeps the body with the reason, then answers `status`; 503 only if even that failed. */
+    const quarantine = async (status: number, why: string) => {
+      // Analysts read the reason, and the answer may be logged by the caller: no personal value in it.
+      const reason = redactPersonal(why);
+      try {
+        await withinTimeout(
+          quarantineNotification(db, {
+            kind,
+            reason,
+            body: bytes,
+            contentType,
+            remoteAddress: req.socket.remoteAddress ?? null,
+          }),
+          storeTimeoutMs,
+        );
+      } catch (error) {
+        if (error instanceof StoreTimeout || isDatabaseUnavailable(error)) {
+          databaseAway(error);
+          return unavailable();
+        }
+        throw error;
+      }
+      options.metrics?.notifications.inc({ kind, outcome: 'quarantined' });
+      done(status, { error: 'invalid notification', reason });
+    };
+
+    if (truncated)
+      return quarantine(413, `body larger than ${limit} bytes: only its first ${limit} bytes were kept`);
+    if (!jsonContentType(contentType ?? undefined))
+      return quarantine(
+        415,
+        `content-type ${JSON.stringify(contentType?.slice(0, 80))} is not application/json`,
+      );
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      return quarantine(400, 'body is not valid UTF-8 (the bytes are kept as received)');
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      return quarantine(400, `body is not JSON: ${describeJsonError(error)}`);
+    }
+    const result = normaliseNotification(kind, body);
+    if (!result.ok) return quarantine(400, result.reason);
+    let stored: StoredNotification;
+    try {
+      stored = await withinTimeout(writer.store(result.value), storeTimeoutMs);
+    } catch (error) {
+      if (error instanceof StoreTimeout) {
+        // The database accepts connections but does not answer (stalled, or locked out): stop
+        // waiting. The commit may still happen later; the provider's retry is then counted as a
+        // repeat delivery of the same row, never stored twice.
+        databaseAway(error);
+        return unavailable();
+      }
+      if (isDatabaseUnavailable(error)) {
+        databaseAway(error);
+        return unavailable();
+      }
+      // PostgreSQL refused this body for a reason the validation did not foresee: keep it.
+      const { code, message } = error as { code?: string; message?: string };
+      return quarantine(400, `the database refused the notification: ${code ?? ''} ${message ?? ''}`.trim());
+    }
+    options.metrics?.notifications.inc({ kind, outcome: stored.inserted ? 'stored' : 'duplicate' });
+    done(200, { status: stored.inserted ? 'stored' : 'duplicate', notificationId: stored.notificationId });
+    if (options.confirm) {
+      options
+        .confirm(body, result.value)
+        .then((answer) =>
+          db
+            .updateTable('notifications')
+            .set({ confirmed_at: new Date().toISOString(), verification_code: answer.verificationCode })
+            .where('notification_id', '=', stored.notificationId)
+            .execute(),
+        )
+        .catch((error: unknown) =>
+          log(
+            `confirm of notification ${stored.notificationId} failed: ${(error as Error).name}: ${(error as Error).message}`,
+          ),
+        );
+    }
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`${req.method} ${req.url} 500 ${(error as Error).name}`);
+      if (!res.headersSent)
+        reply(res, 500, { error: 'internal error: the notification was not stored, retry' });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const host = options.host ?? '127.0.0.1';
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: async () => {
+      closing = true;
+      clearTimeout(probe);
+      // Deliveries being read or committed are finished and answered; then every connection goes.
+      const closed = new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+      });
+      server.closeIdleConnections();
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((resolve) => (grace = setTimeout(resolve, 5000)))]);
+      clearTimeout(grace);
+      server.closeAllConnections();
+      await closed;
+      await writer.drain();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import type { Readable } from 'node:stream';
+import type { DatabaseHandle } from '../db/connect.ts';
+import type { Config } from '../config/config.ts';
+import { UnreadableInput, UsageError } from '../domain/errors.ts';
+import { loadReport, type LoadRequest, type LoadSummary } from './load/load-report.ts';
+import type { LegacyQueryType, ReportQueryType, Source } from '../domain/records.ts';
+import { isoDate } from '../domain/time/calendar.ts';
+import { easternDayStartUtc } from '../domain/time/eastern.ts';
+import {
+  ProviderStreamBroken,
+  type ProviderClient,
+  type ProviderResponseStream,
+} from '../provider/client/index.ts';
+import { LEGACY_MAX_DAYS } from '../provider/client/legacy-limits.ts';
+
+/** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
+export class InvalidPullWindow extends UsageError {}
+
+export interface PullSourceRequest {
+  source: Source;
+  /** First Eastern day, YYYY-MM-DD. */
+  from: string;
+  /** Last Eastern day, YYYY-MM-DD, inclusive; at most 40 days after from, counting both. */
+  to: string;
+  origin: 'pull' | 'workflow';
+  workflowId?: string;
+  /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
+  maxRejected?: number;
+  onProgress?: (p: { rowsRead: number; bytes: number }) => void;
+  signal?: AbortSignal;
+  /** Report API output (default JSON, not zipped). The loader recognises a ZIP by its content. */
+  output?: { type?: 'JSON' | 'CSV'; zip?: boolean };
+}
+
+/**
+ * Legacy type 5 is pulled with every field it allows (19 is type 6 only), so that the warehouse keeps
+ * the completion date, payment type and network reference, which the default set omits.
+ */
+export const LEGACY_TRANSACTION_FIELDS: readonly number[] = [
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22,
+];
+
+const REPORT_QUERY: Partial<Record<Source, ReportQueryType>> = {
+  'report-transactions': 'TRANSACTION',
+  'report-returns': 'RETURN',
+};
+const LEGACY_QUERY: Partial<Record<Source, LegacyQueryType>> = {
+  'legacy-transactions': '5',
+  'legacy-returns': '1',
+  'legacy-adjustments': '4',
+};
+
+const DAY_MS = 86_400_000;
+
+function nextDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+}
+
+/** Checks from..to and returns the UTC window [start of from, start of the day after to) in Eastern time. */
+export function pullWindow(from: string, to: string): { start: string; end: string; days: number } {
+  for (const [name, day] of [
+    ['--from', from],
+    ['--to', to],
+  ] as const) {
+    try {
+      isoDate(day);
+    } catch {
+      throw new InvalidPullWindow(`${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
+    }
+  }
+  const days = Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
+  if (days < 1) throw new InvalidPullWindow(`--to ${to} is before --from ${from}`);
+  if (days > LEGACY_MAX_DAYS) {
+    throw new InvalidPullWindow(
+      `${from}..${to} spans ${days} days; a pull covers at most ${LEGACY_MAX_DAYS} (use recon backfill for longer ranges)`,
+    );
+  }
+  return { start: easternDayStartUtc(from), end: easternDayStartUtc(nextDay(to)), days };
+}
+
+/**
+ * Fetches one source for one window of Eastern days (from..to inclusive, at most 40) and streams it
+ * into the warehouse: HTTP body → parser → loader, never buffered whole.
+ *
+ * Idempotent (the loader is): pulling the same window again leaves the warehouse as it was. Whole or
+ * nothing: a failure keeps no row of this load. A body cut mid-way, or a zipped body that arrives
+ * unreadable, is thrown as {@link ProviderStreamBroken} (retryable), whatever the parser made of it;
+ * other errors are those of the client (provider/client/errors.ts) and the loader.
+ */
+export async function pullSource(
+  deps: { handle: DatabaseHandle; client: ProviderClient; config: Config },
+  req: PullSourceRequest,
+): Promise<LoadSummary> {
+  const window = pullWindow(req.from, req.to);
+  const reportQuery = REPORT_QUERY[req.source];
+  const legacyQuery = LEGACY_QUERY[req.source];
+  let response: ProviderResponseStream;
+  let load: Omit<LoadRequest, 'fileName'>;
+  const common = {
+    source: req.source,
+    origin: req.origin,
+    environment: deps.config.environment,
+    window: { start: window.start, end: window.end },
+    workflowId: req.workflowId,
+    maxRejected: req.maxRejected,
+    onProgress: req.onProgress,
+    signal: req.signal,
+  };
+  if (reportQuery) {
+    const type = req.output?.type ?? 'JSON';
+    response = await deps.client.report({
+      queryType: reportQuery,
+      start: window.start,
+      end: window.end,
+      outputType: type,
+      zip: req.output?.zip ?? false,
+      signal: req.signal,
+    });
+    load = { ...common, format: type === 'JSON' ? 'report-json' : 'report-csv', queryType: reportQuery };
+  } else if (legacyQuery) {
+    const fields = legacyQuery === '5' ? [...LEGACY_TRANSACTION_FIELDS] : undefined;
+    response = await deps.client.legacyQuery({
+      queryType: legacyQuery,
+      from: req.from,
+      to: req.to,
+      fields,
+      signal: req.signal,
+    });
+    load = { ...common, format: 'legacy', queryType: legacyQuery, fields };
+  } else {
+    throw new InvalidPullWindow(`unknown source ${JSON.stringify(req.source)}`);
+  }
+  let transportError: ProviderStreamBroken | null = null;
+  const stream: Readable = response.stream;
+  stream.on('error', (error) => {
+    if (error instanceof ProviderStreamBroken) transportError = error;
+  });
+  try {
+    return await loadReport(deps.handle, { ...load, fileName: response.description }, stream);
+  } catch (error) {
+    if (transportError) throw transportError;
+    if (response.zipped && error instanceof UnreadableInput) {
+      throw new ProviderStreamBroken(
+        `${response.description}: the ZIP sent by the provider is unreadable (${error.message}); fetch it again`,
+        0,
+      );
+    }
+    throw error;
+  } finally {
+    if (!stream.destroyed) stream.destroy();
+  }
+}

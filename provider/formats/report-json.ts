@@ -1,0 +1,256 @@
+import type {
+  OnColumns,
+  ParsedRow,
+  ReportRecord,
+  ReturnRecord,
+  TransactionRecord,
+} from '../../domain/records.ts';
+import { UnreadableInput } from '../../domain/errors.ts';
+import { describeJsonError } from '../../domain/privacy.ts';
+import {
+  currencyOf,
+  dateOf,
+  easternDate,
+  FieldProblem,
+  instant,
+  jsonCents,
+  NonIntegerLiteral,
+  nextActionDate,
+  optionalInstant,
+  optionalJsonCents,
+  optionalText,
+  reportStatus,
+  requiredText,
+  transactionType,
+} from './report-fields.ts';
+import { splitJsonArray } from './split-json-array.ts';
+
+/**
+ * JSON report (provider-api.md 2.7, 4.1): a top-level array mixing transaction records and return
+ * records, told apart by their fields (transactionType RETURN, or any of originalTransactionId,
+ * returnCode, reportDate, settlementCode). Read as a stream, one element in memory at a time.
+ *
+ * - An element that is valid JSON but does not validate (not an object, a missing or mistyped field)
+ *   is a rejected row naming the field; unknown extra fields are tolerated (they stay in `raw`).
+ * - JSON broken half-way (truncated, garbage, a syntax error) throws UnreadableInput naming the file
+ *   and the line.
+ * - `[]` yields nothing. An empty file throws UnreadableInput: the endpoint always sends an array, so
+ *   an empty body means a failed transfer, not a report without records.
+ */
+export async function* parseReportJson(
+  input: AsyncIterable<Buffer | string>,
+  fileName: string,
+  onColumns?: OnColumns,
+): AsyncGenerator<ParsedRow<ReportRecord>> {
+  const extras: JsonExtras = { deviceType: false, requestType: false };
+  for await (const batch of splitJsonArray(input, fileName)) {
+    for (const element of batch) {
+      let value: unknown;
+      try {
+        value = JSON.parse(element.text, keepAmountLiterals);
+      } catch (error) {
+        throw new UnreadableInput(
+          fileName,
+          element.line,
+          `invalid JSON in the array element starting here: ${describeJsonError(error)}`,
+        );
+      }
+      yield jsonRow(value, element.text, element.line, extras);
+    }
+  }
+  if (onColumns) {
+    const transactions: string[] = [...JSON_TRANSACTION_COLUMNS];
+    if (extras.deviceType) transactions.push('device_type');
+    if (extras.requestType) transactions.push('request_type');
+    onColumns('transaction', transactions);
+    onColumns('return', JSON_RETURN_COLUMNS);
+  }
+}
+
+/**
+ * The columns a JSON report carries (spec 2.7). A transaction record has no device type nor request
+ * type (the CSV report has them): those columns are unknown unless an element of the file has the
+ * field. A return record has no legacy fields 8 and 9.
+ */
+const JSON_TRANSACTION_COLUMNS: readonly (keyof TransactionRecord)[] = [
+  'transaction_id',
+  'merchant_id',
+  'merchant_transaction_id',
+  'merchant_user_id',
+  'product_user_id',
+  'product',
+  'transaction_type',
+  'raw_transaction_type',
+  'status',
+  'raw_status',
+  'amount_cents',
+  'fee_cents',
+  'currency',
+  'transaction_at',
+  'transaction_on',
+  'local_time_flag',
+  'error_code',
+  'error_message',
+  'notify_status',
+  'region',
+  'country_code',
+  'payment_method',
+  'external_reference',
+  'raw',
+];
+
+const JSON_RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
+  'return_transaction_id',
+  'original_transaction_id',
+  'merchant_transaction_id',
+  'merchant_id',
+  'merchant_user_id',
+  'product_user_id',
+  'product',
+  'return_code',
+  'amount_cents',
+  'currency',
+  'returned_on',
+  'next_action_date',
+  'raw_next_action_date',
+  'settlement_code',
+  'raw_transaction_type',
+  'original_transaction_type',
+  'original_transaction_at',
+  'original_external_reference',
+  'external_reference',
+  'notify_status',
+  'region',
+  'country_code',
+  'raw',
+];
+
+/** Fields outside spec 2.7 that the parser reads when an element has them. */
+interface JsonExtras {
+  deviceType: boolean;
+  requestType: boolean;
+}
+
+/** Amount fields, whose number must be written as an integer: cents are never rounded from a float. */
+const AMOUNT_KEYS = new Set(['transactionAmount', 'transactionFee']);
+const INTEGER_LITERAL = /^(?:0|-?[1-9]\d*)$/;
+
+/**
+ * JSON.parse reviver: an amount written as anything but an integer literal becomes a
+ * {@link NonIntegerLiteral}, which the field check rejects naming the text as written. (JSON.parse alone
+ * reads `1.0000000000000001` as 1 and `-0` as -0: both looked like valid integer cents.)
+ */
+function keepAmountLiterals(
+  this: unknown,
+  key: string,
+  value: unknown,
+  context?: { source?: string },
+): unknown {
+  if (typeof value === 'number' && AMOUNT_KEYS.has(key) && context?.source !== undefined) {
+    if (!INTEGER_LITERAL.test(context.source)) return new NonIntegerLiteral(context.source);
+  }
+  return value;
+}
+
+/** Turns one parsed array element into a parsed row. */
+export function jsonRow(
+  value: unknown,
+  raw: string,
+  line: number,
+  extras?: JsonExtras,
+): ParsedRow<ReportRecord> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, line, raw, reason: 'array element is not a JSON object' };
+  }
+  const o = value as Record<string, unknown>;
+  try {
+    const record = isReturn(o) ? returnRecord(o, raw) : transactionRecord(o, raw);
+    if (extras && record.kind === 'transaction') {
+      if (o.deviceType !== undefined) extras.deviceType = true;
+      if (o.requestType !== undefined) extras.requestType = true;
+    }
+    return { ok: true, line, raw, record };
+  } catch (error) {
+    if (error instanceof FieldProblem) return { ok: false, line, raw, reason: error.message };
+    throw error;
+  }
+}
+
+function isReturn(o: Record<string, unknown>): boolean {
+  return (
+    o.transactionType === 'RETURN' ||
+    o.originalTransactionId !== undefined ||
+    o.returnCode !== undefined ||
+    o.reportDate !== undefined ||
+    o.settlementCode !== undefined
+  );
+}
+
+function transactionRecord(o: Record<string, unknown>, raw: string): TransactionRecord {
+  const rawType = requiredText('transactionType', o.transactionType);
+  const rawStatus = requiredText('transactionStatus', o.transactionStatus);
+  const at = instant('transactionDateTime', o.transactionDateTime);
+  return {
+    kind: 'transaction',
+    transaction_id: requiredText('transactionId', o.transactionId),
+    merchant_id: optionalText('merchantId', o.merchantId),
+    merchant_transaction_id: optionalText('merchantTransactionId', o.merchantTransactionId),
+    merchant_user_id: optionalText('merchantUserId', o.merchantUserId),
+    product_user_id: optionalText('productUserId', o.productUserId),
+    product: optionalText('product', o.product),
+    transaction_type: transactionType(rawType),
+    raw_transaction_type: rawType,
+    status: reportStatus(rawStatus),
+    raw_status: rawStatus,
+    amount_cents: jsonCents('transactionAmount', o.transactionAmount),
+    fee_cents: optionalJsonCents('transactionFee', o.transactionFee),
+    currency: currencyOf('currencyCode', o.currencyCode),
+    transaction_at: at,
+    transaction_on: easternDate(at),
+    local_time_flag: null,
+    error_code: optionalText('errorCode', o.errorCode),
+    // Spec 2.7: the sample records name errorMessage errorDescription.
+    error_message: optionalText('errorMessage', o.errorMessage ?? o.errorDescription),
+    notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
+    region: optionalText('transactionRegion', o.transactionRegion),
+    country_code: optionalText('countryCode', o.countryCode),
+    payment_method: optionalText('transactionPaymentMethod', o.transactionPaymentMethod),
+    external_reference: optionalText('externalReference', o.externalReference),
+    device_type: optionalText('deviceType', o.deviceType),
+    request_type: optionalText('requestType', o.requestType),
+    raw,
+  };
+}
+
+function returnRecord(o: Record<string, unknown>, raw: string): ReturnRecord {
+  const next = nextActionDate('nextActionDate', o.nextActionDate);
+  return {
+    kind: 'return',
+    return_transaction_id: requiredText('transactionId', o.transactionId),
+    original_transaction_id: optionalText('originalTransactionId', o.originalTransactionId),
+    merchant_transaction_id: optionalText('merchantTransactionId', o.merchantTransactionId),
+    merchant_id: optionalText('merchantId', o.merchantId),
+    merchant_user_id: optionalText('merchantUserId', o.merchantUserId),
+    product_user_id: optionalText('productUserId', o.productUserId),
+    product: optionalText('product', o.product),
+    return_code: optionalText('returnCode', o.returnCode),
+    amount_cents: jsonCents('transactionAmount', o.transactionAmount),
+    currency: currencyOf('currencyCode', o.currencyCode),
+    returned_on:
+      o.reportDate === undefined || o.reportDate === null ? null : dateOf('reportDate', o.reportDate),
+    next_action_date: next.date,
+    raw_next_action_date: next.raw,
+    settlement_code: optionalText('settlementCode', o.settlementCode),
+    raw_transaction_type: optionalText('transactionType', o.transactionType),
+    original_transaction_type: optionalText('originalTransactionType', o.originalTransactionType),
+    original_transaction_at: optionalInstant('originalTransactionDateTime', o.originalTransactionDateTime),
+    original_external_reference: optionalText('originalExternalReference', o.originalExternalReference),
+    external_reference: optionalText('externalReference', o.externalReference),
+    notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
+    region: optionalText('transactionRegion', o.transactionRegion),
+    country_code: optionalText('countryCode', o.countryCode),
+    legacy_field_8: null,
+    legacy_field_9: null,
+    raw,
+  };
+}

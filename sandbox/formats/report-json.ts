@@ -1,0 +1,85 @@
+import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
+
+/**
+ * The JSON report of `POST /report/v4/report` (spec 2.7) written from normalised records. Records
+ * are written one by one, so a million-row report never sits in memory: {@link reportJsonChunks}
+ * yields the array piece by piece.
+ */
+
+/** A TRANSACTION report record (ReportResponse, spec 2.7) with the provider's field names. */
+export function transactionToJson(r: TransactionRecord): Record<string, unknown> {
+  return {
+    product: r.product,
+    merchantId: r.merchant_id,
+    merchantUserId: r.merchant_user_id,
+    merchantTransactionId: r.merchant_transaction_id,
+    productUserId: r.product_user_id,
+    transactionId: r.transaction_id,
+    transactionNotifyStatus: r.notify_status,
+    transactionRegion: r.region,
+    transactionAmount: r.amount_cents,
+    currencyCode: r.currency,
+    countryCode: r.country_code,
+    transactionType: r.raw_transaction_type,
+    transactionStatus: r.raw_status,
+    transactionFee: r.fee_cents,
+    transactionDateTime: r.transaction_at,
+    externalReference: r.external_reference,
+    errorCode: r.error_code,
+    errorMessage: r.error_message,
+    transactionPaymentMethod: r.payment_method,
+  };
+}
+
+/** A RETURN report record (spec 2.7). */
+export function returnToJson(r: ReturnRecord): Record<string, unknown> {
+  return {
+    product: r.product,
+    merchantId: r.merchant_id,
+    merchantUserId: r.merchant_user_id,
+    merchantTransactionId: r.merchant_transaction_id,
+    productUserId: r.product_user_id,
+    transactionId: r.return_transaction_id,
+    transactionNotifyStatus: r.notify_status,
+    transactionRegion: r.region,
+    transactionAmount: r.amount_cents,
+    currencyCode: r.currency,
+    countryCode: r.country_code,
+    transactionType: r.raw_transaction_type ?? 'RETURN',
+    originalTransactionId: r.original_transaction_id,
+    originalTransactionType: r.original_transaction_type,
+    originalTransactionDateTime: r.original_transaction_at,
+    originalExternalReference: r.original_external_reference,
+    externalReference: r.external_reference,
+    reportDate: r.returned_on,
+    returnCode: r.return_code,
+    nextActionDate: r.raw_next_action_date,
+    settlementCode: r.settlement_code,
+  };
+}
+
+/** One record as the JSON report writes it. */
+export function reportRecordToJson(r: TransactionRecord | ReturnRecord): Record<string, unknown> {
+  return r.kind === 'transaction' ? transactionToJson(r) : returnToJson(r);
+}
+
+/**
+ * The JSON report array, one record per line (`[\n{...},\n{...}\n]\n`), yielded in chunks of about
+ * `chunkBytes` so that a writer does not pay per-record overhead.
+ */
+export async function* reportJsonChunks(
+  records: Iterable<TransactionRecord | ReturnRecord> | AsyncIterable<TransactionRecord | ReturnRecord>,
+  chunkBytes = 64 * 1024,
+): AsyncGenerator<string> {
+  let buffer = '[';
+  let first = true;
+  for await (const record of records) {
+    buffer += `${first ? '\n' : ',\n'}${JSON.stringify(reportRecordToJson(record))}`;
+    first = false;
+    if (buffer.length >= chunkBytes) {
+      yield buffer;
+      buffer = '';
+    }
+  }
+  yield `${buffer}${first ? '' : '\n'}]\n`;
+}

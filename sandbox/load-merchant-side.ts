@@ -1,0 +1,56 @@
+import { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.ts';
+import type { Database } from '../db/database.ts';
+import type { Environment } from '../config/config.ts';
+import { loadLedger } from '../ingest/load/load-ledger.ts';
+import type { LoadSummary } from '../ingest/load/load-report.ts';
+import { importNotificationHistory, type ImportSummary } from '../ingest/notifications/import-history.ts';
+import type { FeeScheduleEntry, MerchantView } from './merchant-view.ts';
+
+/** The merchant's contracted fees of a sandbox view, written to fee_schedule. */
+export async function insertFeeSchedule(
+  db: Kysely<Database>,
+  entries: readonly FeeScheduleEntry[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  await db
+    .insertInto('fee_schedule')
+    .values(
+      entries.map((f) => ({
+        product: f.product,
+        transaction_type: f.transactionType,
+        currency: f.currency,
+        fixed_cents: f.fixedCents,
+        basis_points: f.basisPoints,
+        rounding: f.rounding ?? 'half_up',
+        valid_from: f.validFrom,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Loads the merchant side of a sandbox view the way a merchant would: the ledger through the loader
+ * (NDJSON, as `recon ledger import` reads it), the contracted fee schedule, and the notification
+ * history through the history import (with the original received_at). Used by `recon demo` and by the
+ * end-to-end ground-truth test, so both see the same merchant side.
+ */
+export async function loadMerchantSide(
+  handle: DatabaseHandle,
+  view: MerchantView,
+  environment: Environment,
+): Promise<{ ledger: LoadSummary; notifications: ImportSummary }> {
+  const ledger = await loadLedger(
+    handle,
+    { fileName: 'sandbox-merchant-ledger.ndjson', origin: 'file', environment },
+    Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
+  );
+  await insertFeeSchedule(handle.db, view.feeSchedule);
+  const notifications = await importNotificationHistory(
+    handle.db,
+    Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
+    { fileName: 'sandbox-notifications.ndjson' },
+  );
+  return { ledger, notifications };
+}

@@ -1,0 +1,105 @@
+/**
+ * Workbench users and API tokens: what `recon users` and `recon tokens` do. Passwords and tokens are
+ * stored as hashes only; a token is returned once, by {@link createToken}.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+import { ReconError } from '../../domain/errors.ts';
+import { hashPassword, newSecret, sha256Hex } from './secrets.ts';
+
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
+
+/** Whether `role` may do what `needed` may. */
+export function roleAllows(role: Role, needed: Role): boolean {
+  return RANK[role] >= RANK[needed];
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** A user name, role or password the workbench refuses. */
+export class InvalidAccount extends ReconError {
+  readonly retryable = false;
+}
+
+const USERNAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
+
+/** Adds a user, or sets the role and password of an existing one (and enables it again). */
+export async function addUser(
+  db: Kysely<Database>,
+  req: { username: string; role: Role; password: string },
+): Promise<{ created: boolean }> {
+  if (!USERNAME.test(req.username))
+    throw new InvalidAccount(
+      `user name ${JSON.stringify(req.username)} is not allowed: use 1-64 lower-case letters, digits and . _ @ -`,
+    );
+  if (req.password.length < 12)
+    throw new InvalidAccount('the password is shorter than 12 characters: choose a longer one');
+  const passwordHash = await hashPassword(req.password);
+  const row = await db
+    .insertInto('workbench_users')
+    .values({ username: req.username, role: req.role, password_hash: passwordHash })
+    .onConflict((oc) =>
+      oc.column('username').doUpdateSet({ role: req.role, password_hash: passwordHash, disabled_at: null }),
+    )
+    .returning(sql<boolean>`(xmax = 0)`.as('created'))
+    .executeTakeFirstOrThrow();
+  return { created: row.created };
+}
+
+/** Disables a user and ends its sessions. Throws {@link InvalidAccount} for an unknown user. */
+export async function disableUser(db: Kysely<Database>, username: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('workbench_users')
+      .set({ disabled_at: new Date().toISOString() })
+      .where('username', '=', username)
+      .returning('username')
+      .executeTakeFirst();
+    if (!row)
+      throw new InvalidAccount(`no workbench user is named ${JSON.stringify(username)}: check the name`);
+    await trx.deleteFrom('workbench_sessions').where('username', '=', username).execute();
+  });
+}
+
+/** Creates an API token; the token is in the result only, never stored. */
+export async function createToken(
+  db: Kysely<Database>,
+  req: { name: string; role: Role },
+): Promise<{ tokenId: number; token: string }> {
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(req.name))
+    throw new InvalidAccount(
+      `token name ${JSON.stringify(req.name)} is not allowed: use 1-64 letters, digits and . _ -`,
+    );
+  const token = `rwb_${newSecret()}`;
+  const row = await db
+    .insertInto('workbench_tokens')
+    .values({ name: req.name, role: req.role, token_sha256: sha256Hex(token) })
+    .returning('token_id')
+    .executeTakeFirstOrThrow();
+  return { tokenId: row.token_id, token };
+}
+
+/** Revokes a token by id. Throws {@link InvalidAccount} when no live token has it. */
+export async function revokeToken(db: Kysely<Database>, tokenId: number): Promise<void> {
+  const row = await db
+    .updateTable('workbench_tokens')
+    .set({ revoked_at: new Date().toISOString() })
+    .where('token_id', '=', tokenId)
+    .where('revoked_at', 'is', null)
+    .returning('token_id')
+    .executeTakeFirst();
+  if (!row) throw new InvalidAccount(`no live API token has id ${tokenId}: list them with recon tokens list`);
+}
+
+export async function listTokens(db: Kysely<Database>) {
+  return db
+    .selectFrom('workbench_tokens')
+    .select(['token_id', 'name', 'role', 'created_at', 'revoked_at', 'last_used_at'])
+    .orderBy('token_id')
+    .execute();
+}

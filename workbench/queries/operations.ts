@@ -1,0 +1,105 @@
+/**
+ * Runs, loads and coverage: which Eastern days each source was loaded for, by which load and when,
+ * what failed, which reconcile runs cover each day, and which business days lack a source.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { datesBetween, isBusinessDay } from '../../domain/time/business-days.ts';
+
+export async function listRuns(db: Db, page: { limit: number; before?: number }) {
+  const rows = await sql<
+    Record<string, unknown>
+  >`select run_id, range_from, range_to, as_of, summary, started_at,
+      finished_at from reconcile_runs
+    ${page.before ? sql`where run_id < ${page.before}::bigint` : sql``}
+    order by run_id desc limit ${page.limit}`.execute(db);
+  return rows.rows;
+}
+
+export async function listLoads(db: Db, page: { limit: number; before?: number }) {
+  const rows = await sql<
+    Record<string, unknown>
+  >`select load_id, source, environment, origin, format, query_type,
+      file_name, window_start, window_end, status, rows_read, rows_loaded, rows_rejected, rows_inserted,
+      rows_updated, rows_unchanged, error, workflow_id, started_at, finished_at from loads
+    ${page.before ? sql`where load_id < ${page.before}::bigint` : sql``}
+    order by load_id desc limit ${page.limit}`.execute(db);
+  return rows.rows;
+}
+
+export interface CoverageLoad {
+  load_id: number;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  rows_loaded: number;
+}
+
+export interface CoverageDay {
+  date: string;
+  business_day: boolean;
+  sources: Record<string, CoverageLoad[]>;
+  /** Sources with no committed load for this business day (only sources the warehouse loads at all). */
+  missing: string[];
+  /** Sources with a failed load and no committed one for this day. */
+  failed: string[];
+  runs: number[];
+}
+
+/** Coverage of Eastern days `from`..`to`: loads per source by their windows, and reconcile runs. */
+export async function coverage(
+  db: Db,
+  from: string,
+  to: string,
+): Promise<{ sources: string[]; days: CoverageDay[] }> {
+  const [loads, runs, sources] = await Promise.all([
+    sql<
+      CoverageLoad & { day: string; source: string }
+    >`select d::date::text as day, l.source, l.load_id, l.status,
+        l.started_at, l.finished_at, l.rows_loaded
+      from generate_series(${from}::date, ${to}::date, interval '1 day') d
+      join loads l on l.window_start < ((d::date + 1)::timestamp at time zone 'America/Toronto')
+        and l.window_end > (d::date::timestamp at time zone 'America/Toronto')
+      order by day, l.source, l.load_id`.execute(db),
+    sql<{ day: string; run_id: number }>`select d::date::text as day, r.run_id
+      from generate_series(${from}::date, ${to}::date, interval '1 day') d
+      join reconcile_runs r on d::date between r.range_from and r.range_to
+      where r.finished_at is not null
+      order by day, r.run_id`.execute(db),
+    sql<{ source: string }>`select distinct source from loads
+      where status = 'committed' and window_start is not null order by source`.execute(db),
+  ]);
+  const expected = sources.rows.map((r) => r.source);
+  const byDay = new Map<string, CoverageDay>();
+  for (const date of datesBetween(from, to)) {
+    byDay.set(date, {
+      date,
+      business_day: isBusinessDay(date),
+      sources: {},
+      missing: [],
+      failed: [],
+      runs: [],
+    });
+  }
+  for (const l of loads.rows) {
+    const day = byDay.get(l.day);
+    if (!day) continue;
+    (day.sources[l.source] ??= []).push({
+      load_id: l.load_id,
+      status: l.status,
+      started_at: l.started_at,
+      finished_at: l.finished_at,
+      rows_loaded: l.rows_loaded,
+    });
+  }
+  for (const r of runs.rows) byDay.get(r.day)?.runs.push(r.run_id);
+  for (const day of byDay.values()) {
+    for (const source of expected) {
+      const ls = day.sources[source] ?? [];
+      const committed = ls.some((l) => l.status === 'committed');
+      if (!committed && ls.some((l) => l.status === 'failed')) day.failed.push(source);
+      if (!committed && day.business_day) day.missing.push(source);
+    }
+  }
+  return { sources: expected, days: [...byDay.values()] };
+}

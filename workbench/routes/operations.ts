@@ -1,0 +1,130 @@
+/** Reconcile runs, loads, and the coverage calendar. */
+import type { FastifyInstance } from 'fastify';
+import { addDays } from '../../domain/time/business-days.ts';
+import { easternDateOf } from '../../domain/time/eastern.ts';
+import { coverage, listLoads, listRuns } from '../queries/operations.ts';
+import { errorResponses } from '../schemas.ts';
+import type { WorkbenchContext } from '../server.ts';
+
+const pageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+    before: { type: 'integer', minimum: 1, description: 'Only ids below this one (the next page).' },
+  },
+};
+
+/** The default coverage range: the last 35 Eastern days up to today. */
+export function defaultCoverageRange(now = new Date()): { from: string; to: string } {
+  const to = easternDateOf(now.toISOString());
+  return { from: addDays(to, -34), to };
+}
+
+export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  app.get<{ Querystring: { limit: number; before?: number } }>(
+    '/api/runs',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Reconcile runs, newest first, with their summaries (counts by kind)',
+        tags: ['operations'],
+        querystring: pageQuery,
+        response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } }, ...errorResponses },
+      },
+    },
+    async (request) => ({ items: await listRuns(ctx.db, request.query) }),
+  );
+
+  app.get<{ Querystring: { limit: number; before?: number } }>(
+    '/api/loads',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Loads, newest first, with their row counts and status',
+        tags: ['operations'],
+        querystring: pageQuery,
+        response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } }, ...errorResponses },
+      },
+    },
+    async (request) => ({ items: await listLoads(ctx.db, request.query) }),
+  );
+
+  app.get(
+    '/api/schedule',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary:
+          "The nightly schedule's state, next runs and last runs with their status, from Temporal when reachable",
+        tags: ['operations'],
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              schedule_id: { type: 'string' },
+              reachable: { type: 'boolean' },
+              message: { type: 'string' },
+              paused: { type: 'boolean' },
+              note: { type: 'string' },
+              next: { type: 'array', items: { type: 'string' } },
+              recent: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    scheduled_at: { type: 'string' },
+                    workflow_id: { type: 'string' },
+                    status: { type: 'string' },
+                  },
+                },
+              },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async () => ctx.schedule(),
+  );
+
+  app.get<{ Querystring: { from?: string; to?: string } }>(
+    '/api/coverage',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Per Eastern day and source: loads, failures, missing business days, reconcile runs',
+        tags: ['operations'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              from: { type: 'string' },
+              to: { type: 'string' },
+              sources: { type: 'array', items: { type: 'string' } },
+              days: { $ref: 'Rows#' },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const d = defaultCoverageRange();
+      const to = request.query.to ?? d.to;
+      const from = request.query.from ?? addDays(to, -34);
+      if (from > to)
+        return reply.code(400).send({ error: 'bad_request', message: `from=${from} is after to=${to}` });
+      if (Date.parse(to) - Date.parse(from) > 400 * 86_400_000)
+        return reply
+          .code(400)
+          .send({ error: 'bad_request', message: 'the range is longer than 400 days: narrow it' });
+      return { from, to, ...(await coverage(ctx.db, from, to)) };
+    },
+  );
+}

@@ -1,0 +1,126 @@
+/** Server-rendered pages and their assets (served by the app itself: no CDN). */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { discrepancyDetail } from '../queries/detail.ts';
+import { coverage, listLoads, listRuns } from '../queries/operations.ts';
+import { parseFilter, worklistPage as worklistData, worklistTotals } from '../queries/worklist.ts';
+import { discrepancyPage } from '../pages/discrepancy.ts';
+import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
+import { worklistPage } from '../pages/worklist.ts';
+import type { WorkbenchContext } from '../server.ts';
+import { addDays } from '../../domain/time/business-days.ts';
+import { defaultCoverageRange } from './operations.ts';
+
+const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
+  [
+    ['app.css', 'text/css; charset=utf-8'],
+    ['app.js', 'text/javascript; charset=utf-8'],
+  ].map(([name, type]) => [
+    name,
+    { type: type!, body: readFileSync(new URL(`../assets/${name}`, import.meta.url)) },
+  ]),
+);
+
+const hidden = { hide: true } as const;
+
+async function enabledUsers(ctx: WorkbenchContext): Promise<string[]> {
+  const rows = await ctx.db
+    .selectFrom('workbench_users')
+    .select('username')
+    .where('disabled_at', 'is', null)
+    .orderBy('username')
+    .execute();
+  return rows.map((r) => r.username);
+}
+
+export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void {
+  app.get<{ Params: { name: string } }>(
+    '/assets/:name',
+    { config: { role: 'public' }, schema: hidden },
+    async (request, reply) => {
+      const asset = ASSETS[request.params.name];
+      if (!asset) return reply.code(404).send({ error: 'not_found', message: 'no such asset' });
+      return reply.type(asset.type).header('cache-control', 'no-cache').send(asset.body);
+    },
+  );
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
+      reply.header(
+        'content-security-policy',
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+      );
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'same-origin');
+    }
+    return payload;
+  });
+
+  app.get<{ Querystring: { next?: string } }>(
+    '/sign-in',
+    { config: { role: 'public' }, schema: hidden },
+    async (request, reply) => {
+      const next =
+        request.query.next?.startsWith('/') && !request.query.next.startsWith('//')
+          ? request.query.next
+          : '/';
+      return reply.type('text/html; charset=utf-8').send(signInPage(next));
+    },
+  );
+
+  app.get<{ Querystring: Record<string, string> }>(
+    '/',
+    { config: { role: 'viewer', page: true }, schema: hidden },
+    async (request, reply) => {
+      const { cursor, ...rest } = request.query;
+      const filter = parseFilter(rest);
+      const [data, totals, users] = await Promise.all([
+        worklistData(ctx.db, filter, { limit: 50, ...(cursor ? { cursor } : {}) }),
+        cursor ? Promise.resolve(null) : worklistTotals(ctx.db, filter),
+        enabledUsers(ctx),
+      ]);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(worklistPage(request.principal!, filter, { ...data, totals }, users));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/discrepancies/:id',
+    { config: { role: 'viewer', page: true }, schema: hidden },
+    async (request, reply) => {
+      const id = Number(request.params.id);
+      const detail = Number.isSafeInteger(id) && id > 0 ? await discrepancyDetail(ctx.db, id) : undefined;
+      if (!detail)
+        return reply.code(404).type('text/plain').send(`discrepancy ${request.params.id} does not exist`);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(discrepancyPage(request.principal!, detail, await enabledUsers(ctx)));
+    },
+  );
+
+  app.get('/runs', { config: { role: 'viewer', page: true }, schema: hidden }, async (request, reply) => {
+    const [runs, loads, schedule] = await Promise.all([
+      listRuns(ctx.db, { limit: 100 }),
+      listLoads(ctx.db, { limit: 100 }),
+      ctx.schedule(),
+    ]);
+    return reply.type('text/html; charset=utf-8').send(runsPage(request.principal!, runs, loads, schedule));
+  });
+
+  app.get<{ Querystring: { from?: string; to?: string } }>(
+    '/coverage',
+    { config: { role: 'viewer', page: true }, schema: hidden },
+    async (request, reply) => {
+      const date = /^\d{4}-\d{2}-\d{2}$/;
+      const to =
+        request.query.to && date.test(request.query.to) ? request.query.to : defaultCoverageRange().to;
+      let from = request.query.from && date.test(request.query.from) ? request.query.from : addDays(to, -34);
+      if (from > to || Date.parse(to) - Date.parse(from) > 400 * 86_400_000) from = addDays(to, -34);
+      const data = await coverage(ctx.db, from, to);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(coveragePage(request.principal!, { from, to, ...data }));
+    },
+  );
+}

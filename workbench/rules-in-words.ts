@@ -1,0 +1,164 @@
+/**
+ * The matching rules and discrepancy kinds in plain words, for people: what was compared, what the
+ * kind means, and what to do about it. Rule names are those of reconcile/rules/match-rules.ts.
+ */
+
+export interface RuleExplanation {
+  rule: string;
+  kind: string;
+  /** What the rule compares, one sentence. */
+  compares: string;
+  /** What this kind means, one sentence. */
+  means: string;
+  /** What operations should do. */
+  todo: string;
+  /** Names of the two sides of the diff. */
+  expected: string;
+  actual: string;
+}
+
+const RULES: Record<string, { compares: string; expected: string; actual: string }> = {
+  transaction_vs_ledger: {
+    compares:
+      'Each provider transaction is paired with the merchant ledger entry of the same merchant transaction id, and their type, amount, currency and status are compared.',
+    expected: 'provider report',
+    actual: 'merchant ledger',
+  },
+  merchant_transaction_id_unique: {
+    compares:
+      'A merchant transaction id must name one provider transaction; later rows that reuse it are flagged.',
+    expected: 'first provider row',
+    actual: 'this provider row',
+  },
+  ledger_vs_provider: {
+    compares:
+      'Each booked DEBIT or CREDIT in the ledger must appear at the provider once the grace period (business days) has run out.',
+    expected: 'merchant ledger',
+    actual: 'provider report',
+  },
+  ledger_return_vs_provider: {
+    compares:
+      'Each RETURN booked in the ledger must appear among the provider returns once the grace period has run out.',
+    expected: 'merchant ledger',
+    actual: 'provider returns',
+  },
+  fee_vs_schedule: {
+    compares:
+      'The fee the provider charged on a successful transaction is recomputed from the contracted fee schedule.',
+    expected: 'fee schedule',
+    actual: 'provider report',
+  },
+  fee_vs_notification: {
+    compares: 'The fee in the notification is compared with the fee in the report.',
+    expected: 'provider report',
+    actual: 'notification',
+  },
+  report_notify_status: {
+    compares:
+      'The report says whether the provider notified the merchant (C, S, I); the notification history must agree.',
+    expected: 'provider report',
+    actual: 'notification history',
+  },
+  notification_delay: {
+    compares: 'The first notification must arrive within the configured delay after the transaction.',
+    expected: 'provider report',
+    actual: 'notification history',
+  },
+  notification_vs_report: {
+    compares:
+      'The fields of the notification (amount, currency, type, status, merchant id) are compared with the report.',
+    expected: 'provider report',
+    actual: 'notification',
+  },
+  return_vs_ledger: {
+    compares:
+      'Each provider return is linked to its original transaction and to the RETURN entry of the ledger, and their amounts and currencies are compared.',
+    expected: 'provider return',
+    actual: 'merchant ledger',
+  },
+  report_vs_legacy: {
+    compares: 'The JSON report and the legacy query interface must say the same about one transaction id.',
+    expected: 'JSON report',
+    actual: 'legacy interface',
+  },
+};
+
+const KINDS: Record<string, { means: string; todo: string }> = {
+  missing_in_ledger: {
+    means: 'The provider moved (or may move) money that the merchant ledger has no entry for.',
+    todo: 'Book the transaction in the ledger, or resolve as provider_error if the provider reported it by mistake.',
+  },
+  missing_at_provider: {
+    means: 'The ledger booked money that the provider has not reported after the grace period.',
+    todo: 'Ask the provider about the transaction; if it never happened, reverse the ledger entry.',
+  },
+  amount_mismatch: {
+    means: 'Both sides know the transaction but disagree on the amount.',
+    todo: 'Correct the ledger (fixed_in_ledger; the next run checks it) or raise it with the provider.',
+  },
+  currency_mismatch: {
+    means: 'Both sides know the transaction but disagree on the currency.',
+    todo: 'Correct the ledger entry currency, or raise it with the provider.',
+  },
+  type_mismatch: {
+    means: 'Both sides know the transaction but one says DEBIT and the other CREDIT (or another type).',
+    todo: 'Check the direction of the money and correct the ledger.',
+  },
+  status_mismatch: {
+    means:
+      'The ledger treats the transaction as done while the provider says it failed or was rejected (or the reverse).',
+    todo: 'Reverse or complete the ledger entry to follow the provider status.',
+  },
+  return_not_booked: {
+    means:
+      'The provider returned a transaction and the ledger has no RETURN entry for it after the grace period.',
+    todo: 'Book the return against the original transaction; note the representment date.',
+  },
+  fee_mismatch: {
+    means: 'The fee charged differs from the contracted schedule or from the notification.',
+    todo: 'Raise the difference with the provider (provider_error) or accept it if the schedule is out of date.',
+  },
+  notification_missing: {
+    means: 'The provider says it notified the merchant, but no notification was received.',
+    todo: 'Check the receiver and its quarantine; ask the provider to resend.',
+  },
+  notification_undelivered: {
+    means: 'The provider says its notification could not be delivered, and none was received.',
+    todo: 'Check that the receiver was reachable at the time; ask the provider to resend.',
+  },
+  notification_late: {
+    means: 'The first notification arrived later than the configured delay.',
+    todo: 'Usually accept; repeated lateness is a provider issue to raise.',
+  },
+  notification_mismatch: {
+    means: 'The notification says something different from the report about the same transaction.',
+    todo: 'Trust the report for settlement; raise the notification content with the provider.',
+  },
+  duplicate_merchant_transaction: {
+    means: 'Two provider transactions carry the same merchant transaction id.',
+    todo: 'Find which one the merchant meant; the other may need a refund.',
+  },
+  source_conflict: {
+    means: 'The JSON report and the legacy interface disagree about the same transaction.',
+    todo: 'Raise it with the provider (provider_error); settle on the JSON report meanwhile.',
+  },
+};
+
+export function explainRule(kind: string, rule: string): RuleExplanation {
+  const r = RULES[rule] ?? { compares: `Rule ${rule}.`, expected: 'expected', actual: 'actual' };
+  const k = KINDS[kind] ?? { means: `A ${kind.replaceAll('_', ' ')}.`, todo: 'Investigate the evidence.' };
+  return {
+    rule,
+    kind,
+    compares: r.compares,
+    means: k.means,
+    todo: k.todo,
+    expected: r.expected,
+    actual: r.actual,
+  };
+}
+
+/** What a kind means and what to do about it, without a rule (the report's attention table). */
+export function explainKind(kind: string): { means: string; todo: string } {
+  return KINDS[kind] ?? { means: `A ${kind.replaceAll('_', ' ')}.`, todo: 'Investigate the evidence.' };
+}

