@@ -13,7 +13,6 @@ COPY domain ./domain
 COPY provider ./provider
 COPY ingest ./ingest
 COPY reconcile ./reconcile
-COPY workbench ./workbench
 COPY db ./db
 COPY migrations ./migrations
 COPY observability ./observability

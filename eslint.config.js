@@ -20,7 +20,7 @@ export default tseslint.config(
   },
   {
     // The workbench's browser script is served as written: plain JavaScript, not in the TS project.
-    files: ['workbench/assets/**/*.js'],
+    files: ['reconcile/workbench/assets/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { parserOptions: { projectService: false }, sourceType: 'script' },
   },

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, createPool } from '../../db/connect.ts';
-import { addUser } from '../../workbench/auth/accounts.ts';
+import { addUser } from '../../reconcile/workbench/auth/accounts.ts';
 import { freePort } from '../../db/free-port.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 

@@ -3,10 +3,10 @@
  * that no workbench request can hold up a load or a reconcile run for longer than that.
  */
 import { sql } from 'kysely';
-import type { DatabaseHandle } from '../db/connect.ts';
-import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
-import type { Config } from '../config/config.ts';
-import { ConfigError } from '../domain/errors.ts';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { createDatabase, createPool, openDatabase } from '../../db/connect.ts';
+import type { Config } from '../../config/config.ts';
+import { ConfigError } from '../../domain/errors.ts';
 import { temporalScheduleReader } from './queries/schedule.ts';
 import { buildWorkbench, type WorkbenchOptions } from './server.ts';
 

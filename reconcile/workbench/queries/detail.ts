@@ -6,7 +6,7 @@
  * selected: the workbench shows the redacted form only.
  */
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import type { Db } from '../../../db/database.ts';
 import { explainRule, type RuleExplanation } from '../rules-in-words.ts';
 
 export interface DiffField {

@@ -5,8 +5,8 @@
  * totals by kind and currency of the whole filter.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import { ReconError } from '../../domain/errors.ts';
+import type { Db } from '../../../db/database.ts';
+import { ReconError } from '../../../domain/errors.ts';
 
 export const STATUSES = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as const;
 export type StatusFilter = (typeof STATUSES)[number];

@@ -3,7 +3,7 @@
  * the least role it needs (`config.role`); one hook authenticates (Bearer token, session cookie, or
  * the trusted SSO header when enabled), refuses with 401/403, and checks the CSRF token of every
  * state-changing request made with a session. The OpenAPI document is generated from the route
- * schemas. Every asset is served from workbench/assets (no CDN).
+ * schemas. Every asset is served from reconcile/workbench/assets (no CDN).
  */
 import swagger from '@fastify/swagger';
 import Fastify, {
@@ -13,8 +13,8 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/database.ts';
-import { ReconError } from '../domain/errors.ts';
+import type { Database } from '../../db/database.ts';
+import { ReconError } from '../../domain/errors.ts';
 import { InvalidAccount, roleAllows, type Role } from './auth/accounts.ts';
 import { sameSecret } from './auth/secrets.ts';
 import {
