@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './scripts/eslint/layers.ts';
 
 export default tseslint.config(
   { ignores: ['node_modules', '.data', '.cache', 'bench/out', 'docs'] },
@@ -17,6 +18,12 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // Imports point one way, toward domain/: the layers of scripts/eslint/layers.ts (README, Architecture).
+    files: ['**/*.ts'],
+    plugins: { recon: layers },
+    rules: { 'recon/layers': 'error' },
   },
   {
     // The workbench's browser script is served as written: plain JavaScript, not in the TS project.

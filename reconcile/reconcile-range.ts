@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { isoDate } from '../domain/time/calendar.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
-import { markAbandonedLoads } from '../ingest/load/load-owner.ts';
+import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, addDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import {
   matchTransactions,
