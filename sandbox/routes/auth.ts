@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpFailure, readBody, sendJson } from '../server/http.ts';
+import { HttpFailure, jsonBody, readBody, sendJson } from '../server/http.ts';
 import type { SandboxState } from '../server/state.ts';
 
 /** The OAuth2 client-credentials token endpoint, and the bearer check every data endpoint makes. */
@@ -51,4 +51,13 @@ export function authorize(state: SandboxState, req: IncomingMessage): void {
       errorMessage: expiresAt === undefined ? 'not authorized' : 'access token expired',
     });
   }
+}
+
+/** The JSON body of an authorised request (401 first when the token is missing or expired). */
+export async function authorisedJson(
+  state: SandboxState,
+  req: IncomingMessage,
+): Promise<Record<string, unknown>> {
+  authorize(state, req);
+  return jsonBody(req);
 }

@@ -1,17 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { invalid, jsonBody, sendJson } from '../server/http.ts';
-import type { SandboxState } from '../server/state.ts';
-import { authorize } from './auth.ts';
+import { invalid, sendJson } from '../server/http.ts';
+import type { Route } from '../server/state.ts';
+import { authorisedJson } from './auth.ts';
 
 /** POST /api/service/servlet/ConfirmTrans: records the body and answers a verification code. */
-export async function confirmTrans(
-  state: SandboxState,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  authorize(state, req);
-  const body = await jsonBody(req);
+export const confirmTrans: Route = async (state, req, res) => {
+  const body = await authorisedJson(state, req);
   const merchant = body.merchant as Record<string, unknown> | undefined;
   const transaction = body.transaction as Record<string, unknown> | undefined;
   if (!merchant || typeof merchant.merchantTransactionId !== 'string') {
@@ -23,4 +17,4 @@ export async function confirmTrans(
   state.confirmations.push(body);
   const code = createHash('sha256').update(`${transaction.transactionId}`).digest('hex').slice(0, 12);
   sendJson(res, 200, { verification_code: `VC${code.toUpperCase()}` });
-}
+};

@@ -1,12 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SandboxState } from '../server/state.ts';
+import type { Route } from '../server/state.ts';
 import { confirmTrans } from './confirm-trans.ts';
 import { interactive } from './interactive.ts';
 import { legacyQuery } from './legacy-query.ts';
 import { report } from './report.ts';
 import { transactionStatus } from './transaction-status.ts';
-
-export type Route = (state: SandboxState, req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** The data endpoints by path (the token endpoint is apart: faults never hit it). */
 export const DATA_ROUTES: Readonly<Record<string, Route>> = {

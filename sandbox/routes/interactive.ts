@@ -1,18 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { notificationStatus } from '../notifications.ts';
-import { invalid, jsonBody, sendJson } from '../server/http.ts';
+import { invalid, sendJson } from '../server/http.ts';
 import { sendNotification } from '../server/send-notifications.ts';
-import type { SandboxState } from '../server/state.ts';
-import { authorize } from './auth.ts';
+import type { Route } from '../server/state.ts';
+import { authorisedJson } from './auth.ts';
 
 /** POST /txn/transaction/v4/interactive: adds a transaction to the history and notifies it. */
-export async function interactive(
-  state: SandboxState,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  authorize(state, req);
-  const body = await jsonBody(req);
+export const interactive: Route = async (state, req, res) => {
+  const body = await authorisedJson(state, req);
   const merchant = (body.merchant ?? {}) as Record<string, unknown>;
   const amount = body.transactionAmount;
   if (typeof amount !== 'number' || !Number.isSafeInteger(amount)) {
@@ -47,4 +41,4 @@ export async function interactive(
     redirectUrl: `${state.baseUrl}/consumer/${f.transactionId}`,
   });
   void sendNotification(state, 'transaction', f);
-}
+};

@@ -1,17 +1,15 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
 import { reportCsvChunks } from '../formats/report-csv.ts';
 import { reportJsonChunks } from '../formats/report-json.ts';
 import { zipSingleEntry } from '../formats/zip-writer.ts';
-import { invalid, jsonBody } from '../server/http.ts';
-import type { SandboxState } from '../server/state.ts';
+import { invalid } from '../server/http.ts';
+import type { Route } from '../server/state.ts';
 import { streamBody } from '../server/stream-body.ts';
-import { authorize } from './auth.ts';
+import { authorisedJson } from './auth.ts';
 
 /** POST /api/report/v4/report: TRANSACTION or RETURN records of a window, as JSON or CSV, zipped or not. */
-export async function report(state: SandboxState, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  authorize(state, req);
-  const body = await jsonBody(req);
+export const report: Route = async (state, req, res) => {
+  const body = await authorisedJson(state, req);
   const products = Array.isArray(body.productList) ? body.productList : [body.productList];
   if (products.length !== 1 || products[0] !== 'IBT') {
     throw invalid('V010', 'productList must be ["IBT"]');
@@ -65,7 +63,7 @@ export async function report(state: SandboxState, req: IncomingMessage, res: Ser
     zip ? zipSingleEntry(entry, text) : text,
     zip,
   );
-}
+};
 
 /** The request's merchant and transaction filters as a predicate over records. */
 function reportFilter(

@@ -1,17 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { notificationStatus } from '../notifications.ts';
-import { invalid, jsonBody, sendJson } from '../server/http.ts';
-import type { SandboxState } from '../server/state.ts';
-import { authorize } from './auth.ts';
+import { invalid, sendJson } from '../server/http.ts';
+import type { Route } from '../server/state.ts';
+import { authorisedJson } from './auth.ts';
 
 /** POST /api/report/v4/transaction-status: one transaction's status as known at the sandbox's asOf. */
-export async function transactionStatus(
-  state: SandboxState,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  authorize(state, req);
-  const body = await jsonBody(req);
+export const transactionStatus: Route = async (state, req, res) => {
+  const body = await authorisedJson(state, req);
   if (typeof body.transactionId !== 'string' || body.transactionId === '') {
     throw invalid('V040', 'transactionId is required');
   }
@@ -50,4 +44,4 @@ export async function transactionStatus(
       accountType: f.accountType,
     },
   });
-}
+};

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { History } from '../history.ts';
 import type { Delivery } from '../notifications.ts';
 import type { SandboxFaults } from './faults.ts';
@@ -40,3 +41,6 @@ export interface SandboxState {
   readonly inFlight: Set<Promise<unknown>>;
   readonly notifications: NotificationSettings;
 }
+
+/** One endpoint: answers the request from (and into) the sandbox's state. */
+export type Route = (state: SandboxState, req: IncomingMessage, res: ServerResponse) => Promise<void>;
