@@ -6,6 +6,7 @@ import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
+import { generateRows, insertBenchLoad } from './generate-rows.ts';
 
 export interface MatchingFigures {
   readonly rows: number;
@@ -58,46 +59,9 @@ export async function benchMatching(
       `matching bench: generating ${rows.toLocaleString('en')} provider transactions, ledger entries and notifications`,
     );
     const g0 = performance.now();
-    await sql`insert into loads (source, environment, origin, format, status) values ('report-transactions','staging','direct','report-json','committed')`.execute(
-      db,
-    );
-    await sql`insert into provider_transactions (transaction_id, merchant_id, merchant_transaction_id, product, transaction_type,
-        raw_transaction_type, status, raw_status, amount_cents, fee_cents, currency, transaction_at, transaction_on,
-        notify_status, source, load_id, first_load_id, raw)
-      select 'T' || lpad(i::text, 10, '0'), 'IBTMERCH0001', 'M' || lpad(i::text, 10, '0'), 'IBT',
-        case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end, case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end,
-        case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end, case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end,
-        100 + (i::bigint * 7919) % 500000, case when i % 12 = 0 then 0 else 25 end, case when i % 25 = 0 then 'USD' else 'CAD' end,
-        ts, (ts at time zone 'America/Toronto')::date, case when i % 50 = 7 then 'I' else 'C' end,
-        'report-transactions', 1, 1, ''
-      from generate_series(1, ${rows}::int) i,
-        lateral (select timestamptz '2026-03-01 05:00:00+00' + make_interval(secs => (i::bigint * 2592000 / ${rows}::int)::double precision) as ts) t`.execute(
-      db,
-    );
-    // The ledger agrees except: 0.5% missing, 0.3% amount, 0.2% status, 0.2% ledger-only entries.
-    await sql`insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at, transaction_id)
-      select p.merchant_transaction_id, p.transaction_type,
-        p.amount_cents + case when i % 1000 between 10 and 12 then 7 else 0 end, p.currency,
-        case when i % 1000 between 20 and 21 and p.status = 'SUCCESSFUL' then 'REJECTED' else p.status end,
-        p.transaction_at + interval '2 seconds', p.transaction_id
-      from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
-      where i % 200 <> 3`.execute(db);
-    await sql`insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at)
-      select 'L' || lpad(i::text, 10, '0'), 'DEBIT', 1234, 'CAD', 'SUCCESSFUL',
-        timestamptz '2026-03-01 05:00:00+00' + make_interval(secs => (i::bigint * 500 * 2592000 / ${rows}::int)::double precision)
-      from generate_series(1, ${Math.floor(rows / 500)}::int) i`.execute(db);
-    // Notifications: 0.5% missing, 0.2% late, 0.1% with another amount.
-    await sql`insert into notifications (kind, delivery_key, transaction_id, merchant_transaction_id, merchant_id, transaction_type,
-        raw_transaction_type, status, raw_status, amount_cents, raw_amount, fee_cents, currency, payload, received_at, last_received_at)
-      select 'transaction', encode(sha256(convert_to(p.transaction_id, 'UTF8')), 'hex'), p.transaction_id, p.merchant_transaction_id,
-        p.merchant_id, p.transaction_type, p.transaction_type, p.status,
-        case when p.status = 'SUCCESSFUL' then 'SUCCESS' else p.status end,
-        p.amount_cents + case when i % 1000 = 40 then 1 else 0 end, (p.amount_cents + case when i % 1000 = 40 then 1 else 0 end)::text,
-        p.fee_cents, p.currency, jsonb_build_object('transaction', jsonb_build_object('transactionId', p.transaction_id)),
-        p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end,
-        p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end
-      from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
-      where i % 200 <> 5 and p.notify_status = 'C'`.execute(db);
+    await insertBenchLoad(db);
+    // 30 days from 2026-03-01 00:00 Eastern; about 1.5% of rows disagree.
+    await generateRows(db, 1, rows, '2026-03-01 05:00:00+00', 30 * 86_400, { ledgerOnly: true });
     await sql`analyze`.execute(db);
     const generateSeconds = (performance.now() - g0) / 1000;
     log(`  generated in ${generateSeconds.toFixed(1)} s`);
