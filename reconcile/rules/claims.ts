@@ -1,0 +1,118 @@
+import { sql } from 'kysely';
+import { exec, type RuleContext } from './statement.ts';
+
+/**
+ * Claims: provider transactions ↔ ledger (rank 1 of each merchant transaction id), notifications ↔
+ * provider transactions (the latest distinct body), JSON report rows ↔ legacy rows. Only what changed
+ * is written, so that a re-run over unchanged data writes nothing. Returns the counts of claims.
+ */
+export async function claimTransactions(
+  ctx: RuleContext,
+): Promise<{ transactions: number; notifications: number; legacy: number }> {
+  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body.
+  await exec(
+    ctx,
+    sql`create temp table want_nm on commit drop as
+      select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
+        min(n.received_at) over (partition by n.transaction_id) as first_received_at,
+        n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
+      from notifications n join scope_p s on s.transaction_id = n.transaction_id
+      where n.kind = 'transaction'
+      order by n.transaction_id, n.received_at desc, n.notification_id desc`,
+  );
+  await exec(ctx, sql`analyze want_nm`);
+  await exec(
+    ctx,
+    sql`delete from notification_matches m
+      where m.kind = 'transaction' and m.target_id in (select transaction_id from scope_p)
+        and not exists (select 1 from want_nm w where w.notification_id = m.notification_id
+                        and w.target_id = m.target_id and w.first_received_at = m.first_received_at)`,
+  );
+  await exec(
+    ctx,
+    sql`create temp table new_nm on commit drop as
+      select w.notification_id, w.target_id, w.first_received_at from want_nm w
+      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)
+        and not exists (select 1 from notification_matches m where m.kind = 'transaction' and m.target_id = w.target_id)`,
+  );
+  // Inserted from a settled set (an anti-join against the table being filled would rescan it per row),
+  // without ON CONFLICT: the set excludes what is claimed, and speculative insertion doubles the cost.
+  await exec(
+    ctx,
+    sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
+      select notification_id, 'transaction', target_id, first_received_at, 'transaction_id', ${ctx.runId}::bigint
+      from new_nm order by target_id`,
+  );
+
+  await exec(
+    ctx,
+    sql`create temp table want_sm on commit drop as
+      select p.transaction_id from provider_transactions p join scope_p using (transaction_id)
+      join legacy_transactions g on g.transaction_id = p.transaction_id
+      where p.source = 'report-transactions'`,
+  );
+  await exec(ctx, sql`analyze want_sm`);
+  await exec(
+    ctx,
+    sql`delete from source_matches m where m.transaction_id in (select transaction_id from scope_p)
+      and not exists (select 1 from want_sm w where w.transaction_id = m.transaction_id)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into source_matches (transaction_id, legacy_transaction_id, run_id)
+      select transaction_id, transaction_id, ${ctx.runId}::bigint from want_sm
+      on conflict do nothing`,
+  );
+
+  // One wide row per provider transaction of the range with everything the rules compare: each rule
+  // then scans this table instead of joining the warehouse again. l_* is the ledger entry it claims.
+  await exec(
+    ctx,
+    sql`create temp table facts on commit drop as
+      select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
+        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
+        coalesce(r.rank, 1) as rank,
+        l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
+        l.transaction_type as l_type, l.status as l_status,
+        w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
+        w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
+        g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
+        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
+      from scope_p s join provider_transactions p using (transaction_id)
+      left join ranked r using (transaction_id)
+      left join merchant_ledger l on l.merchant_transaction_id = p.merchant_transaction_id and coalesce(r.rank, 1) = 1
+      left join want_nm w on w.target_id = p.transaction_id
+      left join want_sm sm on sm.transaction_id = p.transaction_id
+      left join legacy_transactions g on g.transaction_id = sm.transaction_id`,
+  );
+  await exec(ctx, sql`analyze facts`);
+  // Claims of the ledger, written only where they changed (a re-run over unchanged data writes nothing).
+  await exec(
+    ctx,
+    sql`delete from transaction_matches tm
+      where tm.transaction_id in (select transaction_id from scope_p)
+        and not exists (select 1 from facts f where f.transaction_id = tm.transaction_id and f.l_mtid = tm.merchant_transaction_id)`,
+  );
+  await exec(
+    ctx,
+    sql`delete from transaction_matches tm where tm.transaction_id in (select transaction_id from ranked where rank > 1)`,
+  );
+  await exec(
+    ctx,
+    sql`create temp table new_tm on commit drop as
+      select f.transaction_id, f.l_mtid from facts f
+      where f.l_mtid is not null
+        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)
+        and not exists (select 1 from transaction_matches tm where tm.merchant_transaction_id = f.l_mtid)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
+      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from new_tm order by transaction_id`,
+  );
+  const counts = await sql<{ t: number; n: number; g: number }>`select
+      (select count(*) from facts where l_mtid is not null)::int as t, (select count(*) from want_nm)::int as n,
+      (select count(*) from want_sm)::int as g`.execute(ctx.trx);
+  const row = counts.rows[0]!;
+  return { transactions: row.t, notifications: row.n, legacy: row.g };
+}
