@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 
 /**
@@ -48,7 +49,7 @@ export async function claimTransactions(
     ctx,
     sql`create temp table want_sm on commit drop as
       select p.transaction_id from provider_transactions p join scope_p using (transaction_id)
-      join legacy_transactions g on g.transaction_id = p.transaction_id
+      join legacy_transactions g on ${sql.raw(keyJoin('g', 'p', 'transaction_id'))}
       where p.source = 'report-transactions'`,
   );
   await exec(ctx, sql`analyze want_sm`);
@@ -80,7 +81,7 @@ export async function claimTransactions(
         g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
       from scope_p s join provider_transactions p using (transaction_id)
       left join ranked r using (transaction_id)
-      left join merchant_ledger l on l.merchant_transaction_id = p.merchant_transaction_id and coalesce(r.rank, 1) = 1
+      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))} and coalesce(r.rank, 1) = 1
       left join want_nm w on w.target_id = p.transaction_id
       left join want_sm sm on sm.transaction_id = p.transaction_id
       left join legacy_transactions g on g.transaction_id = sm.transaction_id`,

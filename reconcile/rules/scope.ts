@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { createFindingsTable } from './findings.ts';
+import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 
 /** Temporary tables of one run: the scope and the findings. Dropped at commit. */
@@ -39,7 +40,7 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
       select p.transaction_id, p.merchant_transaction_id as mtid, row_number() over w as rank
       from provider_transactions p
       join dup_m m on m.mtid = p.merchant_transaction_id
-      left join merchant_ledger l on l.merchant_transaction_id = p.merchant_transaction_id
+      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))}
       window w as (partition by p.merchant_transaction_id order by
         (l.merchant_transaction_id is not null and p.amount_cents = l.amount_cents and p.currency = l.currency
           and p.transaction_type is not distinct from l.transaction_type) desc,

@@ -32,11 +32,6 @@ export function keyJoin(a: string, b: string, aKey: string, bKey: string = aKey)
   return [`${a}.${aKey} = ${b}.${bKey}`, ...PAIRING_SCOPE.map((c) => `${a}.${c} = ${b}.${c}`)].join(' and ');
 }
 
-/** The PAIRING_SCOPE columns of `a` followed by `key`, for a partition or group by of one pairing key. */
-export function keyColumns(a: string, key: string): string {
-  return [...PAIRING_SCOPE.map((c) => `${a}.${c}`), `${a}.${key}`].join(', ');
-}
-
 /**
  * One field compared between the report row (`f.<field>`) and another source's copy (`f.<other>`),
  * disagreeing when `condition` holds.
