@@ -10,6 +10,7 @@ import { exec, type RuleContext } from './statement.ts';
 export async function claimTransactions(
   ctx: RuleContext,
 ): Promise<{ transactions: number; notifications: number; legacy: number }> {
+  const { from, to } = ctx;
   // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body.
   await exec(
     ctx,
@@ -24,20 +25,61 @@ export async function claimTransactions(
   await exec(ctx, sql`analyze want_nm`);
   await exec(
     ctx,
-    sql`delete from notification_matches m
-      where m.kind = 'transaction' and m.target_id in (select transaction_id from scope_p)
-        and not exists (select 1 from want_nm w where w.notification_id = m.notification_id
-                        and w.target_id = m.target_id and w.first_received_at = m.first_received_at)`,
+    sql`create temp table want_sm on commit drop as
+      select p.transaction_id from provider_transactions p join scope_p using (transaction_id)
+      join legacy_transactions g on ${sql.raw(keyJoin('g', 'p', 'transaction_id'))}
+      where p.source = 'report-transactions'`,
   );
+  await exec(ctx, sql`analyze want_sm`);
+
+  // One wide row per provider transaction of the range with everything the rules compare: each rule
+  // then scans this table instead of joining the warehouse again. l_* is the ledger entry it should
+  // claim, tm_mtid the one it claims now; nm_* the notification claim it holds now. Carrying the
+  // current claims here makes the claims below a comparison of two columns instead of index probes
+  // of the claim tables for every row of the range.
   await exec(
     ctx,
-    sql`create temp table new_nm on commit drop as
-      select w.notification_id, w.target_id, w.first_received_at from want_nm w
-      where not exists (select 1 from notification_matches m where m.notification_id = w.notification_id)
-        and not exists (select 1 from notification_matches m where m.kind = 'transaction' and m.target_id = w.target_id)`,
+    sql`create temp table facts on commit drop as
+      select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
+        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
+        coalesce(r.rank, 1) as rank,
+        l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
+        l.transaction_type as l_type, l.status as l_status, tm.merchant_transaction_id as tm_mtid,
+        w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
+        w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
+        nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
+        g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
+        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
+      from provider_transactions p
+      left join ranked r using (transaction_id)
+      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))} and coalesce(r.rank, 1) = 1
+      left join transaction_matches tm on tm.transaction_id = p.transaction_id
+      left join want_nm w on w.target_id = p.transaction_id
+      left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
+      left join want_sm sm on sm.transaction_id = p.transaction_id
+      left join legacy_transactions g on g.transaction_id = sm.transaction_id
+      where p.transaction_on between ${from}::date and ${to}::date`,
+  );
+  await exec(ctx, sql`analyze facts`);
+
+  // Claims are written only where they changed (a re-run over unchanged data writes nothing), and
+  // the other side's UNIQUE constraint is only probed for those.
+  await exec(
+    ctx,
+    sql`delete from notification_matches m where m.kind = 'transaction' and m.target_id in (
+      select transaction_id from facts where nm_id is not null
+        and (nm_id, nm_first_received_at) is distinct from (notification_id, first_received_at))`,
   );
   // Inserted from a settled set (an anti-join against the table being filled would rescan it per row),
   // without ON CONFLICT: the set excludes what is claimed, and speculative insertion doubles the cost.
+  await exec(
+    ctx,
+    sql`create temp table new_nm on commit drop as
+      select f.notification_id, f.transaction_id as target_id, f.first_received_at from facts f
+      where f.notification_id is not null
+        and (f.nm_id, f.nm_first_received_at) is distinct from (f.notification_id, f.first_received_at)
+        and not exists (select 1 from notification_matches m where m.notification_id = f.notification_id)`,
+  );
   await exec(
     ctx,
     sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
@@ -45,14 +87,6 @@ export async function claimTransactions(
       from new_nm order by target_id`,
   );
 
-  await exec(
-    ctx,
-    sql`create temp table want_sm on commit drop as
-      select p.transaction_id from provider_transactions p join scope_p using (transaction_id)
-      join legacy_transactions g on ${sql.raw(keyJoin('g', 'p', 'transaction_id'))}
-      where p.source = 'report-transactions'`,
-  );
-  await exec(ctx, sql`analyze want_sm`);
   await exec(
     ctx,
     sql`delete from source_matches m where m.transaction_id in (select transaction_id from scope_p)
@@ -65,35 +99,12 @@ export async function claimTransactions(
       on conflict do nothing`,
   );
 
-  // One wide row per provider transaction of the range with everything the rules compare: each rule
-  // then scans this table instead of joining the warehouse again. l_* is the ledger entry it claims.
   await exec(
     ctx,
-    sql`create temp table facts on commit drop as
-      select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
-        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
-        coalesce(r.rank, 1) as rank,
-        l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
-        l.transaction_type as l_type, l.status as l_status,
-        w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
-        w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
-        g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
-        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
-      from scope_p s join provider_transactions p using (transaction_id)
-      left join ranked r using (transaction_id)
-      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))} and coalesce(r.rank, 1) = 1
-      left join want_nm w on w.target_id = p.transaction_id
-      left join want_sm sm on sm.transaction_id = p.transaction_id
-      left join legacy_transactions g on g.transaction_id = sm.transaction_id`,
+    sql`delete from transaction_matches tm where tm.transaction_id in (
+      select transaction_id from facts where tm_mtid is not null and tm_mtid is distinct from l_mtid)`,
   );
-  await exec(ctx, sql`analyze facts`);
-  // Claims of the ledger, written only where they changed (a re-run over unchanged data writes nothing).
-  await exec(
-    ctx,
-    sql`delete from transaction_matches tm
-      where tm.transaction_id in (select transaction_id from scope_p)
-        and not exists (select 1 from facts f where f.transaction_id = tm.transaction_id and f.l_mtid = tm.merchant_transaction_id)`,
-  );
+  // Rows of another range that lost their claim to a row of this one (their rank is no longer 1).
   await exec(
     ctx,
     sql`delete from transaction_matches tm where tm.transaction_id in (select transaction_id from ranked where rank > 1)`,
@@ -102,8 +113,7 @@ export async function claimTransactions(
     ctx,
     sql`create temp table new_tm on commit drop as
       select f.transaction_id, f.l_mtid from facts f
-      where f.l_mtid is not null
-        and not exists (select 1 from transaction_matches tm where tm.transaction_id = f.transaction_id)
+      where f.l_mtid is not null and f.tm_mtid is distinct from f.l_mtid
         and not exists (select 1 from transaction_matches tm where tm.merchant_transaction_id = f.l_mtid)`,
   );
   await exec(

@@ -13,8 +13,9 @@ export const missingInLedger: Rule = {
   rule: 'transaction_vs_ledger',
   kinds: ['missing_in_ledger'],
   reads: { suspects: true },
-  when: () => `f.rank = 1 and f.l_mtid is null and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))
-    and not exists (select 1 from merchant_ledger l where ${keyJoin('l', 'f', 'merchant_transaction_id')})`,
+  // Rank 1 is joined with the ledger entry of its merchant transaction id (claims.ts): none, if l_mtid is null.
+  when: () =>
+    `f.rank = 1 and f.l_mtid is null and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))`,
   select: () => ({
     discrepancy_key: `'missing_in_ledger:' || f.transaction_id`,
     transaction_id: 'f.transaction_id',
