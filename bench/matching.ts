@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
@@ -15,6 +17,12 @@ export interface MatchingFigures {
   readonly firstRunSeconds: number;
   /** Second run over the same data: nothing changes (idempotence cost). */
   readonly rerunSeconds: number;
+  /**
+   * CPU seconds the PostgreSQL backends spent on each run, when readable (Linux, local server): on a
+   * machine shared with other work the wall time grows with the load, this much less.
+   */
+  readonly firstRunCpuSeconds: number | null;
+  readonly rerunCpuSeconds: number | null;
   readonly discrepancies: number;
   readonly discrepanciesByKind: Record<string, number>;
   /** Peak resident memory of this Node process, MiB (the matching itself runs in PostgreSQL). */
@@ -67,6 +75,7 @@ export async function benchMatching(
     log(`  generated in ${generateSeconds.toFixed(1)} s`);
 
     const backendPid = await pgBackendPeak(db);
+    const cpu0 = await pgBackendCpuSeconds(db);
     const t1 = performance.now();
     const first = await reconcileRange(db, {
       from: '2026-03-01',
@@ -74,15 +83,21 @@ export async function benchMatching(
       now: '2026-05-01T12:00:00Z',
     });
     const firstRunSeconds = (performance.now() - t1) / 1000;
+    const cpu1 = await pgBackendCpuSeconds(db);
     const t2 = performance.now();
     await reconcileRange(db, { from: '2026-03-01', to: '2026-03-31', now: '2026-05-02T12:00:00Z' });
     const rerunSeconds = (performance.now() - t2) / 1000;
+    const cpu2 = await pgBackendCpuSeconds(db);
+    const cpuDelta = (a: number | null, b: number | null) =>
+      a === null || b === null ? null : round1(b - a);
     const postgresPeakRssMiB = await backendPid();
     const figures: MatchingFigures = {
       rows,
       generateSeconds: round1(generateSeconds),
       firstRunSeconds: round1(firstRunSeconds),
       rerunSeconds: round1(rerunSeconds),
+      firstRunCpuSeconds: cpuDelta(cpu0, cpu1),
+      rerunCpuSeconds: cpuDelta(cpu1, cpu2),
       discrepancies: first.totalDiscrepancies,
       // Counts per kind, all currencies together: a count of problems is not an amount of money.
       discrepanciesByKind: first.discrepancies.reduce<Record<string, number>>(
@@ -93,7 +108,8 @@ export async function benchMatching(
       postgresPeakRssMiB,
     };
     log(
-      `  reconcileRange over 31 days: first run ${figures.firstRunSeconds} s, re-run ${figures.rerunSeconds} s; ` +
+      `  reconcileRange over 31 days: first run ${figures.firstRunSeconds} s, re-run ${figures.rerunSeconds} s ` +
+        `(PostgreSQL CPU ${figures.firstRunCpuSeconds ?? '?'} s, ${figures.rerunCpuSeconds ?? '?'} s; load ${loadavg()[0]!.toFixed(1)}); ` +
         `${figures.discrepancies} discrepancies; peak RSS node ${figures.nodePeakRssMiB} MiB, postgres backend ${figures.postgresPeakRssMiB ?? '?'} MiB`,
     );
     log(`  by kind: ${JSON.stringify(figures.discrepanciesByKind)}`);
@@ -109,6 +125,26 @@ export async function benchMatching(
   }
 }
 
+/**
+ * CPU time (user + system) of this database's backends so far, from /proc/<pid>/stat (clock ticks of
+ * 1/100 s on Linux); null when the server is not local.
+ */
+async function pgBackendCpuSeconds(db: ReturnType<typeof createDatabase>): Promise<number | null> {
+  const pids = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
+  let ticks = 0;
+  try {
+    for (const { pid } of pids.rows) {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  } catch {
+    return null;
+  }
+  return ticks / 100;
+}
+
 function round1(n: number): number {
   return Math.round(n * 10) / 10;
 }
@@ -122,7 +158,6 @@ async function pgBackendPeak(db: ReturnType<typeof createDatabase>): Promise<() 
     const pids = await sql<{
       pid: number;
     }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
-    const { readFileSync } = await import('node:fs');
     let peak: number | null = null;
     for (const { pid } of pids.rows) {
       try {
