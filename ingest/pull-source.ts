@@ -4,7 +4,7 @@ import type { Config } from '../config/config.ts';
 import { UnreadableInput, UsageError } from '../domain/errors.ts';
 import { loadReport, type LoadRequest, type LoadSummary } from './load/load-report.ts';
 import type { LegacyQueryType, ReportQueryType, Source } from '../domain/records.ts';
-import { isoDate } from '../domain/time/calendar.ts';
+import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
 import { easternDayStartUtc } from '../domain/time/eastern.ts';
 import {
   ProviderStreamBroken,
@@ -50,32 +50,24 @@ const LEGACY_QUERY: Partial<Record<Source, LegacyQueryType>> = {
   'legacy-adjustments': '4',
 };
 
-const DAY_MS = 86_400_000;
-
-function nextDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
-}
-
 /** Checks from..to and returns the UTC window [start of from, start of the day after to) in Eastern time. */
 export function pullWindow(from: string, to: string): { start: string; end: string; days: number } {
   for (const [name, day] of [
     ['--from', from],
     ['--to', to],
   ] as const) {
-    try {
-      isoDate(day);
-    } catch {
+    if (!isValidDate(day)) {
       throw new InvalidPullWindow(`${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
     }
   }
-  const days = Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
+  const days = daysInclusive(from, to);
   if (days < 1) throw new InvalidPullWindow(`--to ${to} is before --from ${from}`);
   if (days > LEGACY_MAX_DAYS) {
     throw new InvalidPullWindow(
       `${from}..${to} spans ${days} days; a pull covers at most ${LEGACY_MAX_DAYS} (use recon backfill for longer ranges)`,
     );
   }
-  return { start: easternDayStartUtc(from), end: easternDayStartUtc(nextDay(to)), days };
+  return { start: easternDayStartUtc(from), end: easternDayStartUtc(addDays(to, 1)), days };
 }
 
 /**

@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
-import { isoDate } from '../domain/time/calendar.ts';
+import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { markAbandonedLoads } from '../ingest/load/load-owner.ts';
-import { addBusinessDays, addDays, type CalendarOptions } from '../domain/time/business-days.ts';
+import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import {
   matchTransactions,
   notificationFindings,
@@ -163,15 +163,6 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
   });
 }
 
-function isValidDate(date: string): boolean {
-  try {
-    isoDate(date);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The last date whose grace period has run out at `today`: `graceDays` business days after it is
  * `today` or earlier. Every earlier date is due as well, so this one date stands for the whole list.
@@ -193,7 +184,7 @@ async function clampToData(
   from: string,
   to: string,
 ): Promise<{ from: string; to: string }> {
-  if (datesBetweenCount(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
+  if (daysInclusive(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
   const r = await sql<{ first: string | null; last: string | null }>`
     with d(first, last) as (
       select min(transaction_on), max(transaction_on) from provider_transactions
@@ -207,8 +198,4 @@ async function clampToData(
   const row = r.rows[0];
   if (!row?.first || !row.last) return { from, to: from };
   return { from: row.first > from ? row.first : from, to: row.last < to ? row.last : to };
-}
-
-function datesBetweenCount(from: string, to: string): number {
-  return (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
 }

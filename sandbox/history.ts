@@ -1,13 +1,6 @@
-import {
-  addDays,
-  daysInclusive,
-  dstTransitions,
-  easternMidnightMs,
-  easternWallTime,
-  HOUR_MICROS,
-  isoMicros,
-  parseIsoMicros,
-} from './formats/eastern-clock.ts';
+import { easternWallTime, HOUR_MICROS, isoMicros, parseIsoMicros } from './formats/eastern-clock.ts';
+import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
+import { easternDayStartMs as easternMidnightMs, easternOffsetChangeOn } from '../domain/time/eastern.ts';
 import type {
   AdjustmentRecord,
   LegacyTransactionRecord,
@@ -251,8 +244,8 @@ export function createHistory(input: HistoryOptions): History {
   if (!Number.isSafeInteger(input.transactions) || input.transactions < 0) {
     throw new RangeError(`transactions must be a non-negative integer, got ${input.transactions}`);
   }
-  const dayCount = daysInclusive(input.from, input.to);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(input.from) || !/^\d{4}-\d{2}-\d{2}$/.test(input.to) || dayCount < 1) {
+  const dayCount = isValidDate(input.from) && isValidDate(input.to) ? daysInclusive(input.from, input.to) : 0;
+  if (dayCount < 1) {
     throw new RangeError(`from..to must be YYYY-MM-DD days in order, got ${input.from}..${input.to}`);
   }
   const options: Required<HistoryOptions> = {
@@ -279,13 +272,8 @@ export function createHistory(input: HistoryOptions): History {
   const returnIdPattern = new RegExp(`^R${tag}(\\d{10})$`);
 
   function transition(d: number): { atUs: number; fall: boolean } | null {
-    const start = dayStartUs[d]!;
-    const end = dayStartUs[d + 1]!;
-    const year = new Date(Math.floor(start / 1000)).getUTCFullYear();
-    const { startMs, endMs } = dstTransitions(year);
-    if (startMs * 1000 >= start && startMs * 1000 < end) return { atUs: startMs * 1000, fall: false };
-    if (endMs * 1000 >= start && endMs * 1000 < end) return { atUs: endMs * 1000, fall: true };
-    return null;
+    const change = easternOffsetChangeOn(addDays(input.from, d));
+    return change && { atUs: change.atMs * 1000, fall: change.fallBack };
   }
 
   function generated(i: number): HistoryTransaction {

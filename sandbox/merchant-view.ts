@@ -5,6 +5,7 @@ import type {
   TransactionRecord,
 } from '../domain/records.ts';
 import { contractedFeeCents, type FeeRule } from '../domain/fee-schedule.ts';
+import { addDays } from '../domain/time/calendar.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { createHistory, type History, type HistoryTransaction } from './history.ts';
 
@@ -168,10 +169,6 @@ function draw(seed: number, i: number, salt: number): number {
 
 function plusMs(iso: string, ms: number): string {
   return new Date(Date.parse(iso) + ms).toISOString();
-}
-
-function addDays(date: string, n: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 }
 
 const NOTIFY_STATUS = { SUCCESSFUL: 'SUCCESS', REJECTED: 'REJECTED', FAILED: 'FAILED' } as const;

@@ -1,7 +1,8 @@
 import { randomBytes, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { easternMidnightMs, daysInclusive, addDays } from './formats/eastern-clock.ts';
+import { addDays, daysInclusive } from '../domain/time/calendar.ts';
+import { easternDayStartMs as easternMidnightMs } from '../domain/time/eastern.ts';
 import {
   LEGACY_DEFAULT_FIELDS,
   legacyAdjustmentLine,

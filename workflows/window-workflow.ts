@@ -16,7 +16,8 @@ import {
   tunedActivityOptions,
 } from './activity-options.ts';
 import type { AlertInput, PullSummary, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
-import { daysInclusive, MAX_WINDOW_DAYS } from './windows.ts';
+import { daysInclusive } from '../domain/time/calendar.ts';
+import { MAX_WINDOW_DAYS } from './windows.ts';
 
 /** The message a person should read for a failed activity: the typed error's, not the wrapper's. */
 export function failureMessage(error: unknown): string {

@@ -1,4 +1,5 @@
 import type { LegacyQueryType } from '../../domain/records.ts';
+import { daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { LegacyQueryRefused } from './errors.ts';
 
 /** What a caller asks of the legacy query interface (spec 4.6). Dates are YYYY-MM-DD, inclusive. */
@@ -13,15 +14,11 @@ export interface LegacyQueryRequest {
 
 export const LEGACY_MAX_DAYS = 40;
 const SIZES = { merchant_id: 8, merchant_pass: 20, merchant_txn_num: 30, response_fields: 110 } as const;
-const DAY_MS = 86_400_000;
-
 function compactDate(name: string, day: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
-  const t = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== day) {
+  if (!isValidDate(day)) {
     throw new LegacyQueryRefused('date format', `${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
   }
-  return `${m[1]}${m[2]}${m[3]}`;
+  return day.replaceAll('-', '');
 }
 
 /**
@@ -54,7 +51,7 @@ export function buildLegacyForm(
   }
   const sdate = compactDate('query_sdate', req.from);
   const edate = compactDate('query_edate', req.to);
-  const days = Math.round((Date.parse(req.to) - Date.parse(req.from)) / DAY_MS) + 1;
+  const days = daysInclusive(req.from, req.to);
   if (days < 1) {
     throw new LegacyQueryRefused('date order', `query_edate ${req.to} is before query_sdate ${req.from}`);
   }

@@ -10,7 +10,8 @@ import type {
   ReportRecord,
   ReturnRecord,
 } from '../../domain/records.ts';
-import { easternToUtc, normaliseDate } from '../../domain/time/eastern.ts';
+import { normaliseDate } from '../../domain/time/calendar.ts';
+import { easternToUtc } from '../../domain/time/eastern.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
 import { isBlank, readLines, splitCsvLine } from './read-lines.ts';
 

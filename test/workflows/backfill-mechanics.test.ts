@@ -7,7 +7,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadConfig } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
-import { daysInclusive } from '../../workflows/windows.ts';
+import { daysInclusive } from '../../domain/time/calendar.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 

@@ -1,6 +1,6 @@
 /** Reconcile runs, loads, and the coverage calendar. */
 import type { FastifyInstance } from 'fastify';
-import { addDays } from '../../domain/time/business-days.ts';
+import { addDays } from '../../domain/time/calendar.ts';
 import { easternDateOf } from '../../domain/time/eastern.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
 import { errorResponses } from '../schemas.ts';
