@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { easternWallTime, isoMicros, parseIsoMicros } from '../../sandbox/formats/eastern-clock.ts';
+import { datesBetween } from '../../domain/time/calendar.ts';
 import {
   easternDateOf,
   easternDayStartMs as easternMidnightMs,
@@ -88,9 +89,7 @@ describe('sandbox history', () => {
 
   it('windows partition the history: day by day equals all at once', () => {
     const h = createHistory(OPTIONS);
-    const days: string[] = [];
-    for (let d = 0; d < 30; d++)
-      days.push(new Date(Date.parse('2026-10-24T00:00:00Z') + d * 86_400_000).toISOString().slice(0, 10));
+    const days = datesBetween('2026-10-24', '2026-11-22');
     const perDay = (gen: (q: { start: string; end: string }) => Iterable<{ kind: string }>) =>
       days.slice(0, -1).flatMap((d, k) => [
         ...gen({
