@@ -6,10 +6,8 @@
  * the pull, from these dates).
  */
 
+import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { dateOfEpochDay, epochDay, isValidDate } from '../domain/time/calendar.ts';
-
-/** The legacy query interface refuses more than 40 days a query (provider-api.md, section 8). */
-export const MAX_WINDOW_DAYS = 40;
 
 /** One window: Eastern days `from`..`to`, both inclusive. */
 export interface DayWindow {
@@ -33,7 +31,9 @@ export function splitWindows(from: string, to: string, maxDays: number = MAX_WIN
   const end = mustEpochDay(to, 'to');
   if (start > end) throw new RangeError(`from ${from} is after to ${to}: give the earlier date first`);
   if (!Number.isInteger(maxDays) || maxDays < 1 || maxDays > MAX_WINDOW_DAYS) {
-    throw new RangeError(`window size ${maxDays} is not valid: use a whole number of days from 1 to 40`);
+    throw new RangeError(
+      `window size ${maxDays} is not valid: use a whole number of days from 1 to ${MAX_WINDOW_DAYS}`,
+    );
   }
   const windows: DayWindow[] = [];
   for (let first = start; first <= end; first += maxDays) {

@@ -20,7 +20,7 @@ import {
   type MergeResult,
 } from './merge-staging.ts';
 import { StagingTables } from './staging.ts';
-import { rowSource, type RecordKind } from './targets.ts';
+import { rowSource, type RecordKind } from '../../domain/sources.ts';
 import type { LoadProgress, LoadSummary } from './types.ts';
 
 /** Everything recorded on the loads row, plus how to read the input. */

@@ -1,4 +1,5 @@
 import type { LegacyQueryType } from '../../domain/records.ts';
+import { LEGACY_QUERY_TYPES, MAX_WINDOW_DAYS } from '../../domain/sources.ts';
 import { daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { LegacyQueryRefused } from './errors.ts';
 
@@ -12,7 +13,6 @@ export interface LegacyQueryRequest {
   readonly fields?: readonly number[];
 }
 
-export const LEGACY_MAX_DAYS = 40;
 const SIZES = { merchant_id: 8, merchant_pass: 20, merchant_txn_num: 30, response_fields: 110 } as const;
 function compactDate(name: string, day: string): string {
   if (!isValidDate(day)) {
@@ -31,10 +31,10 @@ export function buildLegacyForm(
   req: LegacyQueryRequest,
   credentials: { merchantId: string; merchantPass: string },
 ): URLSearchParams {
-  if (!['1', '4', '5', '6'].includes(req.queryType)) {
+  if (!LEGACY_QUERY_TYPES.includes(req.queryType)) {
     throw new LegacyQueryRefused(
       'query_type',
-      `query_type ${JSON.stringify(req.queryType)} is not one of the known types 1, 4, 5, 6`,
+      `query_type ${JSON.stringify(req.queryType)} is not one of the known types ${LEGACY_QUERY_TYPES.join(', ')}`,
     );
   }
   if (credentials.merchantId.length > SIZES.merchant_id) {
@@ -55,10 +55,10 @@ export function buildLegacyForm(
   if (days < 1) {
     throw new LegacyQueryRefused('date order', `query_edate ${req.to} is before query_sdate ${req.from}`);
   }
-  if (days > LEGACY_MAX_DAYS) {
+  if (days > MAX_WINDOW_DAYS) {
     throw new LegacyQueryRefused(
       'date range',
-      `query_sdate..query_edate spans ${days} days; the limit is ${LEGACY_MAX_DAYS}`,
+      `query_sdate..query_edate spans ${days} days; the limit is ${MAX_WINDOW_DAYS}`,
     );
   }
   const form = new URLSearchParams();
