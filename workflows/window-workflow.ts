@@ -15,7 +15,8 @@ import {
   sendAlertOptions,
   tunedActivityOptions,
 } from './activity-options.ts';
-import type { AlertInput, PullSummary, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
+import type { PullSummary } from '../domain/load-summary.ts';
+import type { AlertInput, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
 import { daysInclusive } from '../domain/time/calendar.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 

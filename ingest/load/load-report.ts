@@ -3,9 +3,10 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
 import { kindOfLegacyQuery, type RecordKind } from '../../domain/sources.ts';
-import type { LoadRequest, LoadSummary } from './types.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
+import type { LoadRequest } from './types.ts';
 
-export type { LoadRequest, LoadSummary } from './types.ts';
+export type { LoadRequest } from './types.ts';
 
 /**
  * Loads one provider report (legacy CSV, report JSON or CSV, zipped or not) into the warehouse.

@@ -37,19 +37,3 @@ export interface LedgerLoadRequest {
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
 }
-
-export interface LoadSummary {
-  loadId: number;
-  source: LoadSource;
-  status: 'committed' | 'failed';
-  rowsRead: number;
-  rowsLoaded: number;
-  rowsRejected: number;
-  rowsInserted: number;
-  rowsUpdated: number;
-  rowsUnchanged: number;
-  fileSha256: string;
-  bytes: number;
-  zipped: boolean;
-  durationMs: number;
-}

@@ -12,7 +12,8 @@ import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../workers/client
 import { startDevServer } from '../../workers/dev-server.ts';
 import { installRuntime } from '../../workers/runtime.ts';
 import { createReconWorker } from '../../workers/create-worker.ts';
-import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
+import type { PullSummary } from '../../domain/load-summary.ts';
+import type { PullSourceInput } from '../../workflows/types.ts';
 import { daysInclusive } from '../../domain/time/calendar.ts';
 import { backfillWorkflowId } from '../../workflows/windows.ts';
 
