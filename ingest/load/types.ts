@@ -1,5 +1,5 @@
 import type { Environment } from '../../config/config.ts';
-import type { LoadSource, ReportFormat, Source } from '../../domain/records.ts';
+import type { ReportFormat, Source } from '../../domain/records.ts';
 
 export interface LoadProgress {
   rowsRead: number;
