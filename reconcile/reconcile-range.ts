@@ -71,8 +71,8 @@ export const DISCREPANCY_CENTS = sql<number>`case when kind in ('currency_mismat
 
 /**
  * Serialises runs: matching reads and claims rows outside its own range, so overlapping runs queue.
- * A table of the pipeline's private schema, which no analyst role can reach: an advisory lock (used
- * before) could be taken by any session, and an analyst holding it stalled every run.
+ * A table of the pipeline's private schema, which no analyst role can reach: an advisory lock could be
+ * taken by any session, and an analyst holding it would stall every run.
  */
 const LOCK_STATEMENT = 'lock table recon_work.reconcile_lock in exclusive mode';
 /** A range longer than this is clamped to the dates that hold data (0001-01-01..9999-12-31 is not meant). */

@@ -1,16 +1,16 @@
-import { tableColumns, type Database } from '../../db/database.ts';
-import type { RecordKind } from '../../domain/sources.ts';
-
 /**
  * Where each kind of normalised record goes: its warehouse table, natural key and the columns a record
  * carries (all table columns minus lineage and generated ones). Derived from the column specs of
  * db/, so a column added by a migration and its spec flows through the loader without edits here.
  */
 
+import { tableColumns, type Database } from '../../db/database.ts';
+import type { RecordKind } from '../../domain/sources.ts';
+
 export interface Target {
   readonly kind: RecordKind;
   readonly table: keyof Database;
-  /** Natural key: the ON CONFLICT target. */
+  /** Natural key: one warehouse row per value, and what the merge matches staged rows on. */
   readonly key: string;
   /** Columns the record carries, in COPY order (includes the key and `raw` when the table has one). */
   readonly columns: readonly string[];

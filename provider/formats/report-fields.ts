@@ -1,12 +1,13 @@
+/**
+ * Field conversions shared by the JSON and CSV report parsers. Each throws {@link FieldProblem} with a
+ * reason naming the field; the parsers turn it into a rejected row.
+ */
+
 import { digitsToCents, jsonToCents } from '../../domain/money.ts';
 import type { CanonicalStatus } from '../../domain/records.ts';
 import { normaliseDate } from '../../domain/time/calendar.ts';
 import { normaliseInstant } from '../../domain/time/iso-instant.ts';
 
-/**
- * Field conversions shared by the JSON and CSV report parsers. Each throws {@link FieldProblem} with a
- * reason naming the field; the parsers turn it into a rejected row.
- */
 export class FieldProblem extends Error {}
 
 const CURRENCY = /^[A-Z]{3}$/;
