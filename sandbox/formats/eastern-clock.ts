@@ -5,7 +5,7 @@
  * rules is written as it happened.
  */
 
-import { dateOfEpochDay, DAY_MS, utcSecondsOf } from '../../domain/time/calendar.ts';
+import { dateOfEpochDay, DAY_MS } from '../../domain/time/calendar.ts';
 import { easternWallClock } from '../../domain/time/eastern.ts';
 
 const HOUR_US = 3_600_000_000;
@@ -24,10 +24,14 @@ export interface EasternWallTime {
 /** Eastern wall-clock date and time of an instant (seconds truncated). */
 export function easternWallTime(utcUs: number): EasternWallTime {
   const { localMs, fold } = easternWallClock(Math.floor(utcUs / 1000));
-  const date = dateOfEpochDay(Math.floor(localMs / DAY_MS));
-  const time = utcSecondsOf(localMs).slice(11).replaceAll(':', '');
+  const day = Math.floor(localMs / DAY_MS);
+  const date = dateOfEpochDay(day);
+  const seconds = Math.floor((localMs - day * DAY_MS) / 1000);
+  const time = `${two(Math.floor(seconds / 3600))}${two(Math.floor(seconds / 60) % 60)}${two(seconds % 60)}`;
   return { date, compactDate: date.replaceAll('-', ''), time, fold };
 }
+
+const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 
 /** `2026-03-08T07:30:00.123456Z` from microseconds since the epoch. */
 export function isoMicros(utcUs: number): string {
