@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { addDays } from '../../domain/time/business-days.ts';
+import { addDays } from '../../domain/time/calendar.ts';
 import type { DiscrepancyRowFields } from '../discrepancy-row.ts';
 import { DISCREPANCY_CENTS } from '../reconcile-range.ts';
 
