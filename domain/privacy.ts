@@ -4,7 +4,7 @@
  * quarantine reasons and logs never echo them: every message that may quote input goes through
  * {@link redactPersonal} before it is stored, thrown or printed.
  *
- * The same patterns are the SQL function redact_personal (migration 2026_11_23_000300), which the
+ * The same patterns are the SQL function redact_personal (migration 0005_analysts_and_privacy), which the
  * analysts' *_redacted views and `recon retention` apply to raw lines and payloads; a unit test keeps
  * the two in step. Pure: no I/O.
  */
