@@ -43,6 +43,8 @@ const OPTIONAL = [
   'product',
   'fee_cents',
   'description',
+  'account',
+  'merchant_id',
 ] as const;
 
 const KNOWN_COLUMNS = [...REQUIRED, ...OPTIONAL];
@@ -196,7 +198,17 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     product: text(o, OPTIONAL[3]),
     fee_cents: cents(o, 'fee_cents', from),
     description: text(o, OPTIONAL[5]),
+    account: accountName(o),
+    merchant_id: text(o, OPTIONAL[7]),
   };
+}
+
+function accountName(o: Record<string, unknown>): string | null {
+  const name = text(o, OPTIONAL[6]);
+  if (name !== null && !/^[a-z0-9-]{1,32}$/.test(name)) {
+    throw new Problem(`account '${name}' is not an account name (1-32 lower-case letters, digits or -)`);
+  }
+  return name;
 }
 
 function text(o: Record<string, unknown>, name: string): string | null {

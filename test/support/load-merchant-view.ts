@@ -102,7 +102,9 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
   for (const part of chunks(view.ledger)) {
     await db
       .insertInto('merchant_ledger')
-      .values(part.map(({ kind: _k, ...r }) => r))
+      .values(
+        part.map(({ kind: _k, merchant_id: _m, account, ...r }) => ({ ...r, account: account ?? 'default' })),
+      )
       .execute();
   }
   await insertFeeSchedule(db, view.feeSchedule);
