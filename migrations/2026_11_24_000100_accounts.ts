@@ -186,6 +186,40 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql.raw(`create index ${name} on ${on}`).execute(db);
   }
 
+  // The totals deltas carry the account of their discrepancy (the tables are named with their schema:
+  // a reconcile run scopes the session to one account with temporary views of the same names).
+  await sql`create or replace function discrepancy_totals_apply() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        insert into public.discrepancy_totals (account, business_date, kind, currency, status, count, cents)
+        select account, coalesce(business_date, 'infinity'), kind, coalesce(currency, ''), status, count(*), sum(stake_cents)
+        from new_rows group by 1, 2, 3, 4, 5;
+      else
+        insert into public.discrepancy_totals (account, business_date, kind, currency, status, count, cents)
+        select account, coalesce(business_date, 'infinity'), kind, coalesce(currency, ''), status, -count(*), -sum(stake_cents)
+        from old_rows group by 1, 2, 3, 4, 5;
+      end if;
+      return null;
+    end $$`.execute(db);
+  await sql`create or replace function discrepancy_totals_change() returns trigger language plpgsql as $$
+    begin
+      insert into public.discrepancy_totals (account, business_date, kind, currency, status, count, cents) values
+        (old.account, coalesce(old.business_date, 'infinity'), old.kind, coalesce(old.currency, ''), old.status, -1, -old.stake_cents),
+        (new.account, coalesce(new.business_date, 'infinity'), new.kind, coalesce(new.currency, ''), new.status, 1, new.stake_cents);
+      return null;
+    end $$`.execute(db);
+  await sql`create or replace function compact_discrepancy_totals() returns void language sql as $$
+    with folded as (delete from public.discrepancy_totals returning *)
+    insert into public.discrepancy_totals (account, business_date, kind, currency, status, count, cents)
+    select account, business_date, kind, currency, status, sum(count), sum(cents) from folded
+    group by 1, 2, 3, 4, 5 having sum(count) <> 0 or sum(cents) <> 0 $$`.execute(db);
+  await sql`create or replace function compact_discrepancy_totals(from_date date, to_date date) returns void language sql as $$
+    with folded as (
+      delete from public.discrepancy_totals where business_date between from_date and to_date returning *)
+    insert into public.discrepancy_totals (account, business_date, kind, currency, status, count, cents)
+    select account, business_date, kind, currency, status, sum(count), sum(cents) from folded
+    group by 1, 2, 3, 4, 5 having sum(count) <> 0 or sum(cents) <> 0 $$`.execute(db);
+
   // Which accounts a login may see: no row for a login means every account.
   await sql`create table recon_private.analyst_accounts (
     role_name name not null,

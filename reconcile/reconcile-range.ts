@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { isoDate } from '../domain/time/calendar.ts';
+import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { markAbandonedLoads } from '../ingest/load/load-owner.ts';
 import { addBusinessDays, addDays, type CalendarOptions } from '../domain/time/business-days.ts';
@@ -17,6 +18,8 @@ import {
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 
 export interface ReconcileRequest {
+  /** The provider account to reconcile; 'default' when not given. Runs of different accounts never meet. */
+  readonly account?: string;
   /** First Eastern business date, YYYY-MM-DD (inclusive). */
   readonly from: string;
   /** Last Eastern business date, YYYY-MM-DD (inclusive). */
@@ -37,6 +40,7 @@ export interface DiscrepancyTotal {
 }
 
 export interface ReconcileSummary {
+  readonly account: string;
   readonly runId: number;
   readonly from: string;
   readonly to: string;
@@ -104,8 +108,10 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
   const { from, to } = await clampToData(db, req.from, req.to);
   const requested = from !== req.from || to !== req.to ? { from: req.from, to: req.to } : undefined;
 
+  const account = req.account ?? 'default';
   return db.transaction().execute(async (trx) => {
     await sql.raw(LOCK_STATEMENT).execute(trx);
+    await beginAccountScope(trx, account);
     // Matching works on many rows at once: give the planner room for hash joins and sorts.
     await sql`set local work_mem = '256MB'`.execute(trx);
     // JIT compiling these one-off statements costs more than it saves (seconds per statement at 1M rows).
@@ -120,6 +126,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
     const run = await trx
       .insertInto('reconcile_runs')
       .values({
+        account,
         range_from: from,
         range_to: to,
         as_of: asOf,
@@ -142,6 +149,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
         coalesce(sum(${DISCREPANCY_CENTS}), 0)::bigint as amount_cents
       from findings group by kind, currency order by kind, currency nulls last`.execute(trx);
     const summary = {
+      account,
       runId: run.run_id,
       from,
       to,
@@ -159,8 +167,26 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       .set({ summary: JSON.stringify(summary), finished_at: sql<string>`clock_timestamp()` })
       .where('run_id', '=', run.run_id)
       .execute();
+    await endAccountScope(trx);
     return summary;
   });
+}
+
+/**
+ * Reconciles from..to for `req.account`, or, without it, for every account the warehouse holds data
+ * of (loads, discrepancies), one run each, in name order.
+ */
+export async function reconcileAccounts(
+  db: Kysely<Database>,
+  req: ReconcileRequest,
+): Promise<ReconcileSummary[]> {
+  if (req.account !== undefined) return [await reconcileRange(db, req)];
+  const r = await sql<{ account: string }>`
+    select account from loads union select account from discrepancies order by 1`.execute(db);
+  const accounts = r.rows.length > 0 ? r.rows.map((x) => x.account) : ['default'];
+  const out: ReconcileSummary[] = [];
+  for (const account of accounts) out.push(await reconcileRange(db, { ...req, account }));
+  return out;
 }
 
 function isValidDate(date: string): boolean {
