@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileAccounts } from '../../reconcile/reconcile-range.ts';
+import { loadReportData } from '../../reconcile/report/report-data.ts';
 import { deriveMerchantView, type MerchantView } from '../../sandbox/merchant-view.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
@@ -93,5 +94,17 @@ describe('reconciliation of several accounts', () => {
       now: ACCOUNTS[0]!.view.asOf,
     });
     expect(all.map((s) => s.account)).toEqual(['ca-main', 'eu-main', 'us-main']);
+  });
+
+  it('recon report --account reports one account; without it, every account', async () => {
+    const { range } = ACCOUNTS[0]!.view;
+    const one = await loadReportData(h.db, range, 'us-main');
+    const every = await loadReportData(h.db, range);
+    const open = (d: typeof one) => d.discrepancies.filter((r) => r.resolved_at === null).length;
+    expect(open(one)).toBe(ACCOUNTS[1]!.view.expected.length);
+    expect(open(every)).toBe(2 * ACCOUNTS[1]!.view.expected.length);
+    expect(one.volumes.reduce((n, v) => n + v.count, 0) * 2).toBe(
+      every.volumes.reduce((n, v) => n + v.count, 0),
+    );
   });
 });
