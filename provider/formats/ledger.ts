@@ -198,8 +198,17 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     product: text(o, OPTIONAL[3]),
     fee_cents: cents(o, 'fee_cents', from),
     description: text(o, OPTIONAL[5]),
-    account: accountName(o),
-    merchant_id: text(o, OPTIONAL[7]),
+    ...optionalAccount(o),
+  };
+}
+
+/** `account` and `merchant_id` only when the entry has them: most ledgers name no account. */
+function optionalAccount(o: Record<string, unknown>): { account?: string; merchant_id?: string } {
+  const account = accountName(o);
+  const merchantId = text(o, OPTIONAL[7]);
+  return {
+    ...(account !== null ? { account } : {}),
+    ...(merchantId !== null ? { merchant_id: merchantId } : {}),
   };
 }
 
