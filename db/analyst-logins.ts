@@ -87,7 +87,7 @@ const ACCOUNT = /^[a-z0-9-]{1,32}$/;
 
 /**
  * Limits the analyst login `login` to the rows of `accounts` (row-level security on every table with
- * `account`, the same condition in every analyst view: migration 2026_11_24_000100_accounts), or, with
+ * `account`, the same condition in every analyst view: migration 0010_accounts), or, with
  * 'all', lifts the limit. Replaces any earlier grant. Returns the accounts the login now sees
  * ('all' for every account).
  */
