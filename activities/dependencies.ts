@@ -2,25 +2,9 @@ import type { Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../config/config.ts';
+import type { LoadSummary } from '../domain/load-summary.ts';
 import type { ReconMetrics } from '../observability/metrics.ts';
 import type { PullSourceRequest } from '../ingest/pull-source.ts';
-
-/**
- * What a pull reports back: the loader's summary (ingest/load), of which activities keep counts, or the
- * committed load a retried activity finds in pull_cursors (hence the looser status and checksum).
- */
-export interface PullLoadSummary {
-  readonly loadId: number;
-  readonly status: string;
-  readonly rowsRead: number;
-  readonly rowsLoaded: number;
-  readonly rowsRejected: number;
-  readonly rowsInserted: number;
-  readonly rowsUpdated: number;
-  readonly rowsUnchanged: number;
-  readonly fileSha256: string | null;
-  readonly durationMs: number;
-}
 
 /** One source, one window of Eastern days: ingest/pull-source.ts's request. */
 export type PullRequest = PullSourceRequest;
@@ -29,7 +13,7 @@ export type PullRequest = PullSourceRequest;
 export type PullSourceFn<Client> = (
   deps: { handle: DatabaseHandle; client: Client; config: Config },
   req: PullRequest,
-) => Promise<PullLoadSummary>;
+) => Promise<LoadSummary>;
 
 /** reconcile/reconcile-range.ts `reconcileRange`: idempotent matching of Eastern days from..to. */
 export type ReconcileRangeFn = (db: Kysely<Database>, req: { from: string; to: string }) => Promise<unknown>;

@@ -1,15 +1,14 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { addDays } from '../domain/time/calendar.ts';
 
 /**
  * Synthetic provider files for the benchmark, deterministic per row index (no randomness), written in
  * large chunks so that generation does not dominate the run.
  */
-const DAY_MS = 86_400_000;
-const START = Date.UTC(2026, 0, 1);
 
 function ymd(i: number): string {
-  return new Date(START + (i % 300) * DAY_MS).toISOString().slice(0, 10);
+  return addDays('2026-01-01', i % 300);
 }
 
 async function writeLines(path: string, rows: number, line: (i: number) => string, head = '', tail = '') {

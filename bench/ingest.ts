@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { LoadSummary } from '../ingest/load/types.ts';
+import type { LoadSummary } from '../domain/load-summary.ts';
 import { generateLegacyType5, generateReportJson } from './generate-files.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 

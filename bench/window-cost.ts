@@ -8,6 +8,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
+import { addDays } from '../domain/time/calendar.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -81,10 +82,9 @@ export async function benchWindowCost(
     const h0 = performance.now();
     for (let m = new Date('2024-03-01T00:00:00Z'); m < new Date('2026-03-01T00:00:00Z');) {
       const next = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1));
-      const last = new Date(next.getTime() - 86_400_000);
       await reconcileRange(large, {
         from: m.toISOString().slice(0, 10),
-        to: last.toISOString().slice(0, 10),
+        to: addDays(next.toISOString().slice(0, 10), -1),
         now: '2026-03-09T12:00:00Z',
       });
       m = next;

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../domain/errors.ts';
 import { SOURCES, type Source } from '../domain/records.ts';
+import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { dateArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
@@ -18,7 +19,7 @@ interface BackfillCliOptions {
 function parseSources(value: string): Source[] {
   const list = value.split(',').map((s) => s.trim());
   const unknown = list.filter((s) => !(SOURCES as readonly string[]).includes(s));
-  if (unknown.length > 0 || list.length === 0) {
+  if (unknown.length > 0) {
     throw new InvalidArgumentError(`use a comma list of ${SOURCES.join(', ')}`);
   }
   return list as Source[];
@@ -58,7 +59,12 @@ export function registerBackfill(program: Command): void {
     .requiredOption('--from <YYYY-MM-DD>', 'first Eastern day', dateArg)
     .requiredOption('--to <YYYY-MM-DD>', 'last Eastern day, inclusive', dateArg)
     .option('--parallelism <n>', 'windows loaded at the same time', wholeNumberArg(1, 64), 2)
-    .option('--window-days <n>', 'days per window (at most 40)', wholeNumberArg(1, 40), 40)
+    .option(
+      '--window-days <n>',
+      `days per window (at most ${MAX_WINDOW_DAYS})`,
+      wholeNumberArg(1, MAX_WINDOW_DAYS),
+      MAX_WINDOW_DAYS,
+    )
     .addOption(
       new Option('--sources <list>', `comma list of sources (default all: ${SOURCES.join(', ')})`).argParser(
         parseSources,

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../config/config.ts';
-import type { LoadSummary } from '../ingest/load/load-report.ts';
+import type { LoadSummary } from '../domain/load-summary.ts';
 
 type Progress = (p: { rowsRead: number; bytes: number }) => void;
 

@@ -32,8 +32,8 @@ export interface Config {
   /**
    * RECON_ALERT_WEBHOOKS (secret): comma-separated webhook entries, each `slack:URL`, `json:URL` or a
    * bare URL (JSON), that receive run summaries and window failures (reconcile/alerts). Read only by
-   * the alert activity; never logged, never in a workflow history or the database. Optional so that
-   * configs built before it existed stay valid.
+   * the alert activity; never logged, never in a workflow history or the database. Optional: a
+   * config built in code (tests, tools) without it sends no alerts.
    */
   readonly alertWebhooks?: string | undefined;
   /** RECON_WORKBENCH_URL: public base URL of `recon serve`, for the links in alerts. */

@@ -1,7 +1,3 @@
-import { type Kysely, sql } from 'kysely';
-import { ConfigError } from '../domain/errors.ts';
-import type { Database } from './database.ts';
-
 /**
  * Time limits of analyst logins. recon_analyst is NOLOGIN, and settings of a role (ALTER ROLE ... SET)
  * are not inherited by its members: each login role gets its own, set here.
@@ -10,6 +6,11 @@ import type { Database } from './database.ts';
  * they keep a forgotten session from holding back VACUUM for hours and a runaway query from a server's
  * CPU and memory.
  */
+
+import { type Kysely, sql } from 'kysely';
+import { ConfigError } from '../domain/errors.ts';
+import type { Database } from './database.ts';
+
 export const ANALYST_LIMIT_DEFAULTS = {
   /** statement_timeout: the longest single query, in seconds. */
   statementTimeoutSeconds: 900,

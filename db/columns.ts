@@ -1,10 +1,11 @@
-import type { ColumnType, Generated } from 'kysely';
-
 /**
  * Column specs: one runtime description per warehouse column, from which the Kysely table types are
  * derived. test/integration/schema-types.test.ts compares these specs with the migrated database
  * (names, types, nullability, defaults), so the types cannot drift from the migrations.
  */
+
+import type { ColumnType, Generated } from 'kysely';
+
 export type PgType =
   | 'text'
   | 'character'

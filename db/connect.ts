@@ -105,10 +105,11 @@ export async function startEmbeddedPostgres(
   };
 }
 
-/** Where the warehouse is: the callers pass it from their configuration (db/ never reads the app's). */
+/** Where the warehouse is: its URL, or the data directory of the embedded one. */
 export interface WarehouseLocation {
-  /** A PostgreSQL URL; unset means the embedded PostgreSQL in `dataDir`. */
-  readonly databaseUrl: string | undefined;
+  /** An external PostgreSQL (`DATABASE_URL`); undefined for the embedded warehouse. */
+  readonly databaseUrl?: string | undefined;
+  /** The project data directory that holds the embedded warehouse. */
   readonly dataDir: string;
 }
 

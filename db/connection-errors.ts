@@ -1,11 +1,12 @@
-import { ReconError } from '../domain/errors.ts';
-
 /**
  * What a command says when its database is unreachable, goes away or stops answering: one line that
  * names the server (host:port/database, never the user or password) and what to do. Commands print
  * it through {@link databaseErrorLine} (cli/run.ts) and exit 1 (a run-time failure; re-running is the
  * remedy, since a load or a reconcile run keeps nothing partial).
  */
+
+import { ReconError } from '../domain/errors.ts';
+
 export class DatabaseUnavailable extends ReconError {
   readonly retryable = true;
 }

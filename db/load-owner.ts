@@ -48,9 +48,9 @@ export async function openLoadOwner(
 }
 
 /**
- * Marks `abandoned` every `running` load whose owner session is gone (or that has none: rows written
- * before owners were recorded). Returns the load ids it marked. Cheap (an index-less scan of the few
- * running rows is all it costs); called when a load starts and when a reconcile run starts.
+ * Marks `abandoned` every `running` load whose owner session is gone, or that names no owner.
+ * Returns the load ids it marked. Cheap (an index-less scan of the few running rows is all it
+ * costs); called when a load starts and when a reconcile run starts.
  */
 export async function markAbandonedLoads(db: Db): Promise<number[]> {
   const r = await sql<{ load_id: number }>`

@@ -8,6 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { DAY_MS } from '../domain/time/calendar.ts';
 
 export interface RetentionRequest {
   /** Clear what is older than this many whole days (0 clears everything up to `now`). */
@@ -112,7 +113,7 @@ export async function clearPersonalData(db: Db, req: RetentionRequest): Promise<
   }
   const nowMs = req.now === undefined ? Date.now() : Date.parse(req.now);
   if (Number.isNaN(nowMs)) throw new RangeError(`now ${JSON.stringify(req.now)} is not an ISO-8601 instant`);
-  const cutoff = new Date(nowMs - req.olderThanDays * 86_400_000).toISOString();
+  const cutoff = new Date(nowMs - req.olderThanDays * DAY_MS).toISOString();
   const cleared: Record<string, number> = {};
   await db.transaction().execute(async (trx) => {
     for (const rule of RETENTION_RULES) {

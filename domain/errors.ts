@@ -1,11 +1,12 @@
-import { redactPersonal } from './privacy.ts';
-
 /**
  * Typed errors shared by every area. Each carries data, says what happened and what to do, and tells
  * whether retrying can help. They are mapped to Temporal failures once, at the activity boundary
  * (activities/failure-mapping.ts). Messages never contain secrets,
  * nor consumers' personal data (input quoted in a message goes through redactPersonal).
  */
+
+import { redactPersonal } from './privacy.ts';
+
 export abstract class ReconError extends Error {
   /** Whether the same call may succeed later (network, 5xx, 429, timeouts). */
   abstract readonly retryable: boolean;

@@ -1,11 +1,12 @@
-import type { Selectable } from 'kysely';
-import type { Database } from '../db/database.ts';
-
 /**
  * Normalised records: what the parsers yield and the loader writes, named with the warehouse columns
  * (so `recon parse` prints exactly what `recon import` would load). Money is integer cents, instants
  * are ISO-8601 UTC strings kept to the microsecond (`2026-03-08T07:30:00.123456Z`), dates `YYYY-MM-DD`.
  */
+
+import type { Selectable } from 'kysely';
+import type { Database } from '../db/database.ts';
+
 type Row<T extends keyof Database> = Selectable<Database[T]>;
 /** `account` is the load's (LoadRequest.account), never a parser's. */
 type Lineage =

@@ -1,10 +1,11 @@
-import type { CanonicalStatus } from './records.ts';
-
 /**
  * The provider's status words (spec section 3) on the canonical scale of PRODUCT.md: notifications,
  * confirmations and the status lookup say SUCCESS, the reports SUCCESSFUL; the status lookup also
  * names RETURNED and RETURNED_WITH_REPRESENTMENT. Compared without regard to case.
  */
+
+import type { CanonicalStatus } from './records.ts';
+
 const PROVIDER_STATUS: Readonly<Record<string, CanonicalStatus>> = {
   SUCCESS: 'SUCCESSFUL',
   SUCCESSFUL: 'SUCCESSFUL',

@@ -2,16 +2,17 @@ import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../config/config.ts';
 import { UnreadableInput, UsageError } from '../domain/errors.ts';
-import { loadReport, type LoadRequest, type LoadSummary } from './load/load-report.ts';
-import type { LegacyQueryType, ReportQueryType, Source } from '../domain/records.ts';
-import { isoDate } from '../domain/time/calendar.ts';
+import type { LoadSummary } from '../domain/load-summary.ts';
+import { loadReport, type LoadRequest } from './load/load-report.ts';
+import type { Source } from '../domain/records.ts';
+import { MAX_WINDOW_DAYS, SOURCE_TABLE } from '../domain/sources.ts';
+import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
 import { easternDayStartUtc } from '../domain/time/eastern.ts';
 import {
   ProviderStreamBroken,
   type ProviderClient,
   type ProviderResponseStream,
 } from '../provider/client/index.ts';
-import { LEGACY_MAX_DAYS } from '../provider/client/legacy-limits.ts';
 
 /** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
 export class InvalidPullWindow extends UsageError {}
@@ -40,42 +41,24 @@ export const LEGACY_TRANSACTION_FIELDS: readonly number[] = [
   1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22,
 ];
 
-const REPORT_QUERY: Partial<Record<Source, ReportQueryType>> = {
-  'report-transactions': 'TRANSACTION',
-  'report-returns': 'RETURN',
-};
-const LEGACY_QUERY: Partial<Record<Source, LegacyQueryType>> = {
-  'legacy-transactions': '5',
-  'legacy-returns': '1',
-  'legacy-adjustments': '4',
-};
-
-const DAY_MS = 86_400_000;
-
-function nextDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
-}
-
 /** Checks from..to and returns the UTC window [start of from, start of the day after to) in Eastern time. */
 export function pullWindow(from: string, to: string): { start: string; end: string; days: number } {
   for (const [name, day] of [
     ['--from', from],
     ['--to', to],
   ] as const) {
-    try {
-      isoDate(day);
-    } catch {
+    if (!isValidDate(day)) {
       throw new InvalidPullWindow(`${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
     }
   }
-  const days = Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
+  const days = daysInclusive(from, to);
   if (days < 1) throw new InvalidPullWindow(`--to ${to} is before --from ${from}`);
-  if (days > LEGACY_MAX_DAYS) {
+  if (days > MAX_WINDOW_DAYS) {
     throw new InvalidPullWindow(
-      `${from}..${to} spans ${days} days; a pull covers at most ${LEGACY_MAX_DAYS} (use recon backfill for longer ranges)`,
+      `${from}..${to} spans ${days} days; a pull covers at most ${MAX_WINDOW_DAYS} (use recon backfill for longer ranges)`,
     );
   }
-  return { start: easternDayStartUtc(from), end: easternDayStartUtc(nextDay(to)), days };
+  return { start: easternDayStartUtc(from), end: easternDayStartUtc(addDays(to, 1)), days };
 }
 
 /**
@@ -92,8 +75,7 @@ export async function pullSource(
   req: PullSourceRequest,
 ): Promise<LoadSummary> {
   const window = pullWindow(req.from, req.to);
-  const reportQuery = REPORT_QUERY[req.source];
-  const legacyQuery = LEGACY_QUERY[req.source];
+  const spec = SOURCE_TABLE[req.source] as (typeof SOURCE_TABLE)[Source] | undefined;
   let response: ProviderResponseStream;
   let load: Omit<LoadRequest, 'fileName'>;
   const common = {
@@ -106,27 +88,27 @@ export async function pullSource(
     onProgress: req.onProgress,
     signal: req.signal,
   };
-  if (reportQuery) {
+  if (spec?.api === 'report') {
     const type = req.output?.type ?? 'JSON';
     response = await deps.client.report({
-      queryType: reportQuery,
+      queryType: spec.queryType,
       start: window.start,
       end: window.end,
       outputType: type,
       zip: req.output?.zip ?? false,
       signal: req.signal,
     });
-    load = { ...common, format: type === 'JSON' ? 'report-json' : 'report-csv', queryType: reportQuery };
-  } else if (legacyQuery) {
-    const fields = legacyQuery === '5' ? [...LEGACY_TRANSACTION_FIELDS] : undefined;
+    load = { ...common, format: type === 'JSON' ? 'report-json' : 'report-csv', queryType: spec.queryType };
+  } else if (spec?.api === 'legacy') {
+    const fields = spec.kind === 'legacy-transaction' ? [...LEGACY_TRANSACTION_FIELDS] : undefined;
     response = await deps.client.legacyQuery({
-      queryType: legacyQuery,
+      queryType: spec.queryType,
       from: req.from,
       to: req.to,
       fields,
       signal: req.signal,
     });
-    load = { ...common, format: 'legacy', queryType: legacyQuery, fields };
+    load = { ...common, format: 'legacy', queryType: spec.queryType, fields };
   } else {
     throw new InvalidPullWindow(`unknown source ${JSON.stringify(req.source)}`);
   }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { redactPersonal } from '../domain/privacy.ts';
 import { canonicalProviderStatus } from '../domain/status.ts';
+import { isValidDate } from '../domain/time/calendar.ts';
 
 /**
  * Asks the provider for the status of one transaction (provider-api.md 2.5, 4.2) and returns the
@@ -106,7 +107,7 @@ export async function followUpPendingTransactions(
           fee_cents: typeof fee === 'number' && Number.isSafeInteger(fee) ? fee : null,
           error_code: text(txn.errorCode),
           return_code: text(txn.returnCode),
-          next_action_date: next && /^\d{4}-\d{2}-\d{2}$/.test(next) ? next : null,
+          next_action_date: next && isValidDate(next) ? next : null,
           response: JSON.stringify(withoutAccountTokens(answer)),
           looked_up_at: now,
         })

@@ -1,11 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
-import { isoDate } from '../domain/time/calendar.ts';
+import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
 import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
-import { addBusinessDays, addDays, type CalendarOptions } from '../domain/time/business-days.ts';
+import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import { matchRange, RULES } from './rules/run-rules.ts';
 import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
@@ -69,8 +69,8 @@ export const DISCREPANCY_CENTS = sql<number>`case when kind in ('currency_mismat
 
 /**
  * Serialises runs: matching reads and claims rows outside its own range, so overlapping runs queue.
- * A table of the pipeline's private schema, which no analyst role can reach: an advisory lock (used
- * before) could be taken by any session, and an analyst holding it stalled every run.
+ * A table of the pipeline's private schema, which no analyst role can reach: an advisory lock could be
+ * taken by any session, and an analyst holding it would stall every run.
  */
 const LOCK_STATEMENT = 'lock table recon_work.reconcile_lock in exclusive mode';
 /** A range longer than this is clamped to the dates that hold data (0001-01-01..9999-12-31 is not meant). */
@@ -183,15 +183,6 @@ export async function reconcileAccounts(
   return out;
 }
 
-function isValidDate(date: string): boolean {
-  try {
-    isoDate(date);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The last date whose grace period has run out at `today`: `graceDays` business days after it is
  * `today` or earlier. Every earlier date is due as well, so this one date stands for the whole list.
@@ -213,7 +204,7 @@ async function clampToData(
   from: string,
   to: string,
 ): Promise<{ from: string; to: string }> {
-  if (datesBetweenCount(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
+  if (daysInclusive(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
   const r = await sql<{ first: string | null; last: string | null }>`
     with d(first, last) as (
       select min(transaction_on), max(transaction_on) from provider_transactions
@@ -227,8 +218,4 @@ async function clampToData(
   const row = r.rows[0];
   if (!row?.first || !row.last) return { from, to: from };
   return { from: row.first > from ? row.first : from, to: row.last < to ? row.last : to };
-}
-
-function datesBetweenCount(from: string, to: string): number {
-  return (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
 }

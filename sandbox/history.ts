@@ -1,10 +1,6 @@
-import {
-  addDays,
-  daysInclusive,
-  easternMidnightMs,
-  HOUR_MICROS,
-  parseIsoMicros,
-} from './formats/eastern-clock.ts';
+import { HOUR_MICROS, parseIsoMicros } from './formats/eastern-clock.ts';
+import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
+import { easternDayStartMs as easternMidnightMs } from '../domain/time/eastern.ts';
 import { addedTransaction, generateTransaction, hashString, type HistoryLayout } from './history/generate.ts';
 import {
   toAdjustmentRecord,
@@ -69,8 +65,8 @@ export function createHistory(input: HistoryOptions): History {
   if (!Number.isSafeInteger(input.transactions) || input.transactions < 0) {
     throw new RangeError(`transactions must be a non-negative integer, got ${input.transactions}`);
   }
-  const dayCount = daysInclusive(input.from, input.to);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(input.from) || !/^\d{4}-\d{2}-\d{2}$/.test(input.to) || dayCount < 1) {
+  const dayCount = isValidDate(input.from) && isValidDate(input.to) ? daysInclusive(input.from, input.to) : 0;
+  if (dayCount < 1) {
     throw new RangeError(`from..to must be YYYY-MM-DD days in order, got ${input.from}..${input.to}`);
   }
   const options: Required<HistoryOptions> = {

@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import type { Environment } from '../config/config.ts';
 import { loadLedger } from '../ingest/load/load-ledger.ts';
-import type { LoadSummary } from '../ingest/load/load-report.ts';
+import type { LoadSummary } from '../domain/load-summary.ts';
 import { importNotificationHistory, type ImportSummary } from '../ingest/notifications/import-history.ts';
 import type { FeeScheduleEntry, MerchantView } from './merchant-view.ts';
 

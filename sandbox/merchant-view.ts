@@ -13,8 +13,8 @@ import {
   plantReturnBooking,
 } from './merchant-view/ledger.ts';
 import { notificationBody, plantNotification } from './merchant-view/notifications.ts';
+import { addDays } from '../domain/time/calendar.ts';
 import {
-  addDays,
   businessDateOf,
   draw,
   expect,

@@ -16,7 +16,8 @@ import type {
 } from './types.ts';
 import { activityTuningProblem } from './activity-options.ts';
 import { executeWindow } from './execute-window.ts';
-import { type DayWindow, MAX_WINDOW_DAYS, splitWindows } from './windows.ts';
+import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
+import { type DayWindow, splitWindows } from './windows.ts';
 
 /** Query answered by a running (or finished) backfill: windows done and left, rows, failures. */
 export const progressQuery = defineQuery<BackfillProgress>('progress');

@@ -4,7 +4,9 @@ import type * as activities from '../activities/index.ts';
 import { clearPersonalDataOptions } from './activity-options.ts';
 import type { NightlyInput, NightlyResult, RetentionResult, WindowResult } from './types.ts';
 import { executeWindow } from './execute-window.ts';
-import { addDays, easternDayOf, isIsoDate, splitWindows } from './windows.ts';
+import { addDays, isValidDate } from '../domain/time/calendar.ts';
+import { easternDateOfMs } from '../domain/time/eastern.ts';
+import { splitWindows } from './windows.ts';
 
 export const DEFAULT_LOOKBACK_DAYS = 3;
 
@@ -45,14 +47,14 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
       'InvalidLookback',
     );
   }
-  if (input.day !== undefined && !isIsoDate(input.day)) {
+  if (input.day !== undefined && !isValidDate(input.day)) {
     throw ApplicationFailure.nonRetryable(
       `day ${JSON.stringify(input.day)} is not a date: write it YYYY-MM-DD`,
       'InvalidDay',
     );
   }
   const { instant, fromSchedule } = scheduledFor();
-  const to = input.day ?? easternDayOf(instant);
+  const to = input.day ?? easternDateOfMs(instant.getTime());
   const from = addDays(to, -lookback);
   const windows: WindowResult[] = [];
   for (const window of splitWindows(from, to)) {

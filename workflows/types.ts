@@ -1,3 +1,4 @@
+import type { PullSummary } from '../domain/load-summary.ts';
 import type { Source } from '../domain/records.ts';
 import type { DayWindow } from './windows.ts';
 
@@ -11,23 +12,6 @@ export interface PullSourceInput {
   readonly source: Source;
   readonly from: string;
   readonly to: string;
-}
-
-/** What one pull did, in counts. `skipped` means this workflow run had already committed it. */
-export interface PullSummary {
-  readonly source: Source;
-  readonly from: string;
-  readonly to: string;
-  readonly loadId: number | null;
-  readonly status: string;
-  readonly rowsRead: number;
-  readonly rowsLoaded: number;
-  readonly rowsRejected: number;
-  readonly rowsInserted: number;
-  readonly rowsUpdated: number;
-  readonly rowsUnchanged: number;
-  readonly skipped: boolean;
-  readonly durationMs: number;
 }
 
 /** Discrepancies of one kind in one currency after a run: how many and the cents they concern. */

@@ -15,8 +15,10 @@ import {
   sendAlertOptions,
   tunedActivityOptions,
 } from './activity-options.ts';
-import type { AlertInput, PullSummary, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
-import { daysInclusive, MAX_WINDOW_DAYS } from './windows.ts';
+import type { PullSummary } from '../domain/load-summary.ts';
+import type { AlertInput, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
+import { daysInclusive } from '../domain/time/calendar.ts';
+import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 
 /** The message a person should read for a failed activity: the typed error's, not the wrapper's. */
 export function failureMessage(error: unknown): string {

@@ -1,9 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import { recordLoad } from '../../observability/metrics.ts';
-import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
+import { readCommittedLoad } from '../../db/loads.ts';
+import { type LoadSummary, pullSummary, type PullSummary } from '../../domain/load-summary.ts';
+import type { PullSourceInput } from '../../workflows/types.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
-import type { ActivityDependencies, PullLoadSummary } from '../dependencies.ts';
+import type { ActivityDependencies } from '../dependencies.ts';
 
 /** Heartbeat details: what a later attempt of the same activity can trust. */
 export interface PullHeartbeat {
@@ -11,24 +13,6 @@ export interface PullHeartbeat {
   readonly rowsRead: number;
   readonly bytes: number;
   readonly loadId?: number;
-}
-
-function toSummary(input: PullSourceInput, load: PullLoadSummary, skipped: boolean): PullSummary {
-  return {
-    source: input.source,
-    from: input.from,
-    to: input.to,
-    loadId: load.loadId,
-    status: load.status,
-    rowsRead: load.rowsRead,
-    rowsLoaded: load.rowsLoaded,
-    rowsRejected: load.rowsRejected,
-    rowsInserted: skipped ? 0 : load.rowsInserted,
-    rowsUpdated: skipped ? 0 : load.rowsUpdated,
-    rowsUnchanged: skipped ? load.rowsLoaded : load.rowsUnchanged,
-    skipped,
-    durationMs: skipped ? 0 : load.durationMs,
-  };
 }
 
 /**
@@ -62,40 +46,10 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
           ? previous.loadId
           : undefined;
     if (committedLoadId !== undefined) {
-      const load = await db
-        .selectFrom('loads')
-        .select([
-          'load_id',
-          'status',
-          'rows_read',
-          'rows_loaded',
-          'rows_rejected',
-          'rows_inserted',
-          'rows_updated',
-          'rows_unchanged',
-          'file_sha256',
-        ])
-        .where('load_id', '=', committedLoadId)
-        .where('status', '=', 'committed')
-        .executeTakeFirst();
+      const load = await readCommittedLoad(db, committedLoadId);
       if (load) {
-        ctx.log.info('pull already committed by this run: skipped', { ...key, loadId: load.load_id });
-        return toSummary(
-          input,
-          {
-            loadId: load.load_id,
-            status: load.status,
-            rowsRead: load.rows_read,
-            rowsLoaded: load.rows_loaded,
-            rowsRejected: load.rows_rejected,
-            rowsInserted: load.rows_inserted,
-            rowsUpdated: load.rows_updated,
-            rowsUnchanged: load.rows_unchanged,
-            fileSha256: load.file_sha256,
-            durationMs: 0,
-          },
-          true,
-        );
+        ctx.log.info('pull already committed by this run: skipped', { ...key, loadId: load.loadId });
+        return pullSummary(input, load, true);
       }
     }
 
@@ -106,7 +60,7 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
       beat,
       heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
     );
-    let load: PullLoadSummary;
+    let load: LoadSummary;
     try {
       load = await deps.pullSource(
         { handle: deps.handle, client: deps.provider, config: deps.config },
@@ -124,7 +78,7 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     } finally {
       clearInterval(timer);
     }
-    if (deps.metrics) recordLoad(deps.metrics, { source: input.source, ...load });
+    if (deps.metrics) recordLoad(deps.metrics, load);
     if (load.status === 'committed') {
       await savePullCursor(db, {
         ...key,
@@ -136,6 +90,6 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
       });
       ctx.heartbeat({ phase: 'committed', ...progress, loadId: load.loadId } satisfies PullHeartbeat);
     }
-    return toSummary(input, load, false);
+    return pullSummary(input, load, false);
   };
 }

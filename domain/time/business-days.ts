@@ -8,19 +8,14 @@
  * Sunday is observed on the next weekday that is not already a holiday (so Christmas on a Saturday is
  * observed Monday the 27th and Boxing Day Tuesday the 28th). Dates are `YYYY-MM-DD` Eastern dates.
  */
+
+import { dateOfEpochDay, DAY_MS, epochDay } from './calendar.ts';
+
 export interface CalendarOptions {
   /** Count the Civic Holiday (first Monday of August) as a holiday. Default true. */
   readonly civicHoliday?: boolean;
 }
 
-const DAY_MS = 86_400_000;
-
-function toDays(date: string): number {
-  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS;
-}
-function fromDays(days: number): string {
-  return new Date(days * DAY_MS).toISOString().slice(0, 10);
-}
 function weekday(days: number): number {
   return new Date(days * DAY_MS).getUTCDay();
 }
@@ -85,14 +80,16 @@ export function canadianBankHolidays(year: number, options: CalendarOptions = {}
     while (weekday(d) === 0 || weekday(d) === 6 || taken.has(d)) d += 1;
     taken.set(d, name);
   }
-  const result = new Map([...taken.entries()].sort((a, b) => a[0] - b[0]).map(([d, n]) => [fromDays(d), n]));
+  const result = new Map(
+    [...taken.entries()].sort((a, b) => a[0] - b[0]).map(([d, n]) => [dateOfEpochDay(d), n]),
+  );
   cache.set(cacheKey, result);
   return result;
 }
 
 /** Whether `date` is a business day: Monday to Friday and not a Canadian bank holiday. */
 export function isBusinessDay(date: string, options: CalendarOptions = {}): boolean {
-  const days = toDays(date);
+  const days = epochDay(date);
   const dow = weekday(days);
   if (dow === 0 || dow === 6) return false;
   return !canadianBankHolidays(Number(date.slice(0, 4)), options).has(date);
@@ -100,30 +97,19 @@ export function isBusinessDay(date: string, options: CalendarOptions = {}): bool
 
 /** The date `n` business days after `date` (n >= 0; n = 0 returns `date` itself). */
 export function addBusinessDays(date: string, n: number, options: CalendarOptions = {}): string {
-  let days = toDays(date);
+  let days = epochDay(date);
   let left = n;
   while (left > 0) {
     days += 1;
-    if (isBusinessDay(fromDays(days), options)) left -= 1;
+    if (isBusinessDay(dateOfEpochDay(days), options)) left -= 1;
   }
-  return fromDays(days);
+  return dateOfEpochDay(days);
 }
 
 /** Business days strictly after `from` up to and including `to` (0 when `to` <= `from`). */
 export function businessDaysBetween(from: string, to: string, options: CalendarOptions = {}): number {
   let count = 0;
-  for (let d = toDays(from) + 1; d <= toDays(to); d++) if (isBusinessDay(fromDays(d), options)) count++;
+  for (let d = epochDay(from) + 1; d <= epochDay(to); d++)
+    if (isBusinessDay(dateOfEpochDay(d), options)) count++;
   return count;
-}
-
-/** Every date from `from` to `to` inclusive. */
-export function datesBetween(from: string, to: string): string[] {
-  const out: string[] = [];
-  for (let d = toDays(from); d <= toDays(to); d++) out.push(fromDays(d));
-  return out;
-}
-
-/** `date` plus `n` calendar days. */
-export function addDays(date: string, n: number): string {
-  return fromDays(toDays(date) + n);
 }

@@ -60,6 +60,53 @@ export function isoDate(date: string): string {
   return calendarDay(date).iso;
 }
 
+/** Whether `date` is a date that exists, written exactly `YYYY-MM-DD` (2026-02-30 is not). */
+export function isValidDate(date: string): boolean {
+  if (!DATE_DASHED.test(date)) return false;
+  try {
+    calendarDay(date);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Validates a date written `YYYYMMDD` or `YYYY-MM-DD` (the provider's files use both) and returns it
+ * as `YYYY-MM-DD`.
+ * @throws RangeError naming the value when it is malformed or does not exist (20260230).
+ */
+export function normaliseDate(date: string): string {
+  return calendarDay(date).iso;
+}
+
+/** Days since 1970-01-01 of a date (`YYYY-MM-DD` or `YYYYMMDD`); throws like {@link calendarDay}. */
+export function epochDay(date: string): number {
+  return calendarDay(date).ms / DAY_MS;
+}
+
+/** `YYYY-MM-DD` of a day counted since 1970-01-01. */
+export function dateOfEpochDay(day: number): string {
+  return utcDateOf(day * DAY_MS);
+}
+
+/** `date` moved by `n` calendar days (negative goes back). */
+export function addDays(date: string, n: number): string {
+  return dateOfEpochDay(epochDay(date) + n);
+}
+
+/** Days in `from`..`to`, both inclusive: 1 when equal, 0 or less when `to` is earlier. */
+export function daysInclusive(from: string, to: string): number {
+  return epochDay(to) - epochDay(from) + 1;
+}
+
+/** Every date from `from` to `to` inclusive (none when `to` is earlier). */
+export function datesBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let d = epochDay(from), last = epochDay(to); d <= last; d++) out.push(dateOfEpochDay(d));
+  return out;
+}
+
 export function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;

@@ -1,16 +1,7 @@
-import {
-  calendarDay,
-  clearCalendarCaches,
-  DAY_MS,
-  remember,
-  twoDigits,
-  utcDateOf,
-  utcSecondsOf,
-} from './calendar.ts';
-
 /**
  * Eastern time (America/Toronto) to UTC and back, exactly as PRODUCT.md says: the one place where the
- * legacy interface's local dates and times become UTC instants.
+ * legacy interface's local dates and times become UTC instants, and where instants get their Eastern
+ * date and wall clock (the sandbox's writers included).
  *
  * Why not date-fns-tz: `fromZonedTime` moves a time in the skipped spring-forward hour BACKWARD, and
  * resolves the repeated fall-back hour differently depending on the host's TZ. Here the zone's offsets
@@ -27,6 +18,17 @@ import {
  * the warehouse's canonical form (domain/records.ts). Invalid input throws a `RangeError` whose message
  * names the value; parsers turn it into a rejected row.
  */
+
+import {
+  addDays,
+  calendarDay,
+  clearCalendarCaches,
+  DAY_MS,
+  remember,
+  twoDigits,
+  utcDateOf,
+  utcSecondsOf,
+} from './calendar.ts';
 
 export type LocalTimeFlag = 'dst_gap' | 'dst_fold';
 
@@ -146,14 +148,6 @@ function resolveLocal(localMs: number): { utcMs: number; flag: LocalTimeFlag | n
 }
 
 /**
- * Validates a calendar date `YYYYMMDD` or `YYYY-MM-DD` and returns it as `YYYY-MM-DD`.
- * @throws RangeError naming the value when it is malformed or does not exist (20260230).
- */
-export function normaliseDate(date: string): string {
-  return calendarDay(date).iso;
-}
-
-/**
  * Converts an Eastern (America/Toronto) local date and time to a UTC instant.
  *
  * A time in the skipped spring-forward hour is moved forward by the gap and flagged `dst_gap`; a time
@@ -180,12 +174,55 @@ export function easternToUtc(date: string, time: string | null): EasternInstant 
 }
 
 /**
- * UTC instant at which the Eastern day `date` starts (its local midnight, or the first instant after
- * it if midnight were ever skipped), as `YYYY-MM-DDTHH:MM:SS.000000Z`.
+ * UTC instant (ms since the epoch) at which the Eastern day `date` starts: its local midnight, or the
+ * first instant after it if midnight were ever skipped.
  * @throws RangeError when the date is malformed or does not exist.
  */
+export function easternDayStartMs(date: string): number {
+  return resolveLocal(calendarDay(date).ms).utcMs;
+}
+
+/** {@link easternDayStartMs} as `YYYY-MM-DDTHH:MM:SS.000000Z`. */
 export function easternDayStartUtc(date: string): string {
-  return easternToUtc(date, null).utc;
+  return formatUtc(easternDayStartMs(date));
+}
+
+/** Offset of Eastern time from UTC (local minus UTC, in ms) at the UTC instant `utcMs`. */
+export function easternOffsetMs(utcMs: number): number {
+  return offsetOfUtcDay(utcMs);
+}
+
+export interface EasternWallClock {
+  /** The Eastern wall-clock time of the instant, read as if it were UTC (ms since the epoch). */
+  readonly localMs: number;
+  /** The wall time happened twice (the repeated hour of the fall-back day), on either side of it. */
+  readonly fold: boolean;
+}
+
+/** The Eastern wall clock at the UTC instant `utcMs`. */
+export function easternWallClock(utcMs: number): EasternWallClock {
+  const localMs = utcMs + offsetOfUtcDay(utcMs);
+  return { localMs, fold: resolveLocal(localMs).flag === 'dst_fold' };
+}
+
+/** The Eastern calendar date, `YYYY-MM-DD`, of the UTC instant `utcMs`. */
+export function easternDateOfMs(utcMs: number): string {
+  return utcDateOf(utcMs + offsetOfUtcDay(utcMs));
+}
+
+/**
+ * The instant (UTC ms) at which the Eastern offset changes during the Eastern day `date`, and whether
+ * the clocks go back then; null on a day without a change.
+ */
+export function easternOffsetChangeOn(
+  date: string,
+): { readonly atMs: number; readonly fallBack: boolean } | null {
+  const around = offsetsAround(calendarDay(date).ms);
+  if (around.before === around.after) return null;
+  const start = easternDayStartMs(date);
+  const end = easternDayStartMs(addDays(date, 1));
+  if (around.transition < start || around.transition >= end) return null;
+  return { atMs: around.transition, fallBack: around.after < around.before };
 }
 
 const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -210,7 +247,7 @@ export function easternDateOf(utcIso: string): string {
     const sign = digits[0] === '-' ? -1 : 1;
     ms -= sign * (Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5))) * MINUTE;
   }
-  return utcDateOf(ms + offsetOfUtcDay(ms));
+  return easternDateOfMs(ms);
 }
 
 /** Offset at `utcMs`, from the cached offsets around its UTC day (no Intl call on most rows). */

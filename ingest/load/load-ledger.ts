@@ -3,8 +3,9 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import type { AnyRecord, ParsedRow } from '../../domain/records.ts';
 import { checkedAccount, loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
-import type { RecordKind } from './targets.ts';
-import type { LedgerLoadRequest, LoadSummary } from './types.ts';
+import type { RecordKind } from '../../domain/sources.ts';
+import type { LedgerLoadRequest } from './types.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
 
 export type { LedgerLoadRequest } from './types.ts';
 

@@ -2,17 +2,11 @@ import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { checkedAccount, loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
-import type { RecordKind } from './targets.ts';
-import type { LoadRequest, LoadSummary } from './types.ts';
+import { kindOfLegacyQuery, type RecordKind } from '../../domain/sources.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
+import type { LoadRequest } from './types.ts';
 
-export type { LoadRequest, LoadSummary } from './types.ts';
-
-const LEGACY_KINDS: Readonly<Record<string, RecordKind>> = {
-  '1': 'return',
-  '4': 'adjustment',
-  '5': 'legacy-transaction',
-  '6': 'legacy-transaction',
-};
+export type { LoadRequest } from './types.ts';
 
 /**
  * Loads one provider report (legacy CSV, report JSON or CSV, zipped or not) into the warehouse.
@@ -41,7 +35,7 @@ export async function loadReport(
 ): Promise<LoadSummary> {
   const legacy = req.format === 'legacy';
   const kinds = new Set<RecordKind>(
-    legacy ? [LEGACY_KINDS[req.queryType ?? '5'] ?? 'legacy-transaction'] : ['transaction', 'return'],
+    legacy ? [kindOfLegacyQuery(req.queryType ?? '5') ?? 'legacy-transaction'] : ['transaction', 'return'],
   );
   // Filled by the parser while it reads (the CSV header decides), read by the merge.
   const carried = new Map<RecordKind, readonly string[]>();

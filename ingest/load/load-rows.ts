@@ -20,8 +20,9 @@ import {
   type MergeResult,
 } from './merge-staging.ts';
 import { StagingTables } from './staging.ts';
-import { rowSource, type RecordKind } from './targets.ts';
-import type { LoadProgress, LoadSummary } from './types.ts';
+import { rowSource, type RecordKind } from '../../domain/sources.ts';
+import type { LoadProgress } from './types.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
 
 /** Everything recorded on the loads row, plus how to read the input. */
 export interface LoadPlan {

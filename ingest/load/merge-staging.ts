@@ -1,8 +1,3 @@
-import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
-import { carriedColumns, TARGETS, type Target } from './targets.ts';
-
 /**
  * Set-based merge of one staging table into its warehouse table: deduplicate the staged rows (last
  * occurrence in the file wins), write the earlier version of every row that changes into row_history,
@@ -12,6 +7,12 @@ import { carriedColumns, TARGETS, type Target } from './targets.ts';
  * All parts of the statement see the same snapshot, so row_history receives the rows exactly as they
  * were before this load.
  */
+
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
+import { carriedColumns, TARGETS, type Target } from './targets.ts';
+
 export interface MergeResult {
   inserted: number;
   updated: number;
@@ -46,8 +47,8 @@ const sameKey = (t: Target, left: string, right: string) =>
 
 /**
  * The merge statement. Rows are matched to staging rows by `seq`, never sorted: a sort of the wide
- * staged rows spilled to disk (700 MB for 1,000,000 JSON records), and so did a materialised copy of
- * them. Only narrow things are kept: `touched`, the seq of every new or changed row and whether it is
+ * staged rows, like a materialised copy of them, spills hundreds of megabytes to disk on a large
+ * load. Only narrow things are kept: `touched`, the seq of every new or changed row and whether it is
  * new (a re-load finds none, and then every later join ends at once).
  *
  * New keys (most rows of a first load) are written by a plain INSERT, not by INSERT ... ON CONFLICT:

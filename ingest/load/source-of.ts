@@ -1,5 +1,6 @@
 import { ConfigError } from '../../domain/errors.ts';
 import type { ReportFormat, Source } from '../../domain/records.ts';
+import { sourceOfQuery } from '../../domain/sources.ts';
 
 export const REPORT_FORMATS: readonly ReportFormat[] = ['legacy', 'report-json', 'report-csv'];
 
@@ -49,14 +50,7 @@ export function reportFileOptions(o: {
     }
   }
   if (format === 'legacy') {
-    const source = (
-      {
-        '1': 'legacy-returns',
-        '4': 'legacy-adjustments',
-        '5': 'legacy-transactions',
-        '6': 'legacy-transactions',
-      } as const
-    )[queryType as '1'];
+    const source = queryType === undefined ? undefined : sourceOfQuery(format, queryType);
     if (!source) {
       throw new ConfigError(
         `--format legacy needs --query-type 1, 4, 5 or 6 (got ${JSON.stringify(o.queryType ?? '')})`,
@@ -64,10 +58,11 @@ export function reportFileOptions(o: {
     }
     return { format, queryType, fields, source };
   }
-  if (queryType === 'RETURN') return { format, queryType, fields, source: 'report-returns' };
-  if (queryType === 'TRANSACTION' || (queryType === undefined && format === 'report-json')) {
-    return { format, queryType, fields, source: 'report-transactions' };
-  }
+  const source =
+    queryType === undefined && format === 'report-json'
+      ? sourceOfQuery(format, 'TRANSACTION')
+      : queryType && sourceOfQuery(format, queryType);
+  if (source) return { format, queryType, fields, source };
   throw new ConfigError(
     `--format ${format} needs --query-type TRANSACTION or RETURN (got ${JSON.stringify(o.queryType ?? '')})`,
   );

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 import { redactPersonal } from '../../domain/privacy.ts';
 import { copyLine, copyRecordLine } from './copy-text.ts';
-import { TARGETS, type RecordKind, type Target } from './targets.ts';
+import type { RecordKind } from '../../domain/sources.ts';
+import { TARGETS, type Target } from './targets.ts';
 
 /** Bytes gathered before one write to a COPY stream: few, large writes keep the per-row cost low. */
 const FLUSH_BYTES = 64 * 1024;

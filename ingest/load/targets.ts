@@ -1,17 +1,16 @@
-import { tableColumns, type Database } from '../../db/database.ts';
-import type { AnyRecord, LoadSource } from '../../domain/records.ts';
-
 /**
  * Where each kind of normalised record goes: its warehouse table, natural key and the columns a record
  * carries (all table columns minus lineage and generated ones). Derived from the column specs of
  * db/, so a column added by a migration and its spec flows through the loader without edits here.
  */
-export type RecordKind = AnyRecord['kind'];
+
+import { tableColumns, type Database } from '../../db/database.ts';
+import type { RecordKind } from '../../domain/sources.ts';
 
 export interface Target {
   readonly kind: RecordKind;
   readonly table: keyof Database;
-  /** Natural key: the ON CONFLICT target. */
+  /** Natural key: one warehouse row per value, and what the merge matches staged rows on. */
   readonly key: string;
   /** Columns the record carries, in COPY order (includes the key and `raw` when the table has one). */
   readonly columns: readonly string[];
@@ -77,22 +76,6 @@ export const TARGETS: Readonly<Record<RecordKind, Target>> = {
   adjustment: target('adjustment', 'provider_adjustments', 'adjustment_key'),
   ledger: target('ledger', 'merchant_ledger', 'merchant_transaction_id', true),
 };
-
-/** The `source` written on rows of a kind: report API rows and legacy rows are told apart by format. */
-export function rowSource(kind: RecordKind, legacy: boolean): LoadSource {
-  switch (kind) {
-    case 'transaction':
-      return legacy ? 'legacy-transactions' : 'report-transactions';
-    case 'legacy-transaction':
-      return 'legacy-transactions';
-    case 'return':
-      return legacy ? 'legacy-returns' : 'report-returns';
-    case 'adjustment':
-      return 'legacy-adjustments';
-    case 'ledger':
-      return 'ledger';
-  }
-}
 
 /**
  * The columns of a target that a load carries: `carried` as the parser reported it for the load's

@@ -1,5 +1,5 @@
 import type { Environment } from '../../config/config.ts';
-import type { LoadSource, ReportFormat, Source } from '../../domain/records.ts';
+import type { ReportFormat, Source } from '../../domain/records.ts';
 
 export interface LoadProgress {
   rowsRead: number;
@@ -53,20 +53,4 @@ export interface LedgerLoadRequest {
   maxRejected?: number;
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
-}
-
-export interface LoadSummary {
-  loadId: number;
-  source: LoadSource;
-  status: 'committed' | 'failed';
-  rowsRead: number;
-  rowsLoaded: number;
-  rowsRejected: number;
-  rowsInserted: number;
-  rowsUpdated: number;
-  rowsUnchanged: number;
-  fileSha256: string;
-  bytes: number;
-  zipped: boolean;
-  durationMs: number;
 }

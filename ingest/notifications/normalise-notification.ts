@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-import { canonicalProviderStatus } from '../../domain/status.ts';
-
 /**
  * Pure validation and normalisation of notification bodies (provider-api.md 2.1-2.4, 6 and 8).
  * Limits the spec states are enforced (lengths, ranges, integer types); what it leaves unshown is
@@ -8,6 +5,10 @@ import { canonicalProviderStatus } from '../../domain/status.ts';
  * return-specific fields. Assumption (documented in README): transactionAmount and transactionFee
  * are read as cents, as in the reports; raw_amount keeps the value exactly as sent.
  */
+
+import { createHash } from 'node:crypto';
+import { canonicalProviderStatus } from '../../domain/status.ts';
+
 export type NotificationKind = 'transaction' | 'return';
 
 export interface NormalisedNotification {

@@ -1,4 +1,6 @@
 import type { LegacyQueryType } from '../../domain/records.ts';
+import { LEGACY_QUERY_TYPES, MAX_WINDOW_DAYS } from '../../domain/sources.ts';
+import { daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { LegacyQueryRefused } from './errors.ts';
 
 /** What a caller asks of the legacy query interface (spec 4.6). Dates are YYYY-MM-DD, inclusive. */
@@ -11,17 +13,12 @@ export interface LegacyQueryRequest {
   readonly fields?: readonly number[];
 }
 
-export const LEGACY_MAX_DAYS = 40;
 const SIZES = { merchant_id: 8, merchant_pass: 20, merchant_txn_num: 30, response_fields: 110 } as const;
-const DAY_MS = 86_400_000;
-
 function compactDate(name: string, day: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
-  const t = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== day) {
+  if (!isValidDate(day)) {
     throw new LegacyQueryRefused('date format', `${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
   }
-  return `${m[1]}${m[2]}${m[3]}`;
+  return day.replaceAll('-', '');
 }
 
 /**
@@ -34,10 +31,10 @@ export function buildLegacyForm(
   req: LegacyQueryRequest,
   credentials: { merchantId: string; merchantPass: string },
 ): URLSearchParams {
-  if (!['1', '4', '5', '6'].includes(req.queryType)) {
+  if (!LEGACY_QUERY_TYPES.includes(req.queryType)) {
     throw new LegacyQueryRefused(
       'query_type',
-      `query_type ${JSON.stringify(req.queryType)} is not one of the known types 1, 4, 5, 6`,
+      `query_type ${JSON.stringify(req.queryType)} is not one of the known types ${LEGACY_QUERY_TYPES.join(', ')}`,
     );
   }
   if (credentials.merchantId.length > SIZES.merchant_id) {
@@ -54,14 +51,14 @@ export function buildLegacyForm(
   }
   const sdate = compactDate('query_sdate', req.from);
   const edate = compactDate('query_edate', req.to);
-  const days = Math.round((Date.parse(req.to) - Date.parse(req.from)) / DAY_MS) + 1;
+  const days = daysInclusive(req.from, req.to);
   if (days < 1) {
     throw new LegacyQueryRefused('date order', `query_edate ${req.to} is before query_sdate ${req.from}`);
   }
-  if (days > LEGACY_MAX_DAYS) {
+  if (days > MAX_WINDOW_DAYS) {
     throw new LegacyQueryRefused(
       'date range',
-      `query_sdate..query_edate spans ${days} days; the limit is ${LEGACY_MAX_DAYS}`,
+      `query_sdate..query_edate spans ${days} days; the limit is ${MAX_WINDOW_DAYS}`,
     );
   }
   const form = new URLSearchParams();

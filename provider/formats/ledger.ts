@@ -1,17 +1,3 @@
-import { UnreadableInput } from '../../domain/errors.ts';
-import { describeHeader, describeJsonError } from '../../domain/privacy.ts';
-import {
-  CANONICAL_STATUSES,
-  type CanonicalStatus,
-  type LedgerRecord,
-  type OnColumns,
-  type ParsedRow,
-} from '../../domain/records.ts';
-import { normaliseInstant } from '../../domain/time/iso-instant.ts';
-import { digitsToCents, jsonToCents } from '../../domain/money.ts';
-import { readCsvRecords } from './read-csv-records.ts';
-import { isBlank, readLines } from './read-lines.ts';
-
 /**
  * Merchant ledger files (README, Ledger contract): CSV with a header of merchant_ledger column names,
  * or NDJSON objects with the same names; told apart by the first non-blank byte (`{` is NDJSON).
@@ -25,6 +11,20 @@ import { isBlank, readLines } from './read-lines.ts';
  * row naming the column; an empty file yields nothing; a CSV without a required column throws
  * UnreadableInput naming it.
  */
+
+import { UnreadableInput } from '../../domain/errors.ts';
+import { describeHeader, describeJsonError } from '../../domain/privacy.ts';
+import {
+  CANONICAL_STATUSES,
+  type CanonicalStatus,
+  type LedgerRecord,
+  type OnColumns,
+  type ParsedRow,
+} from '../../domain/records.ts';
+import { normaliseInstant } from '../../domain/time/iso-instant.ts';
+import { digitsToCents, jsonToCents } from '../../domain/money.ts';
+import { readCsvRecords } from './read-csv-records.ts';
+import { isBlank, readLines } from './read-lines.ts';
 
 export type LedgerFormat = 'ledger-csv' | 'ledger-ndjson';
 

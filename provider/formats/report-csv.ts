@@ -1,4 +1,5 @@
 import { UnreadableInput } from '../../domain/errors.ts';
+import { easternDateOf } from '../../domain/time/eastern.ts';
 import type {
   OnColumns,
   ParsedRow,
@@ -13,7 +14,6 @@ import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from './report-csv-headers.
 import {
   csvCents,
   currencyOf,
-  easternDate,
   FieldProblem,
   instant,
   nextActionDate,
@@ -121,7 +121,7 @@ const TRANSACTION: Layout<TransactionRecord> = {
       fee_cents: optionalCsvCents('Transaction Fee', get('Transaction Fee')),
       currency: currencyOf('Currency', get('Currency')),
       transaction_at: at,
-      transaction_on: easternDate(at),
+      transaction_on: easternDateOf(at),
       local_time_flag: null,
       error_code: text(get('Error Code')),
       error_message: text(get('Error Description')),

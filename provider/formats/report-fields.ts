@@ -1,12 +1,13 @@
-import { digitsToCents, jsonToCents } from '../../domain/money.ts';
-import type { CanonicalStatus } from '../../domain/records.ts';
-import { easternDateOf, normaliseDate } from '../../domain/time/eastern.ts';
-import { normaliseInstant } from '../../domain/time/iso-instant.ts';
-
 /**
  * Field conversions shared by the JSON and CSV report parsers. Each throws {@link FieldProblem} with a
  * reason naming the field; the parsers turn it into a rejected row.
  */
+
+import { digitsToCents, jsonToCents } from '../../domain/money.ts';
+import type { CanonicalStatus } from '../../domain/records.ts';
+import { normaliseDate } from '../../domain/time/calendar.ts';
+import { normaliseInstant } from '../../domain/time/iso-instant.ts';
+
 export class FieldProblem extends Error {}
 
 const CURRENCY = /^[A-Z]{3}$/;
@@ -96,11 +97,6 @@ export function instant(field: string, value: unknown): string {
 
 export function optionalInstant(field: string, value: unknown): string | null {
   return value === undefined || value === null || value === '' ? null : instant(field, value);
-}
-
-/** `transaction_on`: the Eastern business date of a normalised UTC instant. */
-export function easternDate(at: string): string {
-  return easternDateOf(at);
 }
 
 /** A date given as `YYYY-MM-DD` (or `YYYYMMDD`); anything else, or a date that does not exist, is refused. */

@@ -6,11 +6,11 @@ import type {
   TransactionRecord,
 } from '../../domain/records.ts';
 import { UnreadableInput } from '../../domain/errors.ts';
+import { easternDateOf } from '../../domain/time/eastern.ts';
 import { describeJsonError } from '../../domain/privacy.ts';
 import {
   currencyOf,
   dateOf,
-  easternDate,
   FieldProblem,
   instant,
   jsonCents,
@@ -206,7 +206,7 @@ function transactionRecord(o: Record<string, unknown>, raw: string): Transaction
     fee_cents: optionalJsonCents('transactionFee', o.transactionFee),
     currency: currencyOf('currencyCode', o.currencyCode),
     transaction_at: at,
-    transaction_on: easternDate(at),
+    transaction_on: easternDateOf(at),
     local_time_flag: null,
     error_code: optionalText('errorCode', o.errorCode),
     // Spec 2.7: the sample records name errorMessage errorDescription.

@@ -1,11 +1,3 @@
-import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream';
-import { crc32, createInflateRaw } from 'node:zlib';
-import { UnreadableInput } from '../../domain/errors.ts';
-
 /**
  * ZIP reports (spec 4.1 `outputZipFile`), recognised by content (PK\x03\x04), never by name.
  *
@@ -17,6 +9,14 @@ import { UnreadableInput } from '../../domain/errors.ts';
  * uncompressed size and compression ratio). Nested ZIPs are not followed. The temporary file is deleted
  * in every case, also when the consumer stops early.
  */
+
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream';
+import { crc32, createInflateRaw } from 'node:zlib';
+import { UnreadableInput } from '../../domain/errors.ts';
 
 export interface ZipLimits {
   /** Largest archive spooled to disk, in bytes. */

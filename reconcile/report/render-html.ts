@@ -1,3 +1,4 @@
+import { daysInclusive } from '../../domain/time/calendar.ts';
 import { explainKind } from '../rules/rules-in-words.ts';
 import { currencyLabel, formatCents, formatMoney } from './format-money.ts';
 import { byStakeThenAge, type DiscrepancyRow, type ReportData } from './report-data.ts';
@@ -217,10 +218,7 @@ export function renderHtmlReport(d: ReportData, options: HtmlReportOptions = {})
       : `#${r.discrepancy_id}`,
   });
   const ageDays = (r: DiscrepancyRow) =>
-    Math.max(
-      0,
-      Math.floor((Date.parse(generatedAt.slice(0, 10)) - Date.parse(r.business_date)) / 86_400_000),
-    );
+    Math.max(0, daysInclusive(r.business_date, generatedAt.slice(0, 10)) - 1);
   const seeAll = (currency?: string) =>
     `To see all: ${base ? `${worklistLink(currency ? { currency } : {}, 'the workbench')}, ` : 'the workbench (recon serve), '}<code>recon discrepancies list --from ${esc(d.from)} --to ${esc(d.to)}${currency ? ` --currency ${esc(currency)}` : ''}</code>, or <code>recon report --from ${esc(d.from)} --to ${esc(d.to)} --csv FILE</code>.`;
 

@@ -1,7 +1,7 @@
 import { beginAccountScope, endAccountScope } from '../account-scope.ts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { addDays } from '../../domain/time/business-days.ts';
+import { addDays } from '../../domain/time/calendar.ts';
 import type { DiscrepancyRowFields } from '../discrepancy-row.ts';
 import { DISCREPANCY_CENTS } from '../reconcile-range.ts';
 

@@ -1,11 +1,6 @@
-import {
-  addDays,
-  dstTransitions,
-  easternWallTime,
-  HOUR_MICROS,
-  isoMicros,
-  parseIsoMicros,
-} from '../formats/eastern-clock.ts';
+import { addDays } from '../../domain/time/calendar.ts';
+import { easternDateOfMs, easternOffsetChangeOn } from '../../domain/time/eastern.ts';
+import { easternWallTime, HOUR_MICROS, isoMicros, parseIsoMicros } from '../formats/eastern-clock.ts';
 import type {
   AddedTransaction,
   Channel,
@@ -64,13 +59,8 @@ function mix(seed: number, i: number, salt: number): number {
 }
 
 function transition(layout: HistoryLayout, d: number): { atUs: number; fall: boolean } | null {
-  const start = layout.dayStartUs[d]!;
-  const end = layout.dayStartUs[d + 1]!;
-  const year = new Date(Math.floor(start / 1000)).getUTCFullYear();
-  const { startMs, endMs } = dstTransitions(year);
-  if (startMs * 1000 >= start && startMs * 1000 < end) return { atUs: startMs * 1000, fall: false };
-  if (endMs * 1000 >= start && endMs * 1000 < end) return { atUs: endMs * 1000, fall: true };
-  return null;
+  const change = easternOffsetChangeOn(easternDateOfMs(Math.floor(layout.dayStartUs[d]! / 1000)));
+  return change && { atUs: change.atMs * 1000, fall: change.fallBack };
 }
 
 /** Transaction `i` of the generated history: a pure function of the seed and `i`. */

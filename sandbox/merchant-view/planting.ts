@@ -64,7 +64,3 @@ export function draw(seed: number, i: number, salt: number): number {
 export function plusMs(iso: string, ms: number): string {
   return new Date(Date.parse(iso) + ms).toISOString();
 }
-
-export function addDays(date: string, n: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-}

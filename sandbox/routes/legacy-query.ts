@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { easternMidnightMs, daysInclusive, addDays } from '../formats/eastern-clock.ts';
+import { MAX_WINDOW_DAYS } from '../../domain/sources.ts';
+import { addDays, daysInclusive } from '../../domain/time/calendar.ts';
+import { easternDayStartMs as easternMidnightMs } from '../../domain/time/eastern.ts';
 import {
   LEGACY_DEFAULT_FIELDS,
   legacyAdjustmentLine,
@@ -43,7 +45,7 @@ export async function legacyQuery(
   const to = `${edate.slice(0, 4)}-${edate.slice(4, 6)}-${edate.slice(6)}`;
   const span = daysInclusive(from, to);
   if (span < 1) throw plain(400, 'ERROR: query_edate is before query_sdate');
-  if (span > 40) throw plain(400, 'ERROR: date range exceeds 40 days');
+  if (span > MAX_WINDOW_DAYS) throw plain(400, `ERROR: date range exceeds ${MAX_WINDOW_DAYS} days`);
   const txnNum = form.get('merchant_txn_num')?.trim() || null;
   let fields: number[] = type === '5' || type === '6' ? [...LEGACY_DEFAULT_FIELDS[type]] : [];
   const rf = form.get('response_fields');

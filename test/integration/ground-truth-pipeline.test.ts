@@ -11,6 +11,7 @@ import { startSandbox } from '../../sandbox/server.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { scoreGroundTruth } from '../../sandbox/score-ground-truth.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { splitWindows } from '../../workflows/windows.ts';
 
 /**
  * The ground truth through the real pipeline, as `recon demo` runs it: the sandbox serves the merchant
@@ -28,20 +29,6 @@ const SOURCES: Source[] = [
   'legacy-returns',
   'legacy-adjustments',
 ];
-const DAY_MS = 86_400_000;
-const addDays = (d: string, n: number) =>
-  new Date(Date.parse(`${d}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
-
-/** from..to in consecutive windows of at most 40 Eastern days. */
-function windows(from: string, to: string): { from: string; to: string }[] {
-  const out: { from: string; to: string }[] = [];
-  for (let d = from; d <= to; d = addDays(d, 40)) {
-    const end = addDays(d, 39);
-    out.push({ from: d, to: end < to ? end : to });
-  }
-  return out;
-}
-
 let h: DatabaseHandle;
 beforeEach(async () => {
   h = await createTestDatabase();
@@ -69,7 +56,7 @@ describe('ground truth through the sandbox, HTTP pulls, parsers and loader', () 
         });
         expect(notifications.quarantined).toBe(0);
 
-        const pulled = windows(view.range.from, view.range.to);
+        const pulled = splitWindows(view.range.from, view.range.to);
         expect(pulled.length).toBeGreaterThan(5);
         for (const w of pulled) {
           for (const source of SOURCES) {

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
-import { loadReport, type LoadRequest, type LoadSummary } from '../../ingest/load/load-report.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
+import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
 import {
   LEGACY_DEFAULT_FIELDS,
   legacyReturnLine,

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadConfig, type Config } from '../../config/config.ts';
 import { projectLegacyTransaction } from '../../sandbox/formats/legacy-csv.ts';
 import type { ReturnRecord, Source, TransactionRecord } from '../../domain/records.ts';
+import { addDays } from '../../domain/time/calendar.ts';
 import { easternDayStartUtc } from '../../domain/time/eastern.ts';
 import { createProviderClient, type ProviderClient } from '../../provider/client/index.ts';
 import { LEGACY_TRANSACTION_FIELDS, pullSource } from '../../ingest/pull-source.ts';
@@ -33,8 +34,7 @@ const SOURCES: Source[] = [
 const history = createHistory(HISTORY);
 
 const utcWindow = (w: { from: string; to: string }) => {
-  const next = new Date(Date.parse(`${w.to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-  return { start: easternDayStartUtc(w.from), end: easternDayStartUtc(next) };
+  return { start: easternDayStartUtc(w.from), end: easternDayStartUtc(addDays(w.to, 1)) };
 };
 
 /** PostgreSQL's timestamptz text (session in UTC) as the records write instants. */

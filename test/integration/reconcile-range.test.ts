@@ -334,3 +334,24 @@ describe('reconcileRange', () => {
     ).rejects.toThrow(DiscrepancyNotFound);
   });
 });
+
+describe('reconcileRange dates', () => {
+  it('refuses a date that does not exist, before touching the warehouse', async () => {
+    const cases: [string, string][] = [
+      ['2026-02-30', '2026-03-02'],
+      ['2026-02-01', '2026-02-30'],
+      ['20260201', '2026-02-03'],
+    ];
+    for (const [from, to] of cases) {
+      await expect(reconcileRange(h.db, { from, to })).rejects.toThrow(
+        `reconcile range ${from}..${to}: give two YYYY-MM-DD dates, from <= to`,
+      );
+    }
+    const runs = await h.db
+      .selectFrom('reconcile_runs')
+      .select('run_id')
+      .where('range_from', '=', '2026-02-01')
+      .execute();
+    expect(runs).toEqual([]);
+  });
+});

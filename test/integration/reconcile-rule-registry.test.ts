@@ -4,7 +4,7 @@ import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { readsSuspects, type Rule } from '../../reconcile/rules/rule.ts';
 import { RULES } from '../../reconcile/rules/run-rules.ts';
 import { DISCREPANCY_KINDS } from '../../reconcile/settings.ts';
-import { explainKind, explainRule } from '../../workbench/rules-in-words.ts';
+import { explainKind, explainRule } from '../../reconcile/rules/rules-in-words.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 

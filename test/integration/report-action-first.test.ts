@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { datesBetween } from '../../domain/time/calendar.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { formatReport, reportJson } from '../../reconcile/report/format-summary.ts';
@@ -38,12 +39,7 @@ let data: ReportData;
 const ids = new Map<string, number>();
 
 function weekdays(from: string, to: string): string[] {
-  const out: string[] = [];
-  for (let t = Date.parse(from); t <= Date.parse(to); t += 86_400_000) {
-    const d = new Date(t);
-    if (d.getUTCDay() !== 0 && d.getUTCDay() !== 6) out.push(d.toISOString().slice(0, 10));
-  }
-  return out;
+  return datesBetween(from, to).filter((d) => ![0, 6].includes(new Date(d).getUTCDay()));
 }
 
 beforeAll(async () => {

@@ -4,8 +4,8 @@ import {
   easternDateOf,
   easternDayStartUtc,
   easternToUtc,
-  normaliseDate,
 } from '../../domain/time/eastern.ts';
+import { normaliseDate } from '../../domain/time/calendar.ts';
 import { normaliseInstant } from '../../domain/time/iso-instant.ts';
 
 // Node honours process.env.TZ changes at runtime: every assertion runs under hosts east and west of UTC,

@@ -3,12 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { easternWallTime, isoMicros, parseIsoMicros } from '../../sandbox/formats/eastern-clock.ts';
+import { datesBetween } from '../../domain/time/calendar.ts';
 import {
-  easternMidnightMs,
-  easternWallTime,
-  isoMicros,
-  parseIsoMicros,
-} from '../../sandbox/formats/eastern-clock.ts';
+  easternDateOf,
+  easternDayStartMs as easternMidnightMs,
+  easternToUtc,
+} from '../../domain/time/eastern.ts';
 import {
   legacyAdjustmentLine,
   legacyReturnLine,
@@ -45,6 +46,34 @@ describe('Eastern clock', () => {
     expect(wall('2026-11-01T07:00:00.000000Z')).toMatchObject({ time: '020000', fold: false });
     expect(isoMicros(parseIsoMicros('2026-03-08T07:30:00.000001Z'))).toBe('2026-03-08T07:30:00.000001Z');
   });
+
+  it('follows the zone database before 2007 (first Sunday of April to last Sunday of October)', () => {
+    const wall = (iso: string) => easternWallTime(parseIsoMicros(iso));
+    expect(wall('2006-03-20T12:00:00Z')).toMatchObject({ date: '2006-03-20', time: '070000', fold: false });
+    expect(wall('2006-04-02T06:59:59Z')).toMatchObject({ date: '2006-04-02', time: '015959', fold: false });
+    expect(wall('2006-04-02T07:00:00Z')).toMatchObject({ time: '030000', fold: false });
+    expect(wall('2006-10-29T05:30:00Z')).toMatchObject({ time: '013000', fold: true });
+    expect(wall('2006-10-29T06:30:00Z')).toMatchObject({ time: '013000', fold: true });
+    expect(wall('2006-10-29T07:00:00Z')).toMatchObject({ time: '020000', fold: false });
+    expect(wall('2006-11-03T04:30:00Z')).toMatchObject({ date: '2006-11-02', time: '233000' });
+    expect(new Date(easternMidnightMs('2006-04-02')).toISOString()).toBe('2006-04-02T05:00:00.000Z');
+    expect(new Date(easternMidnightMs('2006-10-30')).toISOString()).toBe('2006-10-30T05:00:00.000Z');
+  });
+
+  it('agrees with domain/time/eastern.ts on every quarter hour around the 2006 and 2026 changes', () => {
+    for (const day of ['2006-04-02', '2006-10-29', '2026-03-08', '2026-11-01']) {
+      for (let q = -8; q < 104; q++) {
+        const utcMs = easternMidnightMs(day) + q * 900_000;
+        const w = easternWallTime(utcMs * 1000);
+        const back = easternToUtc(w.date, w.time);
+        // A repeated wall time reads back as its first (daylight) instant; every other one exactly.
+        if (w.fold)
+          expect(Date.parse(back.utc) === utcMs || Date.parse(back.utc) === utcMs - 3_600_000).toBe(true);
+        else expect(back.utc).toBe(`${new Date(utcMs).toISOString().slice(0, 19)}.000000Z`);
+        expect(w.date).toBe(easternDateOf(new Date(utcMs).toISOString()));
+      }
+    }
+  });
 });
 
 describe('sandbox history', () => {
@@ -60,9 +89,7 @@ describe('sandbox history', () => {
 
   it('windows partition the history: day by day equals all at once', () => {
     const h = createHistory(OPTIONS);
-    const days: string[] = [];
-    for (let d = 0; d < 30; d++)
-      days.push(new Date(Date.parse('2026-10-24T00:00:00Z') + d * 86_400_000).toISOString().slice(0, 10));
+    const days = datesBetween('2026-10-24', '2026-11-22');
     const perDay = (gen: (q: { start: string; end: string }) => Iterable<{ kind: string }>) =>
       days.slice(0, -1).flatMap((d, k) => [
         ...gen({

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PullLoadSummary, PullRequest, ReconcileRangeFn } from '../../activities/dependencies.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
+import type { PullRequest, ReconcileRangeFn } from '../../activities/dependencies.ts';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadConfig } from '../../config/config.ts';
@@ -67,7 +68,7 @@ afterAll(async () => {
 const url = (name: string) => `${base}${path(name)}`;
 
 function committedPull(fail?: () => Error | undefined) {
-  return async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<PullLoadSummary> => {
+  return async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<LoadSummary> => {
     const failure = fail?.();
     if (failure) throw failure;
     const load = await deps.handle.db
@@ -86,6 +87,7 @@ function committedPull(fail?: () => Error | undefined) {
       .executeTakeFirstOrThrow();
     return {
       loadId: load.load_id,
+      source: req.source,
       status: 'committed',
       rowsRead: 1,
       rowsLoaded: 1,
@@ -94,6 +96,8 @@ function committedPull(fail?: () => Error | undefined) {
       rowsUpdated: 0,
       rowsUnchanged: 0,
       fileSha256: null,
+      bytes: 0,
+      zipped: false,
       durationMs: 1,
     };
   };

@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PullLoadSummary, PullRequest } from '../../activities/dependencies.ts';
+import type { LoadSummary } from '../../domain/load-summary.ts';
+import type { PullRequest } from '../../activities/dependencies.ts';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadConfig } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
-import { daysInclusive } from '../../workflows/windows.ts';
+import { daysInclusive } from '../../domain/time/calendar.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 
@@ -32,7 +33,7 @@ function recordingPull(options: { fail?: (req: PullRequest) => Error | undefined
   const calls: PullRequest[] = [];
   let concurrent = 0;
   let maxConcurrent = 0;
-  const pullSource = async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<PullLoadSummary> => {
+  const pullSource = async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<LoadSummary> => {
     calls.push(req);
     concurrent++;
     maxConcurrent = Math.max(maxConcurrent, concurrent);
@@ -62,6 +63,7 @@ function recordingPull(options: { fail?: (req: PullRequest) => Error | undefined
         .executeTakeFirstOrThrow();
       return {
         loadId: load.load_id,
+        source: req.source,
         status: 'committed',
         rowsRead: rows,
         rowsLoaded: rows,
@@ -70,6 +72,8 @@ function recordingPull(options: { fail?: (req: PullRequest) => Error | undefined
         rowsUpdated: 0,
         rowsUnchanged: 0,
         fileSha256: null,
+        bytes: 0,
+        zipped: false,
         durationMs: 20,
       };
     } finally {

@@ -8,7 +8,8 @@ import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import type { NightlyResult } from '../../workflows/types.ts';
-import { addDays, easternDayOf } from '../../workflows/windows.ts';
+import { addDays } from '../../domain/time/calendar.ts';
+import { easternDateOfMs } from '../../domain/time/eastern.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   type DevServer,
@@ -19,7 +20,7 @@ import {
 } from '../support/temporal.ts';
 
 /** The nightly schedule on a real server: idempotent create, trigger, schedule backfill, no double load. */
-const today = easternDayOf(new Date());
+const today = easternDateOfMs(new Date().getTime());
 let server: DevServer;
 let sandbox: Sandbox;
 let h: DatabaseHandle;
@@ -78,7 +79,7 @@ describe('nightly schedule', () => {
     const first = await nextRun(0);
     // The day comes from the scheduled time (today, unless the test runs across Eastern midnight).
     expect(first.scheduledFor).not.toBeNull();
-    const day = easternDayOf(new Date(first.scheduledFor as string));
+    const day = easternDateOfMs(new Date(first.scheduledFor as string).getTime());
     expect(first).toMatchObject({ from: addDays(day, -3), to: day });
     const range = { start: easternDayStartUtc(first.from), end: easternDayStartUtc(addDays(day, 1)) };
     const expected = [...sandbox.history.facts(range)].map((f) => f.transactionId).sort();

@@ -12,8 +12,10 @@ import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../workers/client
 import { startDevServer } from '../../workers/dev-server.ts';
 import { installRuntime } from '../../workers/runtime.ts';
 import { createReconWorker } from '../../workers/create-worker.ts';
-import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
-import { backfillWorkflowId, daysInclusive } from '../../workflows/windows.ts';
+import type { PullSummary } from '../../domain/load-summary.ts';
+import type { PullSourceInput } from '../../workflows/types.ts';
+import { daysInclusive } from '../../domain/time/calendar.ts';
+import { backfillWorkflowId } from '../../workflows/windows.ts';
 
 const OUT = new URL('../histories/', import.meta.url);
 

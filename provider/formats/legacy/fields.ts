@@ -1,5 +1,5 @@
 import { impliedToCents } from '../../../domain/money.ts';
-import { normaliseDate } from '../../../domain/time/eastern.ts';
+import { normaliseDate } from '../../../domain/time/calendar.ts';
 import { splitCsvLine } from '../read-lines.ts';
 import type { FieldSpec } from './layout.ts';
 

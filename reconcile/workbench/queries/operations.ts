@@ -4,7 +4,8 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../db/database.ts';
-import { datesBetween, isBusinessDay } from '../../../domain/time/business-days.ts';
+import { isBusinessDay } from '../../../domain/time/business-days.ts';
+import { datesBetween } from '../../../domain/time/calendar.ts';
 
 export async function listRuns(db: Db, page: { limit: number; before?: number }) {
   const rows = await sql<

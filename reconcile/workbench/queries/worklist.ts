@@ -7,6 +7,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../../db/database.ts';
 import { ReconError } from '../../../domain/errors.ts';
+import { isValidDate } from '../../../domain/time/calendar.ts';
 
 export const STATUSES = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as const;
 export type StatusFilter = (typeof STATUSES)[number];
@@ -59,8 +60,6 @@ export interface Total {
   cents: number;
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 /** The filter from query parameters (strings as they come); throws {@link InvalidFilter}. */
 export function parseFilter(query: Record<string, unknown>): WorklistFilter {
   const str = (name: string): string | undefined => {
@@ -85,7 +84,7 @@ export function parseFilter(query: Record<string, unknown>): WorklistFilter {
     ['from', from],
     ['to', to],
   ] as const)
-    if (d !== undefined && (!DATE.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`))))
+    if (d !== undefined && !isValidDate(d))
       throw new InvalidFilter(`${n}=${d} is not a date: use YYYY-MM-DD`);
   if (from && to && from > to) throw new InvalidFilter(`from=${from} is after to=${to}`);
   const min = str('min_cents');
@@ -167,7 +166,7 @@ function decodeCursor(cursor: string): CursorKey {
       typeof key[0] === 'string' &&
       Number.isSafeInteger(key[1]) &&
       typeof key[2] === 'string' &&
-      (key[2] === 'infinity' || DATE.test(key[2])) &&
+      (key[2] === 'infinity' || isValidDate(key[2])) &&
       Number.isSafeInteger(key[3])
     )
       return key as CursorKey;

@@ -1,6 +1,6 @@
 /** Reconcile runs, loads, and the coverage calendar. */
 import type { FastifyInstance } from 'fastify';
-import { addDays } from '../../../domain/time/business-days.ts';
+import { addDays, daysInclusive } from '../../../domain/time/calendar.ts';
 import { easternDateOf } from '../../../domain/time/eastern.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
 import { errorResponses } from '../schemas.ts';
@@ -120,7 +120,7 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
       const from = request.query.from ?? addDays(to, -34);
       if (from > to)
         return reply.code(400).send({ error: 'bad_request', message: `from=${from} is after to=${to}` });
-      if (Date.parse(to) - Date.parse(from) > 400 * 86_400_000)
+      if (daysInclusive(from, to) > 401)
         return reply
           .code(400)
           .send({ error: 'bad_request', message: 'the range is longer than 400 days: narrow it' });

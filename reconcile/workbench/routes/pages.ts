@@ -8,7 +8,7 @@ import { discrepancyPage } from '../pages/discrepancy.ts';
 import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { worklistPage } from '../pages/worklist.ts';
 import type { WorkbenchContext } from '../server.ts';
-import { addDays } from '../../../domain/time/business-days.ts';
+import { addDays, daysInclusive, isValidDate } from '../../../domain/time/calendar.ts';
 import { defaultCoverageRange } from './operations.ts';
 
 const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
@@ -112,11 +112,11 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
     '/coverage',
     { config: { role: 'viewer', page: true }, schema: hidden },
     async (request, reply) => {
-      const date = /^\d{4}-\d{2}-\d{2}$/;
       const to =
-        request.query.to && date.test(request.query.to) ? request.query.to : defaultCoverageRange().to;
-      let from = request.query.from && date.test(request.query.from) ? request.query.from : addDays(to, -34);
-      if (from > to || Date.parse(to) - Date.parse(from) > 400 * 86_400_000) from = addDays(to, -34);
+        request.query.to && isValidDate(request.query.to) ? request.query.to : defaultCoverageRange().to;
+      let from =
+        request.query.from && isValidDate(request.query.from) ? request.query.from : addDays(to, -34);
+      if (daysInclusive(from, to) < 1 || daysInclusive(from, to) > 401) from = addDays(to, -34);
       const data = await coverage(ctx.db, from, to);
       return reply
         .type('text/html; charset=utf-8')

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  addDays,
-  backfillWorkflowId,
-  daysInclusive,
-  easternDayOf,
-  isIsoDate,
-  splitWindows,
-  windowWorkflowId,
-} from '../../../workflows/windows.ts';
+import { addDays, daysInclusive, isValidDate } from '../../../domain/time/calendar.ts';
+import { easternDateOfMs } from '../../../domain/time/eastern.ts';
+import { backfillWorkflowId, splitWindows, windowWorkflowId } from '../../../workflows/windows.ts';
 
 describe('splitWindows', () => {
   it('gives one window for a single day', () => {
@@ -87,9 +81,9 @@ describe('splitWindows', () => {
 
 describe('dates and ids', () => {
   it('validates calendar dates', () => {
-    expect(isIsoDate('2028-02-29')).toBe(true);
-    expect(isIsoDate('2027-02-29')).toBe(false);
-    expect(isIsoDate('20260101')).toBe(false);
+    expect(isValidDate('2028-02-29')).toBe(true);
+    expect(isValidDate('2027-02-29')).toBe(false);
+    expect(isValidDate('20260101')).toBe(false);
   });
 
   it('moves days across month and year ends', () => {
@@ -104,11 +98,11 @@ describe('dates and ids', () => {
   });
 
   it('finds the Eastern day of an instant, on both sides of midnight and of the DST changes', () => {
-    expect(easternDayOf(new Date('2026-03-08T04:59:59Z'))).toBe('2026-03-07'); // 23:59:59 EST
-    expect(easternDayOf(new Date('2026-03-08T05:00:00Z'))).toBe('2026-03-08'); // 00:00 EST
-    expect(easternDayOf(new Date('2026-03-09T03:59:59Z'))).toBe('2026-03-08'); // 23:59:59 EDT
-    expect(easternDayOf(new Date('2026-03-09T04:00:00Z'))).toBe('2026-03-09');
-    expect(easternDayOf(new Date('2026-11-02T04:59:59Z'))).toBe('2026-11-01'); // 23:59:59 EST after fall back
-    expect(easternDayOf(new Date('2026-07-15T06:30:00Z'))).toBe('2026-07-15'); // 02:30 EDT nightly
+    expect(easternDateOfMs(new Date('2026-03-08T04:59:59Z').getTime())).toBe('2026-03-07'); // 23:59:59 EST
+    expect(easternDateOfMs(new Date('2026-03-08T05:00:00Z').getTime())).toBe('2026-03-08'); // 00:00 EST
+    expect(easternDateOfMs(new Date('2026-03-09T03:59:59Z').getTime())).toBe('2026-03-08'); // 23:59:59 EDT
+    expect(easternDateOfMs(new Date('2026-03-09T04:00:00Z').getTime())).toBe('2026-03-09');
+    expect(easternDateOfMs(new Date('2026-11-02T04:59:59Z').getTime())).toBe('2026-11-01'); // 23:59:59 EST after fall back
+    expect(easternDateOfMs(new Date('2026-07-15T06:30:00Z').getTime())).toBe('2026-07-15'); // 02:30 EDT nightly
   });
 });
