@@ -57,6 +57,48 @@ export function registerAnalysts(program: Command): void {
       }
     }),
   );
+  analysts
+    .command('grant')
+    .description(
+      'limit the analyst login LOGIN to the rows of some provider accounts (row-level security on every table and view it reads), or lift the limit',
+    )
+    .argument('<login>', 'an analyst login (recon analysts add)')
+    .option('--accounts <names>', 'comma-separated account names, e.g. ca-main,us-main')
+    .option('--all-accounts', 'lift the limit: the login sees every account')
+    .action((login: string, opts: { accounts?: string; allAccounts?: boolean }) =>
+      runCommand(async (config) => {
+        const { ConfigError } = await import('../domain/errors.ts');
+        if ((opts.accounts === undefined) === (opts.allAccounts !== true)) {
+          throw new ConfigError(
+            'recon analysts grant: give exactly one of --accounts A,B and --all-accounts',
+          );
+        }
+        const names = opts.allAccounts ? 'all' : opts.accounts!.split(',').map((a) => a.trim());
+        if (names !== 'all') {
+          const { loadAccounts } = await import('../config/accounts.ts');
+          const known = loadAccounts(process.env);
+          const unknown = names.filter((n) => !known.byName(n));
+          if (unknown.length > 0) {
+            throw new ConfigError(
+              `--accounts: ${unknown.join(', ')} not in the accounts configuration (recon accounts list)`,
+            );
+          }
+        }
+        const { openDatabase } = await import('../db/connect.ts');
+        const { grantAnalystAccounts } = await import('../db/analyst-logins.ts');
+        const handle = await openDatabase(config, { watch: true });
+        try {
+          const r = await grantAnalystAccounts(handle.db, login, names);
+          process.stdout.write(
+            r === 'all'
+              ? `analyst login ${login} sees every account\n`
+              : `analyst login ${login} sees accounts ${r.join(', ')} only\n`,
+          );
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
   withLimits(
     analysts
       .command('limits')

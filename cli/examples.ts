@@ -30,6 +30,7 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'recon retention': 'recon retention --raw-older-than 90',
   'recon analysts': 'RECON_ANALYST_PASSWORD=... recon analysts add ana',
   'recon analysts add': 'RECON_ANALYST_PASSWORD=... recon analysts add ana --statement-timeout 600',
+  'recon analysts grant': 'recon analysts grant ana --accounts ca-main,us-main',
   'recon analysts limits': 'recon analysts limits --idle-in-transaction-timeout 120',
   'recon serve': 'recon serve --port 8080',
   'recon users': 'recon users add alice --role operator --password-stdin < alice.password',

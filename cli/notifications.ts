@@ -38,10 +38,12 @@ export function registerNotifications(program: Command): void {
             return { verificationCode: answer.verification_code ?? null };
           };
         }
+        const { loadAccounts } = await import('../config/accounts.ts');
         const receiver = await startNotificationReceiver({
           ...(confirm ? { confirm } : {}),
           handle,
           config,
+          accounts: loadAccounts(process.env),
           port: config.port ?? 8080,
           host: opts.host,
           allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),

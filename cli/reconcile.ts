@@ -21,7 +21,8 @@ export function registerReconcile(program: Command): void {
       'a notification later than this is notification_late',
       wholeNumberArg(0),
     )
-    .option('--json', 'print the summary as JSON')
+    .option('--account <name>', 'reconcile this provider account only (default: every account)')
+    .option('--json', 'print the summary as JSON (an array of them when several accounts ran)')
     .option(
       '--follow-up-pending <hours>',
       'first ask the status endpoint about transactions PENDING for longer than this (needs the RECON_* provider settings)',
@@ -36,10 +37,13 @@ export function registerReconcile(program: Command): void {
         lateAfter?: number;
         json?: boolean;
         followUpPending?: number;
+        account?: string;
       }) =>
         runCommand(async (config) => {
           const { openDatabase } = await import('../db/connect.ts');
-          const { reconcileRange } = await import('../reconcile/reconcile-range.ts');
+          const { reconcileAccounts } = await import('../reconcile/reconcile-range.ts');
+          const { checkedAccount } = await import('../ingest/load/load-rows.ts');
+          if (opts.account !== undefined) checkedAccount(opts.account);
           const { formatSummary } = await import('../reconcile/report/format-summary.ts');
           const handle = await openDatabase(config, { watch: true });
           try {
@@ -57,7 +61,8 @@ export function registerReconcile(program: Command): void {
                 await client.close();
               }
             }
-            const summary = await reconcileRange(handle.db, {
+            const summaries = await reconcileAccounts(handle.db, {
+              ...(opts.account !== undefined ? { account: opts.account } : {}),
               from: opts.from,
               to: opts.to,
               ...(opts.now ? { now: opts.now } : {}),
@@ -66,14 +71,23 @@ export function registerReconcile(program: Command): void {
                 ...(opts.lateAfter !== undefined ? { notificationLateAfterSeconds: opts.lateAfter } : {}),
               },
             });
-            if (summary.requested) {
-              process.stderr.write(
-                `recon: ${summary.requested.from}..${summary.requested.to} holds data only from ${summary.from} to ${summary.to}: reconciled ${summary.from}..${summary.to}\n`,
-              );
+            const several = summaries.length > 1;
+            for (const summary of summaries) {
+              if (summary.requested) {
+                process.stderr.write(
+                  `recon: ${summary.requested.from}..${summary.requested.to} holds data only from ${summary.from} to ${summary.to}: reconciled ${summary.from}..${summary.to}\n`,
+                );
+              }
+              if (!opts.json) {
+                process.stdout.write(
+                  `${several ? `account ${summary.account}\n` : ''}${formatSummary(summary)}`,
+                );
+              }
             }
-            process.stdout.write(
-              opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary),
-            );
+            if (opts.json) {
+              const out = several ? summaries : summaries[0];
+              process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+            }
           } finally {
             await handle.close();
           }

@@ -28,6 +28,7 @@ export function registerReport(program: Command): void {
     )
     .option('--csv <file>', 'write the discrepancies of the range as CSV', outputFileArg)
     .option('--json', 'print the report as JSON (every amount_cents with its currency) instead of text')
+    .option('--account <name>', 'report on this provider account only (default: every account)')
     .action(
       (opts: {
         from: string;
@@ -36,6 +37,7 @@ export function registerReport(program: Command): void {
         csv?: string;
         json?: boolean;
         workbenchUrl?: string;
+        account?: string;
       }) =>
         runCommand(async (config) => {
           const { writeFileSync } = await import('node:fs');
@@ -46,7 +48,11 @@ export function registerReport(program: Command): void {
           const linkTo = opts.workbenchUrl ?? config.workbenchUrl;
           const handle = await openDatabase(config);
           try {
-            const data = await loadReportData(handle.db, { from: opts.from, to: opts.to });
+            if (opts.account !== undefined) {
+              const { checkedAccount } = await import('../ingest/load/load-rows.ts');
+              checkedAccount(opts.account);
+            }
+            const data = await loadReportData(handle.db, { from: opts.from, to: opts.to }, opts.account);
             // With --json, stdout is the JSON document alone; the file notes go to stderr.
             const note = (line: string) => (opts.json ? process.stderr : process.stdout).write(line);
             process.stdout.write(

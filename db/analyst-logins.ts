@@ -83,3 +83,45 @@ export async function applyAnalystLimits(
   for (const { rolname } of r.rows) await applyLimits(db, rolname, all);
   return r.rows.map((row) => row.rolname);
 }
+
+const ACCOUNT = /^[a-z0-9-]{1,32}$/;
+
+/**
+ * Limits the analyst login `login` to the rows of `accounts` (row-level security on every table with
+ * `account`, the same condition in every analyst view: migration 0010_accounts), or, with
+ * 'all', lifts the limit. Replaces any earlier grant. Returns the accounts the login now sees
+ * ('all' for every account).
+ */
+export async function grantAnalystAccounts(
+  db: Kysely<Database>,
+  login: string,
+  accounts: readonly string[] | 'all',
+): Promise<readonly string[] | 'all'> {
+  if (!LOGIN.test(login)) {
+    throw new ConfigError(`analyst login ${JSON.stringify(login)}: not a login name (recon analysts add)`);
+  }
+  if (accounts !== 'all') {
+    if (accounts.length === 0) throw new ConfigError('--accounts: name at least one account');
+    const bad = accounts.find((a) => !ACCOUNT.test(a));
+    if (bad !== undefined) {
+      throw new ConfigError(
+        `--accounts: ${JSON.stringify(bad)} is not an account name (1-32 lower-case letters, digits or -)`,
+      );
+    }
+  }
+  return db.transaction().execute(async (trx) => {
+    const member = await sql<{ n: number }>`select count(*)::int as n from pg_roles
+      where rolname = ${login} and pg_has_role(oid, 'recon_analyst', 'member')`.execute(trx);
+    if (member.rows[0]!.n === 0) {
+      throw new ConfigError(
+        `${login} is not an analyst login: create it first with recon analysts add ${login}`,
+      );
+    }
+    await sql`delete from recon_private.analyst_accounts where role_name = ${login}`.execute(trx);
+    if (accounts === 'all') return 'all';
+    const unique = [...new Set(accounts)].sort();
+    await sql`insert into recon_private.analyst_accounts (role_name, account)
+      select ${login}, unnest(${unique}::text[])`.execute(trx);
+    return unique;
+  });
+}

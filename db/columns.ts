@@ -55,6 +55,7 @@ function kind<P extends PgType>(pg: P) {
     required: { pg, nullable: false, defaulted: false } as Spec<P, false, false>,
     nullable: { pg, nullable: true, defaulted: false } as Spec<P, true, false>,
     defaulted: { pg, nullable: false, defaulted: true } as Spec<P, false, true>,
+    nullableDefaulted: { pg, nullable: true, defaulted: true } as Spec<P, true, true>,
   };
 }
 

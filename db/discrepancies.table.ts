@@ -28,6 +28,7 @@ export const discrepanciesColumns = {
   resolved_by: text.nullable,
   /** Generated: read only. */
   stake_cents: bigint.nullable,
+  account: text.defaulted,
 } as const;
 
 export type DiscrepanciesTable = TableOf<typeof discrepanciesColumns>;

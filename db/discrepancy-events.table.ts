@@ -7,6 +7,7 @@ export const discrepancyEventsColumns = {
   details: jsonb.nullable,
   at: timestamptz.defaulted,
   actor: text.nullable,
+  account: text.defaulted,
 } as const;
 
 export type DiscrepancyEventsTable = TableOf<typeof discrepancyEventsColumns>;

@@ -7,6 +7,7 @@ export const discrepancyTotalsColumns = {
   status: text.required,
   count: bigint.required,
   cents: bigint.required,
+  account: text.defaulted,
 } as const;
 
 export type DiscrepancyTotalsTable = TableOf<typeof discrepancyTotalsColumns>;

@@ -27,6 +27,7 @@ export const loadsColumns = {
   finished_at: timestamptz.nullable,
   owner_pid: integer.nullable,
   owner_backend_start: timestamptz.nullable,
+  account: text.defaulted,
 } as const;
 
 export type LoadsTable = TableOf<typeof loadsColumns>;

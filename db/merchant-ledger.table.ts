@@ -17,6 +17,7 @@ export const merchantLedgerColumns = {
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
   unknown_mask: bigint.nullable,
+  account: text.defaulted,
 } as const;
 
 export type MerchantLedgerTable = TableOf<typeof merchantLedgerColumns>;

@@ -8,6 +8,7 @@ export const notificationMatchesColumns = {
   rule: text.required,
   run_id: bigint.nullable,
   matched_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type NotificationMatchesTable = TableOf<typeof notificationMatchesColumns>;

@@ -12,6 +12,7 @@ export const notificationQuarantineColumns = {
   body_sha256: char.nullable,
   delivery_count: integer.defaulted,
   last_received_at: timestamptz.defaulted,
+  account: text.nullableDefaulted,
 } as const;
 
 export type NotificationQuarantineTable = TableOf<typeof notificationQuarantineColumns>;

@@ -27,6 +27,7 @@ export const notificationsColumns = {
   delivery_count: integer.defaulted,
   confirmed_at: timestamptz.nullable,
   verification_code: text.nullable,
+  account: text.defaulted,
 } as const;
 
 export type NotificationsTable = TableOf<typeof notificationsColumns>;

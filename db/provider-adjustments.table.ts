@@ -18,6 +18,7 @@ export const providerAdjustmentsColumns = {
   raw: text.required,
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type ProviderAdjustmentsTable = TableOf<typeof providerAdjustmentsColumns>;

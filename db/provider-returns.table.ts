@@ -32,6 +32,7 @@ export const providerReturnsColumns = {
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
   unknown_mask: bigint.nullable,
+  account: text.defaulted,
 } as const;
 
 export type ProviderReturnsTable = TableOf<typeof providerReturnsColumns>;

@@ -33,6 +33,7 @@ export const providerTransactionsColumns = {
   created_at: timestamptz.defaulted,
   updated_at: timestamptz.defaulted,
   unknown_mask: bigint.nullable,
+  account: text.defaulted,
 } as const;
 
 export type ProviderTransactionsTable = TableOf<typeof providerTransactionsColumns>;

@@ -11,6 +11,7 @@ export const pullCursorsColumns = {
   workflow_id: text.required,
   run_id: text.required,
   committed_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type PullCursorsTable = TableOf<typeof pullCursorsColumns>;

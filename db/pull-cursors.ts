@@ -4,24 +4,32 @@ import type { PullCursorsTable } from './pull-cursors.table.ts';
 
 export type PullCursor = Selectable<PullCursorsTable>;
 
-/** The cursor of one source and window, or undefined when no workflow committed it yet. */
+/**
+ * The cursor of one account, source and window, or undefined when no workflow committed it yet.
+ * `account` is 'default' when not given.
+ */
 export async function readPullCursor(
   db: Db,
-  key: { source: string; from: string; to: string },
+  key: { account?: string; source: string; from: string; to: string },
 ): Promise<PullCursor | undefined> {
   return db
     .selectFrom('pull_cursors')
     .selectAll()
+    .where('account', '=', key.account ?? 'default')
     .where('source', '=', key.source)
     .where('window_from', '=', key.from)
     .where('window_to', '=', key.to)
     .executeTakeFirst();
 }
 
-/** Moves the cursor of one source and window to a committed load (insert or replace; idempotent). */
+/**
+ * Moves the cursor of one account, source and window to a committed load (insert or replace;
+ * idempotent). Each account has its own cursors.
+ */
 export async function savePullCursor(
   db: Db,
   cursor: {
+    account?: string;
     source: string;
     from: string;
     to: string;
@@ -41,9 +49,15 @@ export async function savePullCursor(
   };
   await db
     .insertInto('pull_cursors')
-    .values({ source: cursor.source, window_from: cursor.from, window_to: cursor.to, ...values })
+    .values({
+      account: cursor.account ?? 'default',
+      source: cursor.source,
+      window_from: cursor.from,
+      window_to: cursor.to,
+      ...values,
+    })
     .onConflict((oc) =>
-      oc.columns(['source', 'window_from', 'window_to']).doUpdateSet((eb) => ({
+      oc.columns(['account', 'source', 'window_from', 'window_to']).doUpdateSet((eb) => ({
         ...values,
         committed_at: eb.fn('now'),
       })),

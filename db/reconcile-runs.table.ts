@@ -1,4 +1,4 @@
-import { bigint, date, jsonb, timestamptz, type TableOf } from './columns.ts';
+import { text, bigint, date, jsonb, timestamptz, type TableOf } from './columns.ts';
 
 export const reconcileRunsColumns = {
   run_id: bigint.defaulted,
@@ -9,6 +9,7 @@ export const reconcileRunsColumns = {
   summary: jsonb.nullable,
   started_at: timestamptz.defaulted,
   finished_at: timestamptz.nullable,
+  account: text.defaulted,
 } as const;
 
 export type ReconcileRunsTable = TableOf<typeof reconcileRunsColumns>;

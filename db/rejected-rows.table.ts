@@ -7,6 +7,7 @@ export const rejectedRowsColumns = {
   raw: text.required,
   reason: text.required,
   created_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type RejectedRowsTable = TableOf<typeof rejectedRowsColumns>;

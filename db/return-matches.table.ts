@@ -7,6 +7,7 @@ export const returnMatchesColumns = {
   rule: text.required,
   run_id: bigint.nullable,
   matched_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type ReturnMatchesTable = TableOf<typeof returnMatchesColumns>;

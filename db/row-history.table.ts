@@ -8,6 +8,7 @@ export const rowHistoryColumns = {
   changed_columns: textArray.required,
   load_id: bigint.required,
   changed_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type RowHistoryTable = TableOf<typeof rowHistoryColumns>;

@@ -5,6 +5,7 @@ export const sourceMatchesColumns = {
   legacy_transaction_id: text.required,
   run_id: bigint.nullable,
   matched_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type SourceMatchesTable = TableOf<typeof sourceMatchesColumns>;

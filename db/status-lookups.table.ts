@@ -12,6 +12,7 @@ export const statusLookupsColumns = {
   response: jsonb.nullable,
   error: text.nullable,
   looked_up_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type StatusLookupsTable = TableOf<typeof statusLookupsColumns>;

@@ -6,6 +6,7 @@ export const transactionMatchesColumns = {
   rule: text.required,
   run_id: bigint.nullable,
   matched_at: timestamptz.defaulted,
+  account: text.defaulted,
 } as const;
 
 export type TransactionMatchesTable = TableOf<typeof transactionMatchesColumns>;

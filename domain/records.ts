@@ -8,7 +8,9 @@ import type { Selectable } from 'kysely';
 import type { Database } from '../db/database.ts';
 
 type Row<T extends keyof Database> = Selectable<Database[T]>;
-type Lineage = 'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at' | 'unknown_mask';
+/** `account` is the load's (LoadRequest.account), never a parser's. */
+type Lineage =
+  'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at' | 'unknown_mask' | 'account';
 
 export type TransactionRecord = { kind: 'transaction' } & Omit<Row<'provider_transactions'>, Lineage>;
 export type LegacyTransactionRecord = { kind: 'legacy-transaction' } & Omit<
@@ -21,10 +23,14 @@ export type AdjustmentRecord = { kind: 'adjustment' } & Omit<
   Row<'provider_adjustments'>,
   Lineage | 'adjustment_id'
 >;
+/**
+ * A ledger entry may name its account (`account` column) or its provider merchant (`merchant_id`,
+ * mapped to an account by the accounts configuration); the loader settles `account` before staging.
+ */
 export type LedgerRecord = { kind: 'ledger' } & Omit<
   Row<'merchant_ledger'>,
-  'load_id' | 'created_at' | 'updated_at' | 'unknown_mask'
->;
+  'load_id' | 'created_at' | 'updated_at' | 'unknown_mask' | 'account'
+> & { account?: string | null; merchant_id?: string | null };
 
 export type ReportRecord = TransactionRecord | LegacyTransactionRecord | ReturnRecord | AdjustmentRecord;
 export type AnyRecord = ReportRecord | LedgerRecord;

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
+import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
@@ -11,6 +12,8 @@ import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 
 export interface ReconcileRequest {
+  /** The provider account to reconcile; 'default' when not given. Runs of different accounts never meet. */
+  readonly account?: string;
   /** First Eastern business date, YYYY-MM-DD (inclusive). */
   readonly from: string;
   /** Last Eastern business date, YYYY-MM-DD (inclusive). */
@@ -31,6 +34,7 @@ export interface DiscrepancyTotal {
 }
 
 export interface ReconcileSummary {
+  readonly account: string;
   readonly runId: number;
   readonly from: string;
   readonly to: string;
@@ -103,8 +107,10 @@ export async function reconcileRange(
   const { from, to } = await clampToData(db, req.from, req.to);
   const requested = from !== req.from || to !== req.to ? { from: req.from, to: req.to } : undefined;
 
+  const account = req.account ?? 'default';
   return db.transaction().execute(async (trx) => {
     await sql.raw(LOCK_STATEMENT).execute(trx);
+    await beginAccountScope(trx, account);
     // Matching works on many rows at once: give the planner room for hash joins and sorts.
     await sql`set local work_mem = '256MB'`.execute(trx);
     // JIT compiling these one-off statements costs more than it saves (seconds per statement at 1M rows).
@@ -119,6 +125,7 @@ export async function reconcileRange(
     const run = await trx
       .insertInto('reconcile_runs')
       .values({
+        account,
         range_from: from,
         range_to: to,
         as_of: asOf,
@@ -136,6 +143,7 @@ export async function reconcileRange(
         coalesce(sum(${DISCREPANCY_CENTS}), 0)::bigint as amount_cents
       from findings group by kind, currency order by kind, currency nulls last`.execute(trx);
     const summary = {
+      account,
       runId: run.run_id,
       from,
       to,
@@ -153,8 +161,26 @@ export async function reconcileRange(
       .set({ summary: JSON.stringify(summary), finished_at: sql<string>`clock_timestamp()` })
       .where('run_id', '=', run.run_id)
       .execute();
+    await endAccountScope(trx);
     return summary;
   });
+}
+
+/**
+ * Reconciles from..to for `req.account`, or, without it, for every account the warehouse holds data
+ * of (loads, discrepancies), one run each, in name order.
+ */
+export async function reconcileAccounts(
+  db: Kysely<Database>,
+  req: ReconcileRequest,
+): Promise<ReconcileSummary[]> {
+  if (req.account !== undefined) return [await reconcileRange(db, req)];
+  const r = await sql<{ account: string }>`
+    select account from loads union select account from discrepancies order by 1`.execute(db);
+  const accounts = r.rows.length > 0 ? r.rows.map((x) => x.account) : ['default'];
+  const out: ReconcileSummary[] = [];
+  for (const account of accounts) out.push(await reconcileRange(db, { ...req, account }));
+  return out;
 }
 
 /**

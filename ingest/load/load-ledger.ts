@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadParsedRows, type ParseRows } from './load-rows.ts';
+import type { AnyRecord, ParsedRow } from '../../domain/records.ts';
+import { checkedAccount, loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
 import type { RecordKind } from '../../domain/sources.ts';
 import type { LedgerLoadRequest } from './types.ts';
@@ -32,9 +33,11 @@ export async function loadLedger(
           onColumns: (kind, columns) => carried.set(kind, columns),
         }),
     ));
+  const account = checkedAccount(req.account);
   return loadParsedRows(
     handle,
     {
+      account,
       source: 'ledger',
       format: (input) => (input.firstChar === '{' ? 'ledger-ndjson' : 'ledger-csv'),
       fileName: req.fileName,
@@ -49,6 +52,36 @@ export async function loadLedger(
       signal: req.signal,
     },
     input,
-    parseRows,
+    (stream) => withAccounts(parseRows(stream), account, req),
   );
+}
+
+/**
+ * Settles each entry's account: its `account` column, else the account whose legacy merchant id is
+ * its `merchant_id`, else the load's. An account the configuration does not know is a rejected row.
+ */
+async function* withAccounts(
+  rows: AsyncIterable<ParsedRow<AnyRecord>>,
+  fallback: string,
+  req: LedgerLoadRequest,
+): AsyncGenerator<ParsedRow<AnyRecord>> {
+  for await (const row of rows) {
+    if (!row.ok || row.record.kind !== 'ledger') {
+      yield row;
+      continue;
+    }
+    const { merchant_id: merchantId, ...record } = row.record;
+    const named = record.account ?? null;
+    if (named !== null && req.knownAccounts && !req.knownAccounts.has(named)) {
+      yield {
+        ok: false,
+        line: row.line,
+        raw: row.raw,
+        reason: `account '${named}' is not in the accounts configuration (recon accounts list)`,
+      };
+      continue;
+    }
+    const mapped = merchantId ? req.accountOfMerchant?.(merchantId) : undefined;
+    yield { ...row, record: { ...record, account: named ?? mapped ?? fallback } };
+  }
 }

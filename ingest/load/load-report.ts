@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadParsedRows, type ParseRows } from './load-rows.ts';
+import { checkedAccount, loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
 import { kindOfLegacyQuery, type RecordKind } from '../../domain/sources.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
@@ -54,6 +54,7 @@ export async function loadReport(
   return loadParsedRows(
     handle,
     {
+      account: checkedAccount(req.account),
       source: req.source,
       format: req.format,
       queryType: req.queryType,

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Db } from '../../db/database.ts';
 import type { Environment } from '../../config/config.ts';
-import { TooManyRejected } from '../../domain/errors.ts';
+import { ConfigError, TooManyRejected } from '../../domain/errors.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../../domain/records.ts';
@@ -26,6 +26,8 @@ import type { LoadSummary } from '../../domain/load-summary.ts';
 
 /** Everything recorded on the loads row, plus how to read the input. */
 export interface LoadPlan {
+  /** The load's account: its `loads` row, its rejected rows, and every row of a non-ledger target. */
+  account: string;
   source: LoadSource;
   /** loads.format; a function decides it from the first bytes (the ledger's CSV or NDJSON). */
   format: string | ((input: MeasureInput) => string);
@@ -53,6 +55,19 @@ export interface LoadPlan {
 }
 
 export type ParseRows = (input: Readable) => AsyncIterable<ParsedRow<AnyRecord>>;
+
+export const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
+
+/** The request's account, 'default' when none; a malformed name is refused before anything is written. */
+export function checkedAccount(account: string | undefined): string {
+  const name = account ?? 'default';
+  if (!ACCOUNT_NAME.test(name)) {
+    throw new ConfigError(
+      `account ${JSON.stringify(name)}: an account name is 1-32 lower-case letters, digits or -`,
+    );
+  }
+  return name;
+}
 
 const PROGRESS_INTERVAL_MS = 1000;
 /** Merge order: fixed, so that two loads touching the same tables take their locks in the same order. */
@@ -157,13 +172,13 @@ export async function loadParsedRows(
       for (const kind of KIND_ORDER) {
         if (!present.has(kind)) continue;
         const carried = plan.carried?.get(kind);
-        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan.legacy, carried);
+        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan, carried);
         result.inserted += r.inserted;
         result.updated += r.updated;
       }
       if (rowsRejected > 0) {
-        await sql`insert into rejected_rows (load_id, line_number, raw, reason)
-          select ${loadId}, line, raw, reason from ${sql.table(staging.tableOf('rejected'))} order by seq`.execute(
+        await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
+          select ${loadId}, line, raw, reason, ${plan.account}::text from ${sql.table(staging.tableOf('rejected'))} order by seq`.execute(
           trx,
         );
       }
@@ -222,6 +237,7 @@ async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan, owner: LoadO
     const row = await trx
       .insertInto('loads')
       .values({
+        account: plan.account,
         source: plan.source,
         environment: plan.environment,
         origin: plan.origin,
@@ -246,20 +262,21 @@ function mergeKind(
   kind: RecordKind,
   staging: string,
   loadId: number,
-  legacy: boolean,
+  plan: LoadPlan,
   carried: readonly string[] | undefined,
 ) {
+  const { account, legacy } = plan;
   switch (kind) {
     case 'transaction':
-      return mergeTransactions(db, staging, loadId, rowSource(kind, legacy), carried);
+      return mergeTransactions(db, staging, loadId, account, rowSource(kind, legacy), carried);
     case 'return':
-      return mergeReturns(db, staging, loadId, rowSource(kind, legacy), carried);
+      return mergeReturns(db, staging, loadId, account, rowSource(kind, legacy), carried);
     case 'legacy-transaction':
-      return mergeLegacyTransactions(db, staging, loadId, carried);
+      return mergeLegacyTransactions(db, staging, loadId, account, carried);
     case 'adjustment':
-      return mergeAdjustments(db, staging, loadId);
+      return mergeAdjustments(db, staging, loadId, account);
     case 'ledger':
-      return mergeLedger(db, staging, loadId, carried);
+      return mergeLedger(db, staging, loadId, account, carried);
   }
 }
 

@@ -41,6 +41,10 @@ interface MergeSpec {
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
+/** The key condition between a stored row and a staged one: the provider's id within one account. */
+const sameKey = (t: Target, left: string, right: string) =>
+  `${left}.account = ${right}.account and ${left}.${t.key} = ${right}.${t.key}`;
+
 /**
  * The merge statement. Rows are matched to staging rows by `seq`, never sorted: a sort of the wide
  * staged rows, like a materialised copy of them, spills hundreds of megabytes to disk on a large
@@ -80,7 +84,9 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const comparedCarried = t.compared.filter((c) => carried.has(c));
   const compared = source === null ? comparedCarried : [...comparedCarried, 'source'];
   const written = t.columns.filter((c) => carried.has(c));
-  const insertCols = source === null ? written : [...written, 'source'];
+  // `account` is part of the key: always written, from the record or from the load.
+  const keyed = written.includes('account') ? written : [...written, 'account'];
+  const insertCols = source === null ? keyed : [...keyed, 'source'];
   const distinct = (left: string, right: string) =>
     `(${compared.map((c) => `${left}.${c}`).join(', ')}) is distinct from (${compared.map((c) => `${right}.${c}`).join(', ')})`;
   const mask = (columns: readonly string[]) => maskOf(t, spec.attnums, columns);
@@ -117,7 +123,7 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
 ${srcCte} as ${spec.materialize ? '' : 'not '}materialized (${src}),
 ${touched} as materialized (
   select s.seq, t.${t.key} is null as is_new
-  from ${srcCte} s left join ${t.table} t on t.${t.key} = s.${t.key}
+  from ${srcCte} s left join ${t.table} t on ${sameKey(t, 't', 's')}
   where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})
 ),
 ${changedRows} as materialized (
@@ -126,19 +132,19 @@ ${changedRows} as materialized (
     .join('')}, to_jsonb(t) as previous, ${changed} as changed_columns${
     tracks ? `, ${unknownAfter} as unknown_mask` : ''
   }
-  from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on t.${t.key} = s.${t.key}
+  from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on ${sameKey(t, 't', 's')}
   where not k.is_new
 ),
 ${prefix}hist as (
-  insert into row_history (table_name, row_key, previous, changed_columns, load_id)
-  select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}
+  insert into row_history (table_name, row_key, previous, changed_columns, load_id, account)
+  select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}, d.account
   from ${changedRows} d${tracks ? ` where d.changed_columns <> '{}'` : ''}
   returning 1
 ),
 ${prefix}upd as (
   update ${t.table} as t set
-    ${[...insertCols.filter((c) => c !== t.key), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
-  from ${changedRows} d where t.${t.key} = d.${t.key}
+    ${[...insertCols.filter((c) => c !== t.key && c !== 'account'), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
+  from ${changedRows} d where ${sameKey(t, 't', 'd')}
   returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
 ),
 ${prefix}ins as (
@@ -215,10 +221,14 @@ async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec)
 
 const cols = (t: Target, alias = '') => t.columns.map((c) => `${alias}${c}`).join(', ');
 
-/** The staged rows: one per key, as {@link StagingTables} keeps only the last occurrence of each. */
-function staged(t: Target, staging: string, source: string | null): string {
+/**
+ * The staged rows: one per key, as {@link StagingTables} keeps only the last occurrence of each. Rows
+ * of a target whose records do not name their account take the load's.
+ */
+function staged(t: Target, staging: string, source: string | null, account: string): string {
   const sourceCol = source === null ? '' : `, ${quoteLiteral(source)}::text as source`;
-  return `select seq, ${cols(t)}${sourceCol} from ${staging}`;
+  const accountCol = t.accountPerRow ? '' : `, ${quoteLiteral(account)}::text as account`;
+  return `select seq, ${cols(t)}${sourceCol}${accountCol} from ${staging}`;
 }
 
 /** Report API rows always replace; legacy rows never replace a row that came from the report API. */
@@ -228,6 +238,7 @@ export function mergeTransactions(
   db: Db,
   staging: string,
   loadId: number,
+  account: string,
   source: string,
   carried?: readonly string[],
 ) {
@@ -237,7 +248,7 @@ export function mergeTransactions(
     db,
     {
       target: t,
-      src: staged(t, staging, source),
+      src: staged(t, staging, source, account),
       source,
       guard: legacy ? LEGACY_GUARD : undefined,
       carried: carriedColumns(t, carried),
@@ -250,6 +261,7 @@ export function mergeReturns(
   db: Db,
   staging: string,
   loadId: number,
+  account: string,
   source: string,
   carried?: readonly string[],
 ) {
@@ -259,7 +271,7 @@ export function mergeReturns(
     db,
     {
       target: t,
-      src: staged(t, staging, source),
+      src: staged(t, staging, source, account),
       source,
       guard: legacy ? LEGACY_GUARD : undefined,
       carried: carriedColumns(t, carried),
@@ -309,6 +321,7 @@ export function mergeLegacyTransactions(
   db: Db,
   staging: string,
   loadId: number,
+  account: string,
   carried?: readonly string[],
 ) {
   const l = TARGETS['legacy-transaction'];
@@ -326,12 +339,15 @@ export function mergeLegacyTransactions(
   const required = ['amount_cents', 'currency', 'raw_status'];
   const present = required.filter((c) => known.has(c)).map((c) => `s.${c} is not null`);
   if (present.length < required.length) {
-    present.push(`exists (select 1 from ${t.table} p where p.${t.key} = s.transaction_id)`);
+    present.push(
+      `exists (select 1 from ${t.table} p where p.account = s.account and p.${t.key} = s.transaction_id)`,
+    );
   }
-  const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source
+  const projection = `select s.seq, ${select}, 'legacy-transactions'::text as source, s.account
   from touched k join src s on s.seq = k.seq
   where ${present.join(' and ')}`;
-  return run(db, { target: l, src: staged(l, staging, null), source: null, carried: legacyCarried }, loadId, {
+  const src = staged(l, staging, null, account);
+  return run(db, { target: l, src, source: null, carried: legacyCarried }, loadId, {
     target: t,
     src: projection,
     source: 'legacy-transactions',
@@ -347,19 +363,25 @@ export function mergeLegacyTransactions(
  * with the occurrence number among identical rows of this load, so two identical adjustments in one
  * report stay two rows and re-loading the report finds the same keys.
  */
-export function mergeAdjustments(db: Db, staging: string, loadId: number) {
+export function mergeAdjustments(db: Db, staging: string, loadId: number, account: string) {
   const t = TARGETS.adjustment;
   const others = t.columns.filter((c) => c !== 'adjustment_key').join(', ');
   const src = `select seq, adjustment_key || '#' || row_number() over (partition by adjustment_key order by seq) as adjustment_key,
-    ${others}, 'legacy-adjustments'::text as source from ${staging}`;
+    ${others}, 'legacy-adjustments'::text as source, ${quoteLiteral(account)}::text as account from ${staging}`;
   return run(db, { target: t, src, materialize: true, source: 'legacy-adjustments' }, loadId);
 }
 
-export function mergeLedger(db: Db, staging: string, loadId: number, carried?: readonly string[]) {
+export function mergeLedger(
+  db: Db,
+  staging: string,
+  loadId: number,
+  account: string,
+  carried?: readonly string[],
+) {
   const t = TARGETS.ledger;
   return run(
     db,
-    { target: t, src: staged(t, staging, null), source: null, carried: carriedColumns(t, carried) },
+    { target: t, src: staged(t, staging, null, account), source: null, carried: carriedColumns(t, carried) },
     loadId,
   );
 }

@@ -164,7 +164,10 @@ export class StagingTables {
     if (errors.length > 0) throw errors[0];
     for (const sink of this.sinks.values()) {
       // A file in key order (the provider's reports usually are) cannot repeat a key: no check needed.
-      if (sink.key !== null && !sink.keysIncrease) await this.keepLastOfEachKey(sink.table, sink.key);
+      if (sink.key !== null && !sink.keysIncrease) {
+        const perRow = sink.columns.includes('account');
+        await this.keepLastOfEachKey(sink.table, perRow ? ['account', sink.key] : [sink.key]);
+      }
     }
     // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
     // file, index lookups for a small one) instead of the default guess for an unanalysed table.
@@ -178,10 +181,11 @@ export class StagingTables {
    * a hash aggregate over the key column alone. (Adjustments have no provider key: identical ones are
    * numbered by the merge instead.)
    */
-  private async keepLastOfEachKey(table: string, key: string): Promise<void> {
+  private async keepLastOfEachKey(table: string, key: readonly string[]): Promise<void> {
+    const cols = key.join(', ');
     await this.pool.query(`delete from ${table} s
-      using (select ${key}, max(seq) as seq from ${table} group by ${key} having count(*) > 1) d
-      where s.${key} = d.${key} and s.seq < d.seq`);
+      using (select ${cols}, max(seq) as seq from ${table} group by ${cols} having count(*) > 1) d
+      where ${key.map((c) => `s.${c} = d.${c}`).join(' and ')} and s.seq < d.seq`);
   }
 
   /** Aborts any COPY still running and drops the staging tables. Never throws. */

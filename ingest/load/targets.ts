@@ -28,6 +28,12 @@ export interface Target {
    */
   readonly tracksUnknown: boolean;
   readonly hasFirstLoad: boolean;
+  /**
+   * Whether each record names its account (the ledger: a file can hold several accounts' entries).
+   * Otherwise the load's account is every row's. The key is always (`account`, {@link key}): the
+   * provider's ids are unique within one account only.
+   */
+  readonly accountPerRow: boolean;
 }
 
 const LINEAGE = new Set([
@@ -42,9 +48,9 @@ const LINEAGE = new Set([
 /** Record columns that say how the record was read, not what the provider states about it. */
 const NOT_COMPARED = new Set(['raw', 'query_type']);
 
-function target(kind: RecordKind, table: keyof Database, key: string): Target {
+function target(kind: RecordKind, table: keyof Database, key: string, accountPerRow = false): Target {
   const specs = tableColumns[table] as Record<string, { pg: string }>;
-  const columns = Object.keys(specs).filter((c) => !LINEAGE.has(c));
+  const columns = Object.keys(specs).filter((c) => !LINEAGE.has(c) && (c !== 'account' || accountPerRow));
   const stagingTypes: Record<string, string> = {};
   for (const c of columns) {
     const pg = specs[c]!.pg;
@@ -56,9 +62,10 @@ function target(kind: RecordKind, table: keyof Database, key: string): Target {
     key,
     columns,
     stagingTypes,
-    compared: columns.filter((c) => c !== key && !NOT_COMPARED.has(c)),
+    compared: columns.filter((c) => c !== key && c !== 'account' && !NOT_COMPARED.has(c)),
     tracksUnknown: 'unknown_mask' in specs,
     hasFirstLoad: 'first_load_id' in specs,
+    accountPerRow,
   };
 }
 
@@ -67,7 +74,7 @@ export const TARGETS: Readonly<Record<RecordKind, Target>> = {
   'legacy-transaction': target('legacy-transaction', 'legacy_transactions', 'transaction_id'),
   return: target('return', 'provider_returns', 'return_transaction_id'),
   adjustment: target('adjustment', 'provider_adjustments', 'adjustment_key'),
-  ledger: target('ledger', 'merchant_ledger', 'merchant_transaction_id'),
+  ledger: target('ledger', 'merchant_ledger', 'merchant_transaction_id', true),
 };
 
 /**
@@ -79,5 +86,5 @@ export const TARGETS: Readonly<Record<RecordKind, Target>> = {
 export function carriedColumns(t: Target, carried: readonly string[] | undefined): readonly string[] {
   if (carried === undefined || !t.tracksUnknown) return t.columns;
   const set = new Set(carried);
-  return t.columns.filter((c) => c === t.key || NOT_COMPARED.has(c) || set.has(c));
+  return t.columns.filter((c) => c === t.key || c === 'account' || NOT_COMPARED.has(c) || set.has(c));
 }

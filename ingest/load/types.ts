@@ -8,6 +8,11 @@ export interface LoadProgress {
 
 /** What to load and where it came from (recorded on the `loads` row for lineage). */
 export interface LoadRequest {
+  /**
+   * Provider account the data belongs to (a name of the accounts configuration, `[a-z0-9-]{1,32}`);
+   * 'default' when not given. A load of one account never changes another account's rows.
+   */
+  account?: string;
   source: Source;
   format: ReportFormat;
   /** Legacy query type (1, 4, 5, 6) or report query type (TRANSACTION, RETURN). */
@@ -28,6 +33,18 @@ export interface LoadRequest {
 }
 
 export interface LedgerLoadRequest {
+  /**
+   * Account of the entries that say nothing of theirs (no `account` column, no `merchant_id` the
+   * configuration maps); 'default' when not given. Also the account of the `loads` row.
+   */
+  account?: string;
+  /**
+   * Maps a ledger entry's `merchant_id` to an account name (Account.legacyMerchantId of the accounts
+   * configuration); undefined when no account has that merchant id.
+   */
+  accountOfMerchant?: (merchantId: string) => string | undefined;
+  /** Names an entry's `account` column may take; unset: any well-formed name. */
+  knownAccounts?: ReadonlySet<string>;
   fileName: string;
   origin: 'file' | 'pull' | 'workflow';
   environment: Environment;

@@ -28,6 +28,8 @@ export async function importNotificationHistory(
   input: Readable,
   options: {
     fileName?: string;
+    /** Account every notification of the export is filed under; 'default' when not given. */
+    account?: string;
     /**
      * More quarantined lines than this fails the import whole (TooManyRejected): the file is then
      * imported in one transaction, and nothing of it is kept, quarantine included. Unset: no limit.
@@ -41,7 +43,7 @@ export async function importNotificationHistory(
   // Created where it is read: readline drops the lines it emits before the loop starts listening.
   const lines = () => createInterface({ input, crlfDelay: Infinity });
   const importOne = async (trx: Db, line: string) => {
-    const outcome = await importLine(trx, line, options.fileName ?? 'import');
+    const outcome = await importLine(trx, line, options.fileName ?? 'import', options.account ?? 'default');
     if (outcome === 'stored') counts.stored++;
     else if (outcome === 'duplicate') counts.duplicates++;
     else {
@@ -85,12 +87,14 @@ async function importLine(
   trx: Db,
   line: string,
   fileName: string,
+  account: string,
 ): Promise<'stored' | 'duplicate' | { quarantineId: number }> {
   let entry: { kind?: unknown; received_at?: unknown; payload?: unknown };
   try {
     entry = JSON.parse(line) as typeof entry;
   } catch (error) {
     const quarantineId = await quarantineNotification(trx, {
+      account,
       kind: 'import',
       reason: `${fileName}: line is not JSON: ${describeJsonError(error)}`,
       body: line,
@@ -113,6 +117,7 @@ async function importLine(
   const result = problem ? null : normaliseNotification(kind, entry.payload);
   if (problem || !result || !result.ok) {
     const quarantineId = await quarantineNotification(trx, {
+      account,
       // Never the line's own value: analysts read kind, and the line may hold anything.
       kind: entry?.kind === 'transaction' || entry?.kind === 'return' ? entry.kind : 'import',
       reason: problem ?? (result && !result.ok ? result.reason : 'invalid'),
@@ -121,6 +126,6 @@ async function importLine(
     });
     return { quarantineId };
   }
-  const s = await storeNotification(trx, result.value, { receivedAt, replay: true });
+  const s = await storeNotification(trx, { ...result.value, account }, { receivedAt, replay: true });
   return s.inserted ? 'stored' : 'duplicate';
 }

@@ -12,6 +12,8 @@ import { canonicalProviderStatus } from '../../domain/status.ts';
 export type NotificationKind = 'transaction' | 'return';
 
 export interface NormalisedNotification {
+  /** Account the notification is filed under (notification-account.ts); 'default' when unset. */
+  account?: string;
   kind: NotificationKind;
   delivery_key: string;
   transaction_id: string;

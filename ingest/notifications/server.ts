@@ -1,16 +1,13 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import type { Accounts } from '../../config/accounts.ts';
 import type { Config } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import type { ReconMetrics } from '../../observability/metrics.ts';
 import { describeJsonError, redactPersonal } from '../../domain/privacy.ts';
-import {
-  type NotificationKind,
-  type NormalisedNotification,
-  normaliseNotification,
-} from './normalise-notification.ts';
+import { type NormalisedNotification, normaliseNotification } from './normalise-notification.ts';
+import { authorisedBy, fileUnder, quarantineAccount, routeOf } from './notification-account.ts';
 import { isDatabaseUnavailable } from '../../db/connection-errors.ts';
 import { createNotificationWriter, type GroupCommitOptions } from './group-commit.ts';
 import { quarantineNotification, type StoredNotification } from './store-notification.ts';
@@ -28,6 +25,11 @@ export type ConfirmNotification = (
 export interface NotificationReceiverOptions {
   readonly handle: Pick<DatabaseHandle, 'db'>;
   readonly config: Pick<Config, 'notificationSecret'>;
+  /**
+   * The accounts notifications are filed under (notification-account.ts); undefined: every
+   * notification is the account `default`'s.
+   */
+  readonly accounts?: Accounts;
   readonly port: number;
   readonly host?: string;
   /** Caller CIDRs allowed (RECON_NOTIFICATION_ALLOW, comma-separated); empty or absent: any caller. */
@@ -51,11 +53,6 @@ export interface NotificationReceiver {
   readonly url: string;
   close(): Promise<void>;
 }
-
-const ROUTES: Record<string, NotificationKind> = {
-  '/notifications/transaction': 'transaction',
-  '/notifications/return': 'return',
-};
 
 /** Parses `10.0.0.0/8, 127.0.0.1, ::1/128` into a BlockList. Throws ConfigError naming a bad entry. */
 export function parseAllowList(entries: readonly string[]): BlockList | null {
@@ -85,27 +82,7 @@ function allowed(list: BlockList | null, remote: string | undefined): boolean {
 
 /** Constant-time check of the secret sent as a bearer token or as the basic-auth password. */
 export function authorised(header: string | undefined, secret: string): boolean {
-  if (!header) return false;
-  let presented: string | null = null;
-  const [scheme = '', value = ''] = header.split(/\s+/, 2);
-  if (scheme.toLowerCase() === 'bearer') presented = value;
-  else if (scheme.toLowerCase() === 'basic') {
-    const decoded = Buffer.from(value, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    presented = colon >= 0 ? decoded.slice(colon + 1) : null;
-  }
-  if (presented === null) return false;
-  // Hashing first gives equal lengths, so timingSafeEqual never leaks the secret's length.
-  const a = createHash('sha256').update(presented).digest();
-  return timingSafeEqual(a, secretDigest(secret));
-}
-
-let lastSecret: { secret: string; digest: Buffer } | undefined;
-/** The secret's sha256, computed once rather than on every delivery. */
-function secretDigest(secret: string): Buffer {
-  if (lastSecret?.secret !== secret)
-    lastSecret = { secret, digest: createHash('sha256').update(secret).digest() };
-  return lastSecret.digest;
+  return authorisedBy(header, secret, undefined) !== undefined;
 }
 
 interface ReadBody {
@@ -194,7 +171,8 @@ export async function startNotificationReceiver(
   options: NotificationReceiverOptions,
 ): Promise<NotificationReceiver> {
   const secret = options.config.notificationSecret;
-  if (!secret) {
+  const accounts = options.accounts;
+  if (!secret && !accounts?.list.some((a) => a.notificationSecret !== undefined)) {
     throw new ConfigError(
       'the notification receiver needs RECON_NOTIFICATION_SECRET: set it to the secret the provider sends as a bearer token or basic-auth password',
     );
@@ -262,13 +240,20 @@ export async function startNotificationReceiver(
       if (!away && (await ping(2000))) return done(200, { status: 'ready' });
       return done(503, { status: 'unavailable', error: 'the database is unavailable' });
     }
-    const kind = ROUTES[path];
-    if (!kind) return done(404, { error: 'not found' });
+    const route = routeOf(path);
+    if (!route) return done(404, { error: 'not found' });
+    const { kind } = route;
     if (req.method !== 'POST') return done(405, { error: 'use POST' });
-    if (!authorised(req.headers.authorization, secret)) {
+    const auth = authorisedBy(req.headers.authorization, secret, accounts);
+    // An account's own secret is good for that account's deliveries only.
+    if (
+      !auth ||
+      (auth.account !== undefined && route.account !== undefined && auth.account !== route.account)
+    ) {
       req.resume();
       return done(401, { error: 'missing or wrong credentials' });
     }
+    const named = route.account ?? auth.account;
     if (away) {
       req.resume();
       return unavailable();
@@ -277,12 +262,13 @@ export async function startNotificationReceiver(
     const contentType = req.headers['content-type'] ?? null;
 
     /** Keeps the body with the reason, then answers `status`; 503 only if even that failed. */
-    const quarantine = async (status: number, why: string) => {
+    const quarantine = async (status: number, why: string, account = quarantineAccount(accounts, named)) => {
       // Analysts read the reason, and the answer may be logged by the caller: no personal value in it.
       const reason = redactPersonal(why);
       try {
         await withinTimeout(
           quarantineNotification(db, {
+            account,
             kind,
             reason,
             body: bytes,
@@ -323,9 +309,14 @@ export async function startNotificationReceiver(
     }
     const result = normaliseNotification(kind, body);
     if (!result.ok) return quarantine(400, result.reason);
+    const filing = fileUnder(accounts, named, result.value.merchant_id);
+    if (!filing.ok) return quarantine(400, filing.reason, filing.account);
     let stored: StoredNotification;
     try {
-      stored = await withinTimeout(writer.store(result.value), storeTimeoutMs);
+      stored = await withinTimeout(
+        writer.store({ ...result.value, account: filing.account }),
+        storeTimeoutMs,
+      );
     } catch (error) {
       if (error instanceof StoreTimeout) {
         // The database accepts connections but does not answer (stalled, or locked out): stop

@@ -36,7 +36,7 @@ export async function storeNotification(
       last_received_at: receivedAt ?? sql<string>`clock_timestamp()`,
     })
     .onConflict((oc) =>
-      oc.column('delivery_key').doUpdateSet({
+      oc.columns(['account', 'delivery_key']).doUpdateSet({
         delivery_count: countIt,
         received_at: sql<string>`least(notifications.received_at, excluded.received_at)`,
         last_received_at: sql<string>`greatest(notifications.last_received_at, excluded.last_received_at)`,
@@ -59,10 +59,13 @@ export async function storeNotificationBatch(
 ): Promise<StoredNotification[]> {
   if (items.length === 0) return [];
   const counts = new Map<string, { n: NormalisedNotification; count: number }>();
+  const keyOf = (account: string | undefined, deliveryKey: string) =>
+    `${account ?? 'default'}/${deliveryKey}`;
   for (const n of items) {
-    const seen = counts.get(n.delivery_key);
+    const key = keyOf(n.account, n.delivery_key);
+    const seen = counts.get(key);
     if (seen) seen.count++;
-    else counts.set(n.delivery_key, { n, count: 1 });
+    else counts.set(key, { n, count: 1 });
   }
   const keys = [...counts.keys()].sort();
   const rows = await db
@@ -80,16 +83,22 @@ export async function storeNotificationBatch(
       }),
     )
     .onConflict((oc) =>
-      oc.column('delivery_key').doUpdateSet({
+      oc.columns(['account', 'delivery_key']).doUpdateSet({
         delivery_count: sql<number>`notifications.delivery_count + excluded.delivery_count`,
         last_received_at: sql<string>`greatest(notifications.last_received_at, excluded.last_received_at)`,
       }),
     )
-    .returning(['notification_id', 'delivery_key', 'delivery_count', sql<boolean>`(xmax = 0)`.as('inserted')])
+    .returning([
+      'notification_id',
+      'account',
+      'delivery_key',
+      'delivery_count',
+      sql<boolean>`(xmax = 0)`.as('inserted'),
+    ])
     .execute();
-  const byKey = new Map(rows.map((r) => [r.delivery_key, { ...r, first: true }]));
+  const byKey = new Map(rows.map((r) => [keyOf(r.account, r.delivery_key), { ...r, first: true }]));
   return items.map((n) => {
-    const row = byKey.get(n.delivery_key);
+    const row = byKey.get(keyOf(n.account, n.delivery_key));
     if (!row) throw new Error(`the batch insert returned no row for delivery ${n.delivery_key}`);
     const inserted = row.inserted && row.first;
     row.first = false;
@@ -98,6 +107,8 @@ export async function storeNotificationBatch(
 }
 
 export interface QuarantineInput {
+  /** Account the body was sent for, when known; null when no configured account matches it. */
+  account?: string | null;
   kind: string;
   reason: string;
   /** The body as received: the bytes, or text (stored as its UTF-8 bytes). */
@@ -142,6 +153,7 @@ export async function quarantineNotification(db: Db, q: QuarantineInput): Promis
   const row = await db
     .insertInto('notification_quarantine')
     .values({
+      account: q.account === undefined ? 'default' : q.account,
       kind: storableText(q.kind, 40) ?? 'unknown',
       // Analysts read the reason; the body is personal data, for the pipeline's role only.
       reason: storableText(redactPersonal(q.reason)) ?? '',

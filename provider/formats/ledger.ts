@@ -43,6 +43,8 @@ const OPTIONAL = [
   'product',
   'fee_cents',
   'description',
+  'account',
+  'merchant_id',
 ] as const;
 
 const KNOWN_COLUMNS = [...REQUIRED, ...OPTIONAL];
@@ -196,7 +198,26 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     product: text(o, OPTIONAL[3]),
     fee_cents: cents(o, 'fee_cents', from),
     description: text(o, OPTIONAL[5]),
+    ...optionalAccount(o),
   };
+}
+
+/** `account` and `merchant_id` only when the entry has them: most ledgers name no account. */
+function optionalAccount(o: Record<string, unknown>): { account?: string; merchant_id?: string } {
+  const account = accountName(o);
+  const merchantId = text(o, OPTIONAL[7]);
+  return {
+    ...(account !== null ? { account } : {}),
+    ...(merchantId !== null ? { merchant_id: merchantId } : {}),
+  };
+}
+
+function accountName(o: Record<string, unknown>): string | null {
+  const name = text(o, OPTIONAL[6]);
+  if (name !== null && !/^[a-z0-9-]{1,32}$/.test(name)) {
+    throw new Problem(`account '${name}' is not an account name (1-32 lower-case letters, digits or -)`);
+  }
+  return name;
 }
 
 function text(o: Record<string, unknown>, name: string): string | null {

@@ -1,3 +1,4 @@
+import { beginAccountScope, endAccountScope } from '../account-scope.ts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { addDays } from '../../domain/time/calendar.ts';
@@ -151,10 +152,25 @@ export async function loadCoverage(
   };
 }
 
+/**
+ * The report of from..to: of one provider account when `account` is given (every query of the report
+ * then sees that account's rows only: reconcile/account-scope.ts), else of every account.
+ */
 export async function loadReportData(
   db: Kysely<Database>,
   range: { from: string; to: string },
+  account?: string,
 ): Promise<ReportData> {
+  if (account === undefined) return reportOf(db, range);
+  return db.transaction().execute(async (trx) => {
+    await beginAccountScope(trx, account);
+    const data = await reportOf(trx, range);
+    await endAccountScope(trx);
+    return data;
+  });
+}
+
+async function reportOf(db: Kysely<Database>, range: { from: string; to: string }): Promise<ReportData> {
   const { from, to } = range;
   const coverage = await loadCoverage(db, range);
   const volumes = await sql<ReportData['volumes'][number]>`

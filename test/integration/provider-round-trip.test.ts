@@ -71,7 +71,16 @@ async function rows(
   >`select * from ${sql.table(table)} where ${sql.raw(where)}`.execute(handle.db);
   return result.rows.map((r) => {
     const copy = { ...r };
-    const lineage = ['load_id', 'first_load_id', 'raw', 'created_at', 'updated_at', 'source', 'unknown_mask'];
+    const lineage = [
+      'load_id',
+      'first_load_id',
+      'raw',
+      'created_at',
+      'updated_at',
+      'source',
+      'unknown_mask',
+      'account',
+    ];
     for (const k of [...drop, ...lineage]) delete copy[k];
     return normalise(copy, instants);
   });

@@ -333,9 +333,10 @@ describe('daily_settlement_totals', () => {
       select column_name, col_description('daily_settlement_totals'::regclass, ordinal_position::int) as comment
       from information_schema.columns where table_name = 'daily_settlement_totals'
       order by ordinal_position`.execute(h.db);
-    expect(comments.rows.map((r) => r.column_name).slice(-2)).toEqual([
+    expect(comments.rows.map((r) => r.column_name).slice(-3)).toEqual([
       'unknown_type_count',
       'unknown_type_amount_cents',
+      'account',
     ]);
     expect(comments.rows.filter((r) => !r.comment)).toEqual([]);
     const analyst = await h.db.connection().execute(async (conn) => {

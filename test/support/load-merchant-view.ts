@@ -13,17 +13,23 @@ function chunks<T>(rows: T[], size = 500): T[][] {
 }
 
 /** Writes a merchant view into the warehouse: provider rows, legacy rows, ledger, fee schedule, notifications. */
-export async function loadMerchantView(db: Kysely<Database>, view: MerchantView): Promise<void> {
-  const tLoad = await insertLoad(db, 'report-transactions');
-  const rLoad = await insertLoad(db, 'report-returns');
-  const gLoad = await insertLoad(db, 'legacy-transactions');
-  const gRLoad = await insertLoad(db, 'legacy-returns');
+export async function loadMerchantView(
+  db: Kysely<Database>,
+  view: MerchantView,
+  options: { account?: string; feeSchedule?: boolean } = {},
+): Promise<void> {
+  const account = options.account ?? 'default';
+  const tLoad = await insertLoad(db, 'report-transactions', account);
+  const rLoad = await insertLoad(db, 'report-returns', account);
+  const gLoad = await insertLoad(db, 'legacy-transactions', account);
+  const gRLoad = await insertLoad(db, 'legacy-returns', account);
   for (const part of chunks(view.providerTransactions)) {
     await db
       .insertInto('provider_transactions')
       .values(
         part.map(({ kind: _k, ...r }) => ({
           ...r,
+          account,
           source: 'report-transactions' as const,
           load_id: tLoad,
           first_load_id: tLoad,
@@ -37,6 +43,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
       .values(
         part.map(({ kind: _k, ...r }) => ({
           ...r,
+          account,
           source: 'report-returns' as const,
           load_id: rLoad,
           first_load_id: rLoad,
@@ -47,7 +54,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
   for (const part of chunks(view.legacyTransactions)) {
     await db
       .insertInto('legacy_transactions')
-      .values(part.map(({ kind: _k, ...r }) => ({ ...r, load_id: gLoad, first_load_id: gLoad })))
+      .values(part.map(({ kind: _k, ...r }) => ({ ...r, account, load_id: gLoad, first_load_id: gLoad })))
       .execute();
   }
   // As the loader does (ingest/load/merge-staging.ts): a legacy transaction without a report row
@@ -77,6 +84,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
           notify_status: g.raw_notify_status,
           country_code: g.country_code,
           raw: g.raw,
+          account,
           source: 'legacy-transactions' as const,
           load_id: gLoad,
           first_load_id: gLoad,
@@ -92,6 +100,7 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
       .values(
         part.map(({ kind: _k, ...r }) => ({
           ...r,
+          account,
           source: 'legacy-returns' as const,
           load_id: gRLoad,
           first_load_id: gRLoad,
@@ -102,11 +111,16 @@ export async function loadMerchantView(db: Kysely<Database>, view: MerchantView)
   for (const part of chunks(view.ledger)) {
     await db
       .insertInto('merchant_ledger')
-      .values(part.map(({ kind: _k, ...r }) => r))
+      .values(
+        part.map(({ kind: _k, merchant_id: _m, account: named, ...r }) => ({
+          ...r,
+          account: named ?? account,
+        })),
+      )
       .execute();
   }
-  await insertFeeSchedule(db, view.feeSchedule);
+  if (options.feeSchedule !== false) await insertFeeSchedule(db, view.feeSchedule);
   const lines = view.notifications.map((n) => `${JSON.stringify(n)}\n`);
-  const summary = await importNotificationHistory(db, Readable.from(lines));
+  const summary = await importNotificationHistory(db, Readable.from(lines), { account });
   if (summary.quarantined > 0) throw new Error(`${summary.quarantined} sandbox notifications were refused`);
 }

@@ -5,10 +5,18 @@ import type { Database } from '../../db/database.ts';
 export async function insertLoad(
   db: Kysely<Database>,
   source: Insertable<Database['loads']>['source'],
+  account = 'default',
 ): Promise<number> {
   const row = await db
     .insertInto('loads')
-    .values({ source, environment: 'staging', origin: 'direct', format: 'report-json', status: 'committed' })
+    .values({
+      account,
+      source,
+      environment: 'staging',
+      origin: 'direct',
+      format: 'report-json',
+      status: 'committed',
+    })
     .returning('load_id')
     .executeTakeFirstOrThrow();
   return row.load_id;

@@ -1,0 +1,50 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/database.ts';
+
+/**
+ * The tables a reconcile run reads or writes. Matching never pairs rows of different accounts: for
+ * the run's transaction, each of these names is a temporary view of the table's rows of one account
+ * (temporary relations come first in the search path), with that account as the default of
+ * `account` and a check option. Every rule, join and write of the run then stays within the account
+ * without naming it, so no join key can forget it.
+ */
+const SCOPED = [
+  'provider_transactions',
+  'legacy_transactions',
+  'provider_returns',
+  'provider_adjustments',
+  'merchant_ledger',
+  'notifications',
+  'status_lookups',
+  'transaction_matches',
+  'return_matches',
+  'notification_matches',
+  'source_matches',
+  'discrepancies',
+  'discrepancy_events',
+  'discrepancy_totals',
+  'reconcile_runs',
+] as const;
+
+const ACCOUNT = /^[a-z0-9-]{1,32}$/;
+
+/** Scopes the transaction to `account` (see {@link SCOPED}); {@link endAccountScope} before commit. */
+export async function beginAccountScope(trx: Transaction<Database>, account: string): Promise<void> {
+  if (!ACCOUNT.test(account))
+    throw new RangeError(`account ${JSON.stringify(account)} is not an account name`);
+  const literal = sql.lit(account);
+  for (const table of SCOPED) {
+    await sql`create temporary view ${sql.id(table)} as
+      select * from ${sql.id('public', table)} where account = ${literal}
+      with local check option`.execute(trx);
+    await sql`alter view ${sql.id(table)} alter column account set default ${literal}`.execute(trx);
+  }
+}
+
+/**
+ * Drops the views: the session goes back to the pool, and nothing after the run may see one
+ * account's rows only. (A failed run's rollback drops them too.)
+ */
+export async function endAccountScope(trx: Transaction<Database>): Promise<void> {
+  await sql`drop view ${sql.join(SCOPED.map((t) => sql.id('pg_temp', t)))}`.execute(trx);
+}
