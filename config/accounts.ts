@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, UsageError } from '../domain/errors.ts';
-import { loadConfig, type Environment } from './config.ts';
+import { loadConfig, type Config, type Environment } from './config.ts';
 import {
   parseAccountsText,
   SECRET_FIELDS,
@@ -134,7 +134,7 @@ function resolveEntry(
     if ('problem' in resolved) problems.push(`accounts[${i}].${field}: ${resolved.problem}`);
     else {
       secrets[field] = resolved.value;
-      sources[field] = describeSecretRef(ref);
+      sources[field] = describeSecretRef(ref, baseDir);
     }
   }
   const { secrets: _refs, environment: own, ...fields } = e;
@@ -188,4 +188,26 @@ export function selectAccounts(accounts: Accounts, name: string | undefined): re
     );
   }
   return [account];
+}
+
+/**
+ * The application config as one account sees it: the account's environment, provider settings and
+ * notification secret in place of the single-account variables. Code that takes a {@link Config}
+ * (the provider client, the pull) serves that account with it.
+ */
+export function configForAccount(config: Config, account: Account): Config {
+  return Object.freeze({
+    ...config,
+    environment: account.environment,
+    provider: Object.freeze({
+      baseUrl: account.baseUrl,
+      authUrl: account.authUrl,
+      queryUrl: account.queryUrl,
+      clientId: account.clientId,
+      clientSecret: account.clientSecret,
+      legacyMerchantId: account.legacyMerchantId,
+      legacyMerchantPass: account.legacyMerchantPass,
+    }),
+    notificationSecret: account.notificationSecret,
+  });
 }

@@ -9,8 +9,12 @@ import { isAbsolute, resolve } from 'node:path';
 export type SecretRef = { readonly env: string } | { readonly file: string };
 
 /** Where a secret comes from, as `recon accounts list` shows it: `env NAME` or `file PATH`. */
-export function describeSecretRef(ref: SecretRef): string {
-  return 'env' in ref ? `env ${ref.env}` : `file ${ref.file}`;
+export function describeSecretRef(ref: SecretRef, baseDir: string): string {
+  return 'env' in ref ? `env ${ref.env}` : `file ${secretPath(ref.file, baseDir)}`;
+}
+
+function secretPath(file: string, baseDir: string): string {
+  return isAbsolute(file) ? file : resolve(baseDir, file);
 }
 
 /** Drops one trailing newline (LF or CRLF), as `echo secret > file` and editors add one. */
@@ -34,7 +38,7 @@ export function resolveSecretRef(
     }
     return { value: value.trim() };
   }
-  const path = isAbsolute(ref.file) ? ref.file : resolve(baseDir, ref.file);
+  const path = secretPath(ref.file, baseDir);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -20,6 +20,7 @@ import {
 } from './http-policy.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
 import { buildLegacyForm, type LegacyQueryRequest } from './legacy-limits.ts';
+import { ENVIRONMENT_SETTING_NAMES, type ProviderSettingNames } from './setting-names.ts';
 
 export * from './errors.ts';
 export type { LegacyQueryRequest } from './legacy-limits.ts';
@@ -42,6 +43,8 @@ export interface ProviderClientOptions {
   env?: NodeJS.ProcessEnv;
   /** Shared dispatcher (tests); by default the client owns a keep-alive Agent. */
   dispatcher?: Dispatcher;
+  /** How messages name the settings (default: the RECON_* variables of the account `default`). */
+  settingNames?: ProviderSettingNames;
 }
 
 export interface ReportRequest {
@@ -113,19 +116,20 @@ interface Token {
 export function createProviderClient(config: Config, options: ProviderClientOptions = {}): ProviderClient {
   checkTlsVerification(options.env ?? process.env);
   const p = config.provider;
+  const n = options.settingNames ?? ENVIRONMENT_SETTING_NAMES;
   const urls: Record<string, URL | undefined> = {};
   for (const [variable, value] of [
-    ['RECON_BASE_URL', p.baseUrl],
-    ['RECON_AUTH_URL', p.authUrl],
-    ['RECON_QUERY_URL', p.queryUrl],
+    ['baseUrl', p.baseUrl],
+    ['authUrl', p.authUrl],
+    ['queryUrl', p.queryUrl],
   ] as const) {
-    urls[variable] = value === undefined ? undefined : checkProviderUrl(variable, value);
+    urls[variable] = value === undefined ? undefined : checkProviderUrl(n[variable], value);
   }
   if (config.environment === 'production') {
     const local = Object.entries(urls).filter(([, u]) => u && isLoopbackHost(u.hostname));
     if (local.length > 0) {
       throw new ConfigError(
-        `RECON_ENVIRONMENT=production but ${local.map(([k]) => k).join(', ')} point(s) at a loopback address (the sandbox): use the production env file, or RECON_ENVIRONMENT=staging`,
+        `${n.environment}=production but ${local.map(([k]) => n[k as 'baseUrl']).join(', ')} point(s) at a loopback address (the sandbox): use the production settings, or ${n.environment}=staging`,
       );
     }
   }
@@ -152,9 +156,9 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
   let tokenInFlight: Promise<Token> | null = null;
   let tokenRequests = 0;
 
-  function need(variable: 'RECON_BASE_URL' | 'RECON_AUTH_URL' | 'RECON_QUERY_URL', purpose: string): URL {
+  function need(variable: 'baseUrl' | 'authUrl' | 'queryUrl', purpose: string): URL {
     const url = urls[variable];
-    if (!url) throw new ConfigError(`${purpose} needs ${variable}: set it in the environment or in .env`);
+    if (!url) throw new ConfigError(`${purpose} needs ${n[variable]}: set it ${n.where}`);
     return url;
   }
   const join = (base: URL, path: string) => new URL(`${base.pathname.replace(/\/$/, '')}${path}`, base);
@@ -212,11 +216,11 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
   }
 
   async function fetchToken(): Promise<Token> {
-    const authUrl = need('RECON_AUTH_URL', 'the provider token request');
+    const authUrl = need('authUrl', 'the provider token request');
     const { clientId, clientSecret } = p;
     if (!clientId || !clientSecret) {
       throw new ConfigError(
-        `the provider token request needs ${[!clientId && 'RECON_CLIENT_ID', !clientSecret && 'RECON_CLIENT_SECRET'].filter(Boolean).join(', ')}: set them in the environment or in .env`,
+        `the provider token request needs ${[!clientId && n.clientId, !clientSecret && n.clientSecret].filter(Boolean).join(', ')}: set them ${n.where}`,
       );
     }
     const body = new URLSearchParams({
@@ -227,7 +231,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
     const url = join(authUrl, '/oauth2/token');
     const started = Date.now();
     tokenRequests++;
-    const res = await exchange('token request', { url, variable: 'RECON_AUTH_URL' }, () =>
+    const res = await exchange('token request', { url, variable: n.authUrl }, () =>
       request(url, {
         method: 'POST',
         dispatcher,
@@ -238,7 +242,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
     if (res.statusCode === 400 || res.statusCode === 401 || res.statusCode === 403) {
       await res.body.dump();
       throw new ProviderAuthFailed(
-        `the token endpoint refused the client credentials (HTTP ${res.statusCode}): check RECON_CLIENT_ID / RECON_CLIENT_SECRET for the ${config.environment} environment`,
+        `the token endpoint refused the client credentials (HTTP ${res.statusCode}): check ${n.clientId} / ${n.clientSecret} for the ${config.environment} environment`,
         res.statusCode,
       );
     }
@@ -287,14 +291,14 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
     body: unknown,
     signal?: AbortSignal,
   ): Promise<Dispatcher.ResponseData> {
-    const base = need('RECON_BASE_URL', what);
+    const base = need('baseUrl', what);
     const url = join(base, path);
     const payload = JSON.stringify(body);
     for (let round = 1; ; round++) {
       const used = await currentToken();
       const res = await exchange(
         what,
-        { url, variable: 'RECON_BASE_URL' },
+        { url, variable: n.baseUrl },
         () =>
           request(url, {
             method: 'POST',
@@ -316,7 +320,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
           continue;
         }
         throw new ProviderAuthFailed(
-          `${what}: the provider refused a freshly issued token (HTTP 401): check RECON_CLIENT_ID / RECON_CLIENT_SECRET and the permissions of the ${config.environment} client`,
+          `${what}: the provider refused a freshly issued token (HTTP 401): check ${n.clientId} / ${n.clientSecret} and the permissions of the ${config.environment} client`,
           401,
         );
       }
@@ -427,15 +431,15 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
       });
       if (!p.legacyMerchantId || !p.legacyMerchantPass) {
         throw new ConfigError(
-          'the legacy query needs RECON_LEGACY_MERCHANT_ID and RECON_LEGACY_MERCHANT_PASS: set them in the environment or in .env',
+          `the legacy query needs ${n.legacyMerchantId} and ${n.legacyMerchantPass}: set them ${n.where}`,
         );
       }
-      const url = need('RECON_QUERY_URL', 'the legacy query');
+      const url = need('queryUrl', 'the legacy query');
       const what = `legacy query type ${req.queryType} ${req.from}..${req.to}`;
       const payload = form.toString();
       const res = await exchange(
         what,
-        { url, variable: 'RECON_QUERY_URL' },
+        { url, variable: n.queryUrl },
         () =>
           request(url, {
             method: 'POST',
@@ -449,7 +453,7 @@ export function createProviderClient(config: Config, options: ProviderClientOpti
       if (res.statusCode === 401 || res.statusCode === 403) {
         await res.body.dump();
         throw new ProviderAuthFailed(
-          `${what}: the provider refused the merchant credentials (HTTP ${res.statusCode}): check RECON_LEGACY_MERCHANT_ID / RECON_LEGACY_MERCHANT_PASS for the ${config.environment} environment`,
+          `${what}: the provider refused the merchant credentials (HTTP ${res.statusCode}): check ${n.legacyMerchantId} / ${n.legacyMerchantPass} for the ${config.environment} environment`,
           res.statusCode,
         );
       }
