@@ -35,9 +35,11 @@ export async function openEmbeddedActivities(config: Config) {
       const result = await migrateToLatest(handle.db);
       if (result.error) throw result.error;
     }
-    const opened = openProductionActivities(config, handle);
+    const { loadAccounts } = await import('../config/accounts.ts');
+    const opened = openProductionActivities(config, handle, { accounts: loadAccounts() });
     return {
       activities: opened.activities,
+      accounts: opened.accounts,
       close: async () => {
         await opened.close();
         await handle.close();

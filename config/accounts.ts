@@ -86,8 +86,7 @@ function accountsOf(list: Account[], origin: string): Accounts {
   });
 }
 
-function defaultAccount(env: NodeJS.ProcessEnv): Account {
-  const config = loadConfig(env);
+function defaultAccount(config: Config): Account {
   const p = config.provider;
   const secrets = {
     clientSecret: p.clientSecret,
@@ -148,7 +147,7 @@ function resolveEntry(
  */
 export function loadAccounts(env: NodeJS.ProcessEnv = process.env): Accounts {
   const file = env.RECON_ACCOUNTS_FILE?.trim();
-  if (!file) return accountsOf([defaultAccount(env)], 'environment');
+  if (!file) return singleAccount(loadConfig(env));
   const path = resolve(file);
   const fail = (problems: string[]): never => {
     throw new ConfigError(
@@ -176,6 +175,11 @@ export function loadAccounts(env: NodeJS.ProcessEnv = process.env): Accounts {
   }
   if (problems.length > 0) return fail(problems);
   return accountsOf(list, path);
+}
+
+/** The one account `default` of a config's single-account settings (RECON_BASE_URL, …). */
+export function singleAccount(config: Config): Accounts {
+  return accountsOf([defaultAccount(config)], 'environment');
 }
 
 /** The accounts a command covers: the one named by `--account`, or all of them. */

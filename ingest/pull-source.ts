@@ -12,6 +12,7 @@ import {
   type ProviderResponseStream,
 } from '../provider/client/index.ts';
 import { LEGACY_MAX_DAYS } from '../provider/client/legacy-limits.ts';
+import { DEFAULT_ACCOUNT } from '../config/accounts.ts';
 
 /** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
 export class InvalidPullWindow extends UsageError {}
@@ -23,6 +24,8 @@ export interface PullSourceRequest {
   /** Last Eastern day, YYYY-MM-DD, inclusive; at most 40 days after from, counting both. */
   to: string;
   origin: 'pull' | 'workflow';
+  /** The provider account pulled for (the client passed in must be that account's); default `default`. */
+  account?: string;
   workflowId?: string;
   /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
   maxRejected?: number;
@@ -99,6 +102,7 @@ export async function pullSource(
   const common = {
     source: req.source,
     origin: req.origin,
+    account: req.account ?? DEFAULT_ACCOUNT,
     environment: deps.config.environment,
     window: { start: window.start, end: window.end },
     workflowId: req.workflowId,

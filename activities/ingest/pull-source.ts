@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import { DEFAULT_ACCOUNT } from '../../config/accounts.ts';
+import { ConfigError } from '../../domain/errors.ts';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import { recordLoad } from '../../observability/metrics.ts';
 import type { PullSourceInput, PullSummary } from '../../workflows/types.ts';
@@ -50,6 +52,17 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
       runId: ctx.info.activityId,
     };
     const key = { source: input.source, from: input.from, to: input.to };
+    const account = input.account ?? DEFAULT_ACCOUNT;
+    const target = deps.accounts
+      ? deps.accounts.get(account)
+      : account === DEFAULT_ACCOUNT
+        ? { client: deps.provider, config: deps.config }
+        : undefined;
+    if (!target) {
+      throw new ConfigError(
+        `account ${account} is not configured on this worker: add it to RECON_ACCOUNTS_FILE of every worker and restart them`,
+      );
+    }
 
     const cursor = await readPullCursor(db, key);
     const previous = ctx.info.heartbeatDetails as PullHeartbeat | undefined;
@@ -109,9 +122,10 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     let load: PullLoadSummary;
     try {
       load = await deps.pullSource(
-        { handle: deps.handle, client: deps.provider, config: deps.config },
+        { handle: deps.handle, client: target.client, config: target.config },
         {
           ...key,
+          account,
           origin: 'workflow',
           workflowId: workflowExecution.workflowId,
           onProgress: (p) => {

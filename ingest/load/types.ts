@@ -16,6 +16,8 @@ export interface LoadRequest {
   fields?: number[];
   fileName: string;
   origin: 'file' | 'pull' | 'workflow';
+  /** The provider account the data belongs to (config/accounts.ts); `default` when absent. */
+  account?: string;
   environment: Environment;
   /** Reporting window the data covers (UTC, end exclusive), when known. */
   window?: { start: string; end: string };

@@ -46,6 +46,7 @@ const activities: Activities = {
   }),
   clearPersonalData: async () => null,
   sendAlert: async () => ({ webhooks: 0, delivered: 0, skipped: 0 }),
+  listAccounts: async () => ['default'],
 };
 
 installRuntime({ level: 'WARN' });
