@@ -9,7 +9,7 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'recon accounts': 'recon accounts list',
   'recon accounts list': 'RECON_ACCOUNTS_FILE=accounts.yaml recon accounts list --json',
   'recon accounts check': 'recon accounts check --account ca-main',
-  'recon pull': 'recon pull --source report-transactions --from 2026-04-01 --to 2026-04-30',
+  'recon pull': 'recon pull --source report-transactions --from 2026-04-01 --to 2026-04-30 --account ca-main',
   'recon sandbox': 'recon sandbox --port 9000 --from 2026-10-20 --to 2026-11-10',
   'recon notifications': 'recon notifications import notifications.ndjson',
   'recon notifications serve': 'PORT=8080 recon notifications serve --host 0.0.0.0',

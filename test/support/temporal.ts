@@ -34,7 +34,7 @@ export async function startTestWorker(
   options: {
     activitiesPerSecond?: number;
     shutdownGraceSeconds?: number;
-    /** Also poll these accounts' provider queues (workflows/task-queues.ts). */
+    /** Also poll these accounts' provider queues (workflows/task-queues.ts); default: `default`'s. */
     accounts?: readonly string[];
   } = {},
 ): Promise<RunningWorker> {
@@ -54,7 +54,10 @@ export async function startTestWorker(
     ...common,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
-  const providers = await createProviderQueueWorkers({ ...common, accounts: options.accounts ?? [] });
+  const providers = await createProviderQueueWorkers({
+    ...common,
+    accounts: options.accounts ?? ['default'],
+  });
   const done = Promise.all([worker.run(), ...providers.map((p) => p.run())]).then(() => {});
   return {
     worker,
