@@ -13,7 +13,9 @@ import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
 import { renderProgress } from '../../workers/client/progress-bar.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
+import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import { providerTaskQueue } from '../../workflows/task-queues.ts';
+import type { WindowResult } from '../../workflows/types.ts';
 import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
@@ -192,6 +194,40 @@ describe('backfill of several accounts', () => {
           .sort(),
       ).toEqual(['ca-main', 'ca-main', 'eu-main', 'eu-main']);
       expect(JSON.stringify(alerts)).not.toContain(WRONG_SECRET);
+    } finally {
+      await worker.stop();
+      await opened.close();
+    }
+  });
+
+  it("the nightly run covers every account of the workers, one child per account; one account's failure does not stop the others", async () => {
+    const { env } = accountsFile();
+    const accounts = loadAccounts(env);
+    const taskQueue = uniqueTaskQueue('nightly-accounts');
+    const opened = openProductionActivities(loadConfig({}), h, { accounts });
+    const names = accounts.list.map((a) => a.name);
+    const worker = await startTestWorker(server, taskQueue, opened.activities, { accounts: names });
+    try {
+      const failure = await server.client.workflow
+        .execute<typeof nightlyWorkflow>('nightlyWorkflow', {
+          taskQueue,
+          workflowId: `nightly-${taskQueue}`,
+          args: [{ day: '2026-04-12', lookbackDays: 2, sources: ['report-transactions'] }],
+        })
+        .then(
+          () => null,
+          (error: Error) => error,
+        );
+      expect((failure?.cause as Error | undefined)?.message).toMatch(
+        /^nightly 2026-04-10\.\.2026-04-12: 1 account\(s\) failed, the others completed; us-main: account us-main: window 2026-04-10\.\.2026-04-12: 1 of 1 sources failed; report-transactions: the token endpoint refused/,
+      );
+      for (const name of ['ca-main', 'eu-main']) {
+        const done: WindowResult = await server.client.workflow
+          .getHandle(windowWorkflowId({ from: '2026-04-10', to: '2026-04-12', account: name }))
+          .result();
+        expect(done).toMatchObject({ account: name, from: '2026-04-10', to: '2026-04-12', rowsRejected: 0 });
+        expect(done.rowsLoaded).toBeGreaterThan(0);
+      }
     } finally {
       await worker.stop();
       await opened.close();
