@@ -9,7 +9,11 @@ import { loadAccounts } from '../../config/accounts.ts';
 import { loadConfig } from '../../config/config.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { easternDayStartUtc } from '../../domain/time/eastern.ts';
-import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
+import {
+  type AccountsSandbox,
+  secretVariable,
+  startAccountsSandbox,
+} from '../../sandbox/accounts-sandbox.ts';
 import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
 import { renderProgress } from '../../workers/client/progress-bar.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
@@ -32,9 +36,7 @@ const TO = '2026-04-14';
 const WRONG_SECRET = 'wrong-secret-of-us-main-5521';
 
 let server: DevServer;
-let ca: Sandbox;
-let us: Sandbox;
-let eu: Sandbox;
+let sandbox: AccountsSandbox;
 let h: DatabaseHandle;
 let receiver: Server;
 const alerts: { text: string; account?: string; type: string }[] = [];
@@ -53,56 +55,47 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  [server, ca, us, eu, h] = await Promise.all([
+  const history = { transactions: 300, from: FROM, to: TO };
+  [server, sandbox, h] = await Promise.all([
     startTestTemporal(),
-    startSandbox({ seed: 'account-ca', transactions: 300, from: FROM, to: TO }),
-    startSandbox({ seed: 'account-us', transactions: 300, from: FROM, to: TO }),
-    startSandbox({ seed: 'account-eu', transactions: 300, from: FROM, to: TO }),
+    startAccountsSandbox({
+      accounts: [
+        { name: 'ca-main', seed: 'account-ca', sandbox: history },
+        { name: 'us-main', seed: 'account-us', sandbox: history },
+        { name: 'eu-main', seed: 'account-eu', sandbox: history },
+      ],
+    }),
     createTestDatabase(12),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([ca?.close(), us?.close(), eu?.close()]);
+  await sandbox?.close();
   await server?.close();
   await h?.close();
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
+/** The sandbox's accounts file, with us-main's client secret wrong. */
 function accountsFile(): { env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), 'recon-backfill-accounts-'));
-  const file = join(dir, 'accounts.json');
-  const entry = (name: string, s: Sandbox, secretVar: string, merchant: string) => ({
-    name,
-    baseUrl: s.baseUrl,
-    authUrl: s.authUrl,
-    queryUrl: s.queryUrl,
-    clientId: s.clientId,
-    clientSecret: { env: secretVar },
-    // Each sandbox knows one merchant id; the ids differ per account as the file requires.
-    legacyMerchantId: merchant,
-    legacyMerchantPass: { env: `${secretVar}_LEGACY` },
-  });
-  writeFileSync(
-    file,
-    JSON.stringify({
-      accounts: [
-        entry('ca-main', ca, 'CA_SECRET', ca.legacyMerchantId),
-        entry('us-main', us, 'US_SECRET', 'USM00001'),
-        entry('eu-main', eu, 'EU_SECRET', 'EUM00001'),
-      ],
-    }),
-  );
+  const file = sandbox.accountsFile();
+  writeFileSync(join(dir, 'accounts.json'), file.json);
   return {
     env: {
-      RECON_ACCOUNTS_FILE: file,
-      CA_SECRET: ca.clientSecret,
-      CA_SECRET_LEGACY: ca.legacyMerchantPass,
-      US_SECRET: WRONG_SECRET,
-      US_SECRET_LEGACY: us.legacyMerchantPass,
-      EU_SECRET: eu.clientSecret,
-      EU_SECRET_LEGACY: eu.legacyMerchantPass,
+      ...file.env,
+      RECON_ACCOUNTS_FILE: join(dir, 'accounts.json'),
+      [secretVariable('us-main', 'CLIENT_SECRET')]: WRONG_SECRET,
     },
   };
+}
+
+/** Every string inside a history, with the bytes of payloads and failures decoded as UTF-8. */
+function strings(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (value instanceof Uint8Array) out.push(Buffer.from(value).toString('utf8'));
+  else if (Array.isArray(value)) for (const v of value) strings(v, out);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) strings(v, out);
+  return out;
 }
 
 describe('backfill of several accounts', () => {
@@ -117,14 +110,11 @@ describe('backfill of several accounts', () => {
     const names = accounts.list.map((a) => a.name);
     const worker = await startTestWorker(server, taskQueue, opened.activities, { accounts: names });
     try {
-      // Report sources only: the legacy merchant ids of us and eu are not their sandboxes' own.
-      const sources = ['report-transactions', 'report-returns'] as const;
       const { handle } = await startBackfill(server.client, {
         from: FROM,
         to: TO,
         taskQueue,
         accounts: names,
-        sources,
         parallelism: 3,
       });
       const failure = await handle.result().then(
@@ -134,7 +124,7 @@ describe('backfill of several accounts', () => {
       const windows = splitWindows(FROM, TO);
       expect(windows).toHaveLength(2);
       expect((failure?.cause as Error | undefined)?.message).toMatch(
-        /^backfill 2026-03-01\.\.2026-04-14: 2 of 6 windows failed \(account us-main; 2 of 3 accounts completed\); us-main 2026-03-01\.\.2026-04-09: account us-main: window 2026-03-01\.\.2026-04-09: 2 of 2 sources failed; report-transactions: the token endpoint refused the client credentials \(HTTP 401\): check account us-main clientId \/ account us-main clientSecret/,
+        /^backfill 2026-03-01\.\.2026-04-14: 2 of 6 windows failed \(account us-main; 2 of 3 accounts completed\); us-main 2026-03-01\.\.2026-04-09: account us-main: window 2026-03-01\.\.2026-04-09: 2 of 5 sources failed; report-transactions: the token endpoint refused the client credentials \(HTTP 401\): check account us-main clientId \/ account us-main clientSecret/,
       );
 
       const progress = await backfillProgress(handle);
@@ -155,17 +145,19 @@ describe('backfill of several accounts', () => {
 
       // The completed accounts' data is in the warehouse: every report transaction of ca and eu.
       const range = { start: easternDayStartUtc(FROM), end: easternDayStartUtc(addDays(TO, 1)) };
-      const expected = (s: Sandbox) =>
-        [...s.history.facts(range)].filter((f) => f.channel !== 'legacy').map((f) => f.transactionId);
+      const expected = (name: string) =>
+        [...sandbox.account(name).history.facts(range)].map((f) => f.transactionId);
       const loaded = await sql<{
         id: string;
       }>`select transaction_id as id from provider_transactions`.execute(h.db);
       const ids = new Set(loaded.rows.map((r) => r.id));
-      expect(expected(ca).length).toBeGreaterThan(50);
-      for (const id of [...expected(ca), ...expected(eu)]) expect(ids.has(id)).toBe(true);
-      for (const id of expected(us)) {
-        if (!expected(ca).includes(id) && !expected(eu).includes(id)) expect(ids.has(id)).toBe(false);
-      }
+      expect(expected('ca-main').length).toBeGreaterThan(50);
+      // us-main's legacy pulls worked (its legacy credentials are right), its report pulls did not.
+      const usLegacy = [...sandbox.account('us-main').history.facts(range)]
+        .filter((f) => f.channel !== 'report')
+        .map((f) => f.transactionId);
+      expect(usLegacy.length).toBeGreaterThan(10);
+      expect([...ids].sort()).toEqual([...expected('ca-main'), ...expected('eu-main'), ...usLegacy].sort());
 
       // Each account's pulls ran on its own task queue; the window ids include the account.
       for (const name of names) {
@@ -194,6 +186,7 @@ describe('backfill of several accounts', () => {
           .sort(),
       ).toEqual(['ca-main', 'ca-main', 'eu-main', 'eu-main']);
       expect(JSON.stringify(alerts)).not.toContain(WRONG_SECRET);
+      await expectNoSecretAnywhere();
     } finally {
       await worker.stop();
       await opened.close();
@@ -234,3 +227,39 @@ describe('backfill of several accounts', () => {
     }
   });
 });
+
+/**
+ * Secrets of every account (client secrets, legacy passwords, the wrong secret tried, every token
+ * issued to any account) are in no workflow history, no alert and no table.
+ */
+async function expectNoSecretAnywhere(): Promise<void> {
+  const secrets = [...sandbox.secrets(), WRONG_SECRET, ...sandbox.issuedTokens()];
+  expect(sandbox.issuedTokens().length).toBeGreaterThanOrEqual(2);
+  const texts: string[] = [];
+  for await (const execution of server.client.workflow.list()) {
+    texts.push(
+      ...strings(
+        await server.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory(),
+      ),
+    );
+  }
+  const histories = texts.join('\n');
+  expect(histories).toContain('us-main');
+  const tables = await sql<{ table_name: string }>`
+    select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(
+    h.db,
+  );
+  let stored = '';
+  for (const { table_name } of tables.rows) {
+    const dump = await sql<{
+      text: string | null;
+    }>`select string_agg(t::text, E'\n') as text from ${sql.table(table_name)} t`.execute(h.db);
+    stored += dump.rows[0]?.text ?? '';
+  }
+  expect(stored.length).toBeGreaterThan(10_000);
+  for (const secret of secrets) {
+    expect(histories.includes(secret), 'a secret is in a workflow history').toBe(false);
+    expect(stored.includes(secret), 'a secret is in the database').toBe(false);
+    expect(JSON.stringify(alerts).includes(secret), 'a secret is in an alert').toBe(false);
+  }
+}
