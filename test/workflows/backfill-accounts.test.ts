@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAccounts } from '../../config/accounts.ts';
@@ -224,6 +226,55 @@ describe('backfill of several accounts', () => {
     } finally {
       await worker.stop();
       await opened.close();
+    }
+  });
+});
+
+describe('recon worker with RECON_ACCOUNTS_FILE', () => {
+  it("polls every account's provider queue: a backfill of two accounts completes on the worker process", async () => {
+    const { env } = accountsFile();
+    const taskQueue = uniqueTaskQueue('worker-accounts');
+    const cwd = mkdtempSync(join(tmpdir(), 'recon-worker-accounts-'));
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('../../bin/recon.ts', import.meta.url)), 'worker'],
+      {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          PATH: process.env.PATH,
+          ...env,
+          DATABASE_URL: h.connectionString,
+          TEMPORAL_ADDRESS: server.address,
+          TEMPORAL_NAMESPACE: server.namespace,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          RECON_DATA_DIR: cwd,
+          RECON_WORKER_SHUTDOWN_GRACE_SECONDS: '1',
+        },
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const { handle } = await startBackfill(server.client, {
+        from: '2026-04-01',
+        to: '2026-04-03',
+        taskQueue,
+        accounts: ['ca-main', 'eu-main'],
+        sources: ['report-transactions', 'legacy-transactions'],
+      });
+      const result = await handle.result();
+      expect(result.accounts?.map((a) => [a.account, a.windowsDone, a.windowsFailed])).toEqual([
+        ['ca-main', 1, 0],
+        ['eu-main', 1, 0],
+      ]);
+      expect(output).toContain('provider queues of account(s) ca-main, us-main, eu-main');
+      for (const secret of [...sandbox.secrets(), WRONG_SECRET]) expect(output).not.toContain(secret);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
     }
   });
 });
