@@ -43,7 +43,7 @@ export async function runWorker(
   let metricsServer: MetricsServer | undefined;
   let stopCounting = () => {};
   if (metrics && settings.metrics) {
-    stopCounting = countProviderRequests(metrics, config.provider);
+    stopCounting = countProviderRequests(metrics, accounts.list);
     collectWarehouseGauges(metrics, handle);
     metricsServer = await startMetricsServer({
       metrics,
