@@ -22,6 +22,10 @@ export interface SandboxAccountSpec {
   readonly merchantId?: string;
   /** Legacy merchant id, 8 characters (default derived from the account's position). */
   readonly legacyMerchantId?: string;
+  /** Currency of all its transactions (default CAD with a few USD). */
+  readonly currency?: string;
+  /** Shared by accounts whose merchant transaction ids repeat (sandbox/history.ts). */
+  readonly merchantTransactionTag?: string;
   /** A history built elsewhere (the merchant view's); the seed and ids are then the history's. */
   readonly history?: History;
   /** Options of the account's own sandbox (transactions, dates, notifications, faults, …). */
@@ -98,6 +102,8 @@ export async function startAccountsSandbox(options: {
           legacyConflictRate: spec.sandbox?.legacyConflictRate ?? 0,
           merchantId: spec.merchantId ?? `IBT-${spec.name}`.toUpperCase().slice(0, 30),
           legacyMerchantId: spec.legacyMerchantId ?? `EXF${String(i + 1).padStart(5, '0')}`,
+          ...(spec.currency ? { currency: spec.currency } : {}),
+          ...(spec.merchantTransactionTag ? { merchantTransactionTag: spec.merchantTransactionTag } : {}),
         });
       const sandbox = await startSandbox({
         ...spec.sandbox,

@@ -62,6 +62,13 @@ export interface HistoryOptions {
   readonly merchantId?: string;
   /** Legacy merchant account id, 8 characters (default EXF00001). */
   readonly legacyMerchantId?: string;
+  /** Currency of every transaction, as an account that settles in one currency; null (default): CAD, about 4% USD. */
+  readonly currency?: string | null;
+  /**
+   * The tag of merchant transaction ids (`MT-<tag>-<index>`; default the seed's tag). Two histories
+   * with one tag repeat merchant transaction ids, as two provider accounts of one merchant may.
+   */
+  readonly merchantTransactionTag?: string;
   /**
    * Reconciliation hook: fraction (0..1) of transactions that both sources show whose legacy row
    * disagrees with the report (legacy amount 100 cents higher). {@link HistoryTransaction.legacyConflict}
@@ -246,6 +253,15 @@ function reportStatus(outcome: Outcome): 'SUCCESSFUL' | 'REJECTED' {
   return outcome === 'SUCCESSFUL' ? 'SUCCESSFUL' : 'REJECTED';
 }
 
+function seedOf(seed: number | string): number {
+  return typeof seed === 'number' ? seed >>> 0 : hashString(seed);
+}
+
+/** Three base-36 characters of the seed, in every id of the history. */
+function tagOf(seed: number | string): string {
+  return (seedOf(seed) % 46656).toString(36).toUpperCase().padStart(3, '0');
+}
+
 /** Creates the history. Cheap: nothing is generated until asked. */
 export function createHistory(input: HistoryOptions): History {
   if (!Number.isSafeInteger(input.transactions) || input.transactions < 0) {
@@ -263,9 +279,11 @@ export function createHistory(input: HistoryOptions): History {
     merchantId: input.merchantId ?? 'IBTMERCH0001',
     legacyMerchantId: input.legacyMerchantId ?? 'EXF00001',
     legacyConflictRate: input.legacyConflictRate ?? 0,
+    currency: input.currency ?? null,
+    merchantTransactionTag: input.merchantTransactionTag ?? tagOf(input.seed),
   };
-  const seed = typeof input.seed === 'number' ? input.seed >>> 0 : hashString(input.seed);
-  const tag = (seed % 46656).toString(36).toUpperCase().padStart(3, '0');
+  const seed = seedOf(input.seed);
+  const tag = tagOf(input.seed);
   const n = input.transactions;
   const defaultAsOfUs = easternMidnightMs(addDays(input.to, 31)) * 1000;
   const added: HistoryTransaction[] = [];
@@ -314,7 +332,7 @@ export function createHistory(input: HistoryOptions): History {
         : amountDraw % 991 === 0
           ? 100_000_000
           : 100 + Math.floor(u(8) * u(8) * 499_900);
-    const currency = u(9) < 0.04 ? 'USD' : 'CAD';
+    const currency = options.currency ?? (u(9) < 0.04 ? 'USD' : 'CAD');
     const outcomeDraw = u(10);
     // Transactions both sources show are successful: the legacy status code cannot say REJECTED apart
     // from FAILED, so a comparison would flag them all.
@@ -374,7 +392,7 @@ export function createHistory(input: HistoryOptions): History {
     return {
       index: i,
       transactionId: `T${tag}${idDigits}`,
-      merchantTransactionId: `MT-${tag}-${idDigits}`,
+      merchantTransactionId: `MT-${options.merchantTransactionTag}-${idDigits}`,
       merchantUserId: `U${String(r(30) % 100_000_000).padStart(8, '0')}`,
       productUserId: `PU${String(r(30) % 100_000_000).padStart(8, '0')}`,
       type,

@@ -6,7 +6,7 @@ import type {
 } from '../domain/records.ts';
 import { contractedFeeCents, type FeeRule } from '../domain/fee-schedule.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
-import { createHistory, type History, type HistoryTransaction } from './history.ts';
+import { createHistory, type History, type HistoryOptions, type HistoryTransaction } from './history.ts';
 
 /**
  * The merchant's side of a sandbox history, and the ground truth of reconciliation: from the
@@ -74,6 +74,11 @@ export interface MerchantViewOptions {
   readonly from: string;
   readonly to: string;
   readonly rates?: Partial<InjectionRates>;
+  /** The provider account's ids, settlement currency and merchant transaction id tag (history options). */
+  readonly account?: Pick<
+    HistoryOptions,
+    'merchantId' | 'legacyMerchantId' | 'currency' | 'merchantTransactionTag'
+  >;
 }
 
 export interface NotificationHistoryEntry {
@@ -218,6 +223,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     from: options.from,
     to: options.to,
     legacyConflictRate: rates.sourceConflict,
+    ...options.account,
   });
   const asOf = `${addDays(options.to, 31)}T05:00:00.000Z`;
   const providerTransactions: TransactionRecord[] = [];
