@@ -40,13 +40,15 @@ export async function loadMerchantSide(
   handle: DatabaseHandle,
   view: MerchantView,
   environment: Environment,
+  options: { feeSchedule?: boolean } = {},
 ): Promise<{ ledger: LoadSummary; notifications: ImportSummary }> {
   const ledger = await loadLedger(
     handle,
     { fileName: 'sandbox-merchant-ledger.ndjson', origin: 'file', environment },
     Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
   );
-  await insertFeeSchedule(handle.db, view.feeSchedule);
+  // Several views of one merchant (one per provider account) share its fee schedule: loaded once.
+  if (options.feeSchedule !== false) await insertFeeSchedule(handle.db, view.feeSchedule);
   const notifications = await importNotificationHistory(
     handle.db,
     Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
