@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { SOURCES } from '../domain/records.ts';
 import { dateArg, MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { describeError, EXIT, runCommand } from './run.ts';
 
 interface PullCliOptions {
   source: (typeof SOURCES)[number];
@@ -44,6 +44,7 @@ export function registerPull(program: Command): void {
         const selected = selectAccounts(accounts, options.account);
         const handle = await openDatabase(config);
         const summaries: unknown[] = [];
+        let failed = 0;
         try {
           for (const account of selected) {
             const client = createAccountClient(config, accounts, account);
@@ -62,6 +63,11 @@ export function registerPull(program: Command): void {
               );
               summaries.push(selected.length > 1 ? { account: account.name, ...summary } : summary);
               warnRejected(summary);
+            } catch (error) {
+              // One account's failure does not stop the others; alone, it is the command's error.
+              if (selected.length === 1) throw error;
+              failed++;
+              process.stderr.write(`recon: account ${account.name}: ${describeError(error)}\n`);
             } finally {
               await client.close();
             }
@@ -69,8 +75,9 @@ export function registerPull(program: Command): void {
         } finally {
           await handle.close();
         }
-        const out = summaries.length === 1 ? summaries[0] : summaries;
+        const out = selected.length === 1 ? summaries[0] : summaries;
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+        return failed > 0 ? EXIT.failed : 0;
       }),
     );
 }

@@ -211,6 +211,18 @@ describe('recon pull --account', () => {
     expect(wrong.stderr).toMatch(
       /check account ca-main legacyMerchantId \/ account ca-main legacyMerchantPass/,
     );
+
+    // Every account: one account's wrong password does not stop the other; exit 1 names it.
+    const partly = await run(
+      ['pull', '--source', 'legacy-returns', ...window],
+      { [secretVariable('ca-main', 'LEGACY_PASS')]: WRONG_PASS },
+      h.connectionString,
+    );
+    expect(partly.code).toBe(1);
+    expect(partly.stderr).toMatch(
+      /^recon: account ca-main: legacy query type 1 \S+: the provider refused the merchant credentials/,
+    );
+    expect((JSON.parse(partly.stdout) as { account: string }[]).map((s) => s.account)).toEqual(['us-main']);
   });
 
   it('never prints or stores a secret of any account', async () => {
