@@ -8,6 +8,11 @@ export interface LoadProgress {
 
 /** What to load and where it came from (recorded on the `loads` row for lineage). */
 export interface LoadRequest {
+  /**
+   * Provider account the data belongs to (a name of the accounts configuration, `[a-z0-9-]{1,32}`);
+   * 'default' when not given. A load of one account never changes another account's rows.
+   */
+  account?: string;
   source: Source;
   format: ReportFormat;
   /** Legacy query type (1, 4, 5, 6) or report query type (TRANSACTION, RETURN). */
@@ -16,8 +21,6 @@ export interface LoadRequest {
   fields?: number[];
   fileName: string;
   origin: 'file' | 'pull' | 'workflow';
-  /** The provider account the data belongs to (config/accounts.ts); `default` when absent. */
-  account?: string;
   environment: Environment;
   /** Reporting window the data covers (UTC, end exclusive), when known. */
   window?: { start: string; end: string };
