@@ -18,7 +18,7 @@ export interface AccountListing {
 }
 
 export function listing(account: Account): AccountListing {
-  const s = account.secretSources;
+  const s = account.secretSources ?? {};
   return {
     name: account.name,
     environment: account.environment,

@@ -43,9 +43,9 @@ export interface Account {
   readonly currency?: string;
   /**
    * Where each secret that is set comes from (`env NAME`, `file PATH`), for `recon accounts list`;
-   * never the secret itself.
+   * never the secret itself. Absent on accounts built in code ({@link accountsOf}).
    */
-  readonly secretSources: Readonly<Partial<Record<SecretField, string>>>;
+  readonly secretSources?: Readonly<Partial<Record<SecretField, string>>>;
 }
 
 export interface Accounts {
@@ -73,13 +73,17 @@ function freezeAccount(
   return Object.freeze(account) as unknown as Account;
 }
 
-function accountsOf(list: Account[], origin: string): Accounts {
+/**
+ * The accounts of a list built in code (tests, tools); `origin` says where they come from
+ * (`environment`: the RECON_* variables, whose names the provider client's messages then use).
+ */
+export function accountsOf(list: readonly Account[], origin = 'code'): Accounts {
   const byName = new Map(list.map((a) => [a.name, a]));
   const byMerchant = new Map(
     list.filter((a) => a.legacyMerchantId !== undefined).map((a) => [a.legacyMerchantId!, a]),
   );
   return Object.freeze({
-    list: Object.freeze(list),
+    list: Object.freeze([...list]),
     origin,
     byName: (name: string) => byName.get(name),
     byMerchantId: (id: string) => byMerchant.get(id),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadAccounts, selectAccounts } from '../../config/accounts.ts';
+import { accountsOf, loadAccounts, selectAccounts } from '../../config/accounts.ts';
 import { ConfigError, UsageError } from '../../domain/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'recon-accounts-'));
@@ -100,7 +100,7 @@ describe('loadAccounts', () => {
     expect(us.name).toBe('us-main');
     expect(us.legacyMerchantPass).toBe(LEGACY_PASS);
     expect(us.notificationSecret).toBe('notify-secret');
-    expect(us.secretSources.legacyMerchantPass).toBe(`file ${passFile}`);
+    expect(us.secretSources?.legacyMerchantPass).toBe(`file ${passFile}`);
     expect(accounts.byName('nope')).toBeUndefined();
     expect(accounts.byMerchantId('MRC99999')).toBeUndefined();
   });
@@ -222,5 +222,17 @@ describe('selectAccounts', () => {
     expect(selectAccounts(accounts, 'b').map((a) => a.name)).toEqual(['b']);
     expect(() => selectAccounts(accounts, 'c')).toThrow(UsageError);
     expect(() => selectAccounts(accounts, 'c')).toThrow('no account named "c": the accounts are a, b');
+  });
+});
+
+describe('accountsOf', () => {
+  it('builds the lookups of a list made in code', () => {
+    const accounts = accountsOf([
+      { name: 'ca-main', environment: 'staging', legacyMerchantId: 'MRC-CA' },
+      { name: 'eu-main', environment: 'staging' },
+    ]);
+    expect(accounts.byMerchantId('MRC-CA')?.name).toBe('ca-main');
+    expect(accounts.byName('eu-main')?.legacyMerchantId).toBeUndefined();
+    expect(accounts.origin).toBe('code');
   });
 });
