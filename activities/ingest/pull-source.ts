@@ -64,7 +64,9 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
       );
     }
 
-    const cursor = await readPullCursor(db, key);
+    // Each account has its own cursors (pull_cursors.account).
+    const cursorKey = { ...key, account };
+    const cursor = await readPullCursor(db, cursorKey);
     const previous = ctx.info.heartbeatDetails as PullHeartbeat | undefined;
     const committedLoadId =
       cursor &&
@@ -141,7 +143,7 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     if (deps.metrics) recordLoad(deps.metrics, { source: input.source, ...load });
     if (load.status === 'committed') {
       await savePullCursor(db, {
-        ...key,
+        ...cursorKey,
         loadId: load.loadId,
         fileSha256: load.fileSha256,
         rowsLoaded: load.rowsLoaded,
