@@ -90,7 +90,7 @@ export async function loadDemoMerchantSides(handle: DatabaseHandle, demo: DemoAc
   for (const [i, a] of demo.list.entries()) {
     loaded.push({
       name: a.name,
-      ...(await loadMerchantSide(handle, a.view, 'staging', { feeSchedule: i === 0 })),
+      ...(await loadMerchantSide(handle, a.view, 'staging', { feeSchedule: i === 0, account: a.name })),
     });
   }
   return loaded;

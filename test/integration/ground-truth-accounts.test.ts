@@ -117,7 +117,7 @@ describe('ground truth with three accounts', () => {
     const base = loadConfig({ RECON_ENVIRONMENT: 'staging' });
 
     for (const [i, { name, view }] of views.entries()) {
-      const side = await loadMerchantSide(h, view, 'staging', { feeSchedule: i === 0 });
+      const side = await loadMerchantSide(h, view, 'staging', { feeSchedule: i === 0, account: name });
       expect(side.ledger).toMatchObject({ status: 'committed', rowsRejected: 0 });
       const account = accounts.byName(name)!;
       const client = createAccountClient(base, accounts, account, { env: {}, baseDelayMs: 5 });
