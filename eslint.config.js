@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './scripts/eslint/layers.ts';
 
 export default tseslint.config(
   { ignores: ['node_modules', '.data', '.cache', 'bench/out', 'docs'] },
@@ -19,6 +20,12 @@ export default tseslint.config(
     },
   },
   {
+    // Imports point one way, toward domain/: the layers of scripts/eslint/layers.ts (README, Architecture).
+    files: ['**/*.ts'],
+    plugins: { recon: layers },
+    rules: { 'recon/layers': 'error' },
+  },
+  {
     // The workbench's browser script is served as written: plain JavaScript, not in the TS project.
     files: ['reconcile/workbench/assets/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
@@ -26,7 +33,13 @@ export default tseslint.config(
   },
   {
     // Migrations are frozen in time and typed against Kysely<any>, as Kysely's own docs do.
-    files: ['migrations/**/*.ts', 'db/migrate.ts'],
+    files: [
+      'migrations/**/*.ts',
+      'db/migrate.ts',
+      'test/fixtures/legacy-migrations/**/*.ts',
+      'test/support/schema-dump.ts',
+      'test/support/scratch-warehouse.ts',
+    ],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
@@ -6,6 +8,7 @@ import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
+import { generateRows, insertBenchLoad } from './generate-rows.ts';
 
 export interface MatchingFigures {
   readonly rows: number;
@@ -14,6 +17,12 @@ export interface MatchingFigures {
   readonly firstRunSeconds: number;
   /** Second run over the same data: nothing changes (idempotence cost). */
   readonly rerunSeconds: number;
+  /**
+   * CPU seconds the PostgreSQL backends spent on each run, when readable (Linux, local server): on a
+   * machine shared with other work the wall time grows with the load, this much less.
+   */
+  readonly firstRunCpuSeconds: number | null;
+  readonly rerunCpuSeconds: number | null;
   readonly discrepancies: number;
   readonly discrepanciesByKind: Record<string, number>;
   /** Peak resident memory of this Node process, MiB (the matching itself runs in PostgreSQL). */
@@ -58,51 +67,15 @@ export async function benchMatching(
       `matching bench: generating ${rows.toLocaleString('en')} provider transactions, ledger entries and notifications`,
     );
     const g0 = performance.now();
-    await sql`insert into loads (source, environment, origin, format, status) values ('report-transactions','staging','direct','report-json','committed')`.execute(
-      db,
-    );
-    await sql`insert into provider_transactions (transaction_id, merchant_id, merchant_transaction_id, product, transaction_type,
-        raw_transaction_type, status, raw_status, amount_cents, fee_cents, currency, transaction_at, transaction_on,
-        notify_status, source, load_id, first_load_id, raw)
-      select 'T' || lpad(i::text, 10, '0'), 'IBTMERCH0001', 'M' || lpad(i::text, 10, '0'), 'IBT',
-        case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end, case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end,
-        case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end, case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end,
-        100 + (i::bigint * 7919) % 500000, case when i % 12 = 0 then 0 else 25 end, case when i % 25 = 0 then 'USD' else 'CAD' end,
-        ts, (ts at time zone 'America/Toronto')::date, case when i % 50 = 7 then 'I' else 'C' end,
-        'report-transactions', 1, 1, ''
-      from generate_series(1, ${rows}::int) i,
-        lateral (select timestamptz '2026-03-01 05:00:00+00' + make_interval(secs => (i::bigint * 2592000 / ${rows}::int)::double precision) as ts) t`.execute(
-      db,
-    );
-    // The ledger agrees except: 0.5% missing, 0.3% amount, 0.2% status, 0.2% ledger-only entries.
-    await sql`insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at, transaction_id)
-      select p.merchant_transaction_id, p.transaction_type,
-        p.amount_cents + case when i % 1000 between 10 and 12 then 7 else 0 end, p.currency,
-        case when i % 1000 between 20 and 21 and p.status = 'SUCCESSFUL' then 'REJECTED' else p.status end,
-        p.transaction_at + interval '2 seconds', p.transaction_id
-      from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
-      where i % 200 <> 3`.execute(db);
-    await sql`insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at)
-      select 'L' || lpad(i::text, 10, '0'), 'DEBIT', 1234, 'CAD', 'SUCCESSFUL',
-        timestamptz '2026-03-01 05:00:00+00' + make_interval(secs => (i::bigint * 500 * 2592000 / ${rows}::int)::double precision)
-      from generate_series(1, ${Math.floor(rows / 500)}::int) i`.execute(db);
-    // Notifications: 0.5% missing, 0.2% late, 0.1% with another amount.
-    await sql`insert into notifications (kind, delivery_key, transaction_id, merchant_transaction_id, merchant_id, transaction_type,
-        raw_transaction_type, status, raw_status, amount_cents, raw_amount, fee_cents, currency, payload, received_at, last_received_at)
-      select 'transaction', encode(sha256(convert_to(p.transaction_id, 'UTF8')), 'hex'), p.transaction_id, p.merchant_transaction_id,
-        p.merchant_id, p.transaction_type, p.transaction_type, p.status,
-        case when p.status = 'SUCCESSFUL' then 'SUCCESS' else p.status end,
-        p.amount_cents + case when i % 1000 = 40 then 1 else 0 end, (p.amount_cents + case when i % 1000 = 40 then 1 else 0 end)::text,
-        p.fee_cents, p.currency, jsonb_build_object('transaction', jsonb_build_object('transactionId', p.transaction_id)),
-        p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end,
-        p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end
-      from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
-      where i % 200 <> 5 and p.notify_status = 'C'`.execute(db);
+    await insertBenchLoad(db);
+    // 30 days from 2026-03-01 00:00 Eastern; about 1.5% of rows disagree.
+    await generateRows(db, 1, rows, '2026-03-01 05:00:00+00', 30 * 86_400, { ledgerOnly: true });
     await sql`analyze`.execute(db);
     const generateSeconds = (performance.now() - g0) / 1000;
     log(`  generated in ${generateSeconds.toFixed(1)} s`);
 
     const backendPid = await pgBackendPeak(db);
+    const cpu0 = await pgBackendCpuSeconds(db);
     const t1 = performance.now();
     const first = await reconcileRange(db, {
       from: '2026-03-01',
@@ -110,15 +83,21 @@ export async function benchMatching(
       now: '2026-05-01T12:00:00Z',
     });
     const firstRunSeconds = (performance.now() - t1) / 1000;
+    const cpu1 = await pgBackendCpuSeconds(db);
     const t2 = performance.now();
     await reconcileRange(db, { from: '2026-03-01', to: '2026-03-31', now: '2026-05-02T12:00:00Z' });
     const rerunSeconds = (performance.now() - t2) / 1000;
+    const cpu2 = await pgBackendCpuSeconds(db);
+    const cpuDelta = (a: number | null, b: number | null) =>
+      a === null || b === null ? null : round1(b - a);
     const postgresPeakRssMiB = await backendPid();
     const figures: MatchingFigures = {
       rows,
       generateSeconds: round1(generateSeconds),
       firstRunSeconds: round1(firstRunSeconds),
       rerunSeconds: round1(rerunSeconds),
+      firstRunCpuSeconds: cpuDelta(cpu0, cpu1),
+      rerunCpuSeconds: cpuDelta(cpu1, cpu2),
       discrepancies: first.totalDiscrepancies,
       // Counts per kind, all currencies together: a count of problems is not an amount of money.
       discrepanciesByKind: first.discrepancies.reduce<Record<string, number>>(
@@ -129,7 +108,8 @@ export async function benchMatching(
       postgresPeakRssMiB,
     };
     log(
-      `  reconcileRange over 31 days: first run ${figures.firstRunSeconds} s, re-run ${figures.rerunSeconds} s; ` +
+      `  reconcileRange over 31 days: first run ${figures.firstRunSeconds} s, re-run ${figures.rerunSeconds} s ` +
+        `(PostgreSQL CPU ${figures.firstRunCpuSeconds ?? '?'} s, ${figures.rerunCpuSeconds ?? '?'} s; load ${loadavg()[0]!.toFixed(1)}); ` +
         `${figures.discrepancies} discrepancies; peak RSS node ${figures.nodePeakRssMiB} MiB, postgres backend ${figures.postgresPeakRssMiB ?? '?'} MiB`,
     );
     log(`  by kind: ${JSON.stringify(figures.discrepanciesByKind)}`);
@@ -145,6 +125,26 @@ export async function benchMatching(
   }
 }
 
+/**
+ * CPU time (user + system) of this database's backends so far, from /proc/<pid>/stat (clock ticks of
+ * 1/100 s on Linux); null when the server is not local.
+ */
+async function pgBackendCpuSeconds(db: ReturnType<typeof createDatabase>): Promise<number | null> {
+  const pids = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
+  let ticks = 0;
+  try {
+    for (const { pid } of pids.rows) {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  } catch {
+    return null;
+  }
+  return ticks / 100;
+}
+
 function round1(n: number): number {
   return Math.round(n * 10) / 10;
 }
@@ -158,7 +158,6 @@ async function pgBackendPeak(db: ReturnType<typeof createDatabase>): Promise<() 
     const pids = await sql<{
       pid: number;
     }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
-    const { readFileSync } = await import('node:fs');
     let peak: number | null = null;
     for (const { pid } of pids.rows) {
       try {

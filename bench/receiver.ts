@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort } from '../db/free-port.ts';
 import { startFaultPostgres } from '../test/support/fault-postgres.ts';
+import { startReceiverProcess, type ReceiverProcess } from '../test/support/receiver-process.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
 /**
@@ -16,7 +14,6 @@ import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
  * (`pg_ctl restart -m fast`) a third of the way through; each ends by counting the stored rows, which
  * must be exactly one per distinct delivery.
  */
-const BIN = fileURLToPath(new URL('../bin/recon.ts', import.meta.url));
 const SECRET = 'bench-receiver-secret';
 const CONCURRENCY = 50;
 
@@ -41,31 +38,13 @@ function body(i: number, run: string): string {
   });
 }
 
-async function startReceiver(databaseUrl: string): Promise<{ port: number; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'notifications', 'serve'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      RECON_NOTIFICATION_SECRET: SECRET,
-      ...(process.env.RECON_PROFILE ? { RECON_PROFILE: process.env.RECON_PROFILE } : {}),
-    },
+function startReceiver(databaseUrl: string): Promise<ReceiverProcess> {
+  const profile = process.env.RECON_PROFILE;
+  return startReceiverProcess(databaseUrl, SECRET, {
+    readyPath: '/health/ready',
+    env: profile ? { RECON_PROFILE: profile } : {},
+    echoStderr: profile !== undefined && profile !== '',
   });
-  if (process.env.RECON_PROFILE) child.stderr?.pipe(process.stderr);
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-  for (let i = 0; i < 400; i++) {
-    if (child.exitCode !== null) throw new Error(`receiver exited:\n${err}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { port, child };
-    await sleep(50);
-  }
-  throw new Error(`receiver did not become ready:\n${err}`);
 }
 
 function post(agent: Agent, port: number, payload: string): Promise<{ status: number; retryAfter: number }> {

@@ -7,6 +7,7 @@ import type { Database } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
+import { generateRows, insertBenchLoad } from './generate-rows.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -33,64 +34,6 @@ export const WINDOW_START = '2026-03-10 04:00:00+00';
 export const WINDOW_SECONDS = 3 * 86_400;
 export const HISTORY_START = '2024-03-10 04:00:00+00';
 export const HISTORY_SECONDS = 730 * 86_400;
-
-/**
- * Generates `count` provider transactions numbered from `first`, spread evenly over `seconds` from
- * `start`, with their ledger entries and notifications (the same disagreements as bench/matching.ts:
- * 0.5% missing in the ledger, 0.3% amount, 0.2% status, 0.5% missing notifications, 0.2% late).
- */
-export async function generate(
-  db: Kysely<Database>,
-  first: number,
-  count: number,
-  start: string,
-  seconds: number,
-) {
-  const last = first + count - 1;
-  await sql`insert into provider_transactions (transaction_id, merchant_id, merchant_transaction_id, product, transaction_type,
-      raw_transaction_type, status, raw_status, amount_cents, fee_cents, currency, transaction_at, transaction_on,
-      notify_status, source, load_id, first_load_id, raw)
-    select 'T' || lpad(i::text, 10, '0'), 'IBTMERCH0001', 'M' || lpad(i::text, 10, '0'), 'IBT',
-      case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end, case when i % 10 < 7 then 'DEBIT' else 'CREDIT' end,
-      case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end, case when i % 12 = 0 then 'REJECTED' else 'SUCCESSFUL' end,
-      100 + (i::bigint * 7919) % 500000, case when i % 12 = 0 then 0 else 25 end, case when i % 25 = 0 then 'USD' else 'CAD' end,
-      ts, (ts at time zone 'America/Toronto')::date, case when i % 50 = 7 then 'I' else 'C' end,
-      'report-transactions', 1, 1, ''
-    from generate_series(${first}::int, ${last}::int) i,
-      lateral (select ${start}::timestamptz + make_interval(secs => ((i - ${first}::int)::bigint * ${seconds}::int / ${count}::int)::double precision) as ts) t`.execute(
-    db,
-  );
-  // A few duplicates of a merchant transaction id inside the window, so that the duplicate search has work.
-  await sql`insert into provider_transactions (transaction_id, merchant_id, merchant_transaction_id, product, transaction_type,
-      raw_transaction_type, status, raw_status, amount_cents, fee_cents, currency, transaction_at, transaction_on,
-      notify_status, source, load_id, first_load_id, raw)
-    select 'D' || substr(transaction_id, 2), merchant_id, merchant_transaction_id, product, transaction_type,
-      raw_transaction_type, 'REJECTED', 'REJECTED', amount_cents, 0, currency, transaction_at + interval '1 minute',
-      transaction_on, notify_status, source, load_id, first_load_id, raw
-    from provider_transactions
-    where transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
-      and substr(transaction_id, 2)::int % 997 = 1`.execute(db);
-  await sql`insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at, transaction_id)
-    select p.merchant_transaction_id, p.transaction_type,
-      p.amount_cents + case when i % 1000 between 10 and 12 then 7 else 0 end, p.currency,
-      case when i % 1000 between 20 and 21 and p.status = 'SUCCESSFUL' then 'REJECTED' else p.status end,
-      p.transaction_at + interval '2 seconds', p.transaction_id
-    from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
-    where p.transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
-      and i % 200 <> 3`.execute(db);
-  await sql`insert into notifications (kind, delivery_key, transaction_id, merchant_transaction_id, merchant_id, transaction_type,
-      raw_transaction_type, status, raw_status, amount_cents, raw_amount, fee_cents, currency, payload, received_at, last_received_at)
-    select 'transaction', encode(sha256(convert_to(p.transaction_id, 'UTF8')), 'hex'), p.transaction_id, p.merchant_transaction_id,
-      p.merchant_id, p.transaction_type, p.transaction_type, p.status,
-      case when p.status = 'SUCCESSFUL' then 'SUCCESS' else p.status end,
-      p.amount_cents + case when i % 1000 = 40 then 1 else 0 end, (p.amount_cents + case when i % 1000 = 40 then 1 else 0 end)::text,
-      p.fee_cents, p.currency, jsonb_build_object('transaction', jsonb_build_object('transactionId', p.transaction_id)),
-      p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end,
-      p.transaction_at + case when i % 500 = 9 then interval '3 hours' else interval '20 seconds' end
-    from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
-    where p.transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
-      and i % 200 <> 5 and p.notify_status = 'C'`.execute(db);
-}
 
 async function timed(db: Kysely<Database>, now: string): Promise<number> {
   const t0 = performance.now();
@@ -119,16 +62,16 @@ export async function benchWindowCost(
       const db = createDatabase(createPool(url.toString(), 2));
       dbs.push(db);
       await migrateToLatest(db);
-      await sql`insert into loads (source, environment, origin, format, status) values ('report-transactions','staging','direct','report-json','committed')`.execute(
-        db,
-      );
+      await insertBenchLoad(db);
     }
     const [small, large] = dbs as [Kysely<Database>, Kysely<Database>];
     const g0 = performance.now();
     // History first (numbers after the window's), so both databases hold the window rows under the same ids.
-    await generate(large, windowRows + 1, historyRows, HISTORY_START, HISTORY_SECONDS);
+    await generateRows(large, windowRows + 1, historyRows, HISTORY_START, HISTORY_SECONDS, {
+      duplicates: true,
+    });
     for (const db of dbs) {
-      await generate(db, 1, windowRows, WINDOW_START, WINDOW_SECONDS);
+      await generateRows(db, 1, windowRows, WINDOW_START, WINDOW_SECONDS, { duplicates: true });
       await sql`vacuum analyze`.execute(db);
     }
     log(

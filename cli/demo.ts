@@ -36,7 +36,7 @@ export function registerDemo(program: Command): void {
     )
     .action((options: DemoOptions) =>
       runCommand(async (config) => {
-        const { runDemo } = await import('../workers/run-demo.ts');
+        const { runDemo } = await import('../sandbox/run-demo.ts');
         return runDemo(config, {
           from: options.from,
           to: options.to,

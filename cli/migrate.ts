@@ -9,9 +9,15 @@ export function registerMigrate(program: Command): void {
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
         const { migrateToLatest } = await import('../db/migrate.ts');
+        const { FOLDED_MIGRATIONS, LEGACY_MIGRATIONS } = await import('../db/legacy-migrations.ts');
         const handle = await openDatabase(config, { schema: 'as-is' });
         try {
           const result = await migrateToLatest(handle.db);
+          if (result.legacyHistoryUpgraded) {
+            process.stdout.write(
+              `recorded the warehouse's ${LEGACY_MIGRATIONS.length} migrations of the previous release as ${FOLDED_MIGRATIONS.join(', ')} (schema unchanged)\n`,
+            );
+          }
           const applied =
             result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
           process.stdout.write(

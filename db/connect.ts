@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Config } from '../config/config.ts';
 import { noteConnected, noteDatabase } from './connection-errors.ts';
 import type { Database } from './database.ts';
 import {
@@ -106,6 +105,13 @@ export async function startEmbeddedPostgres(
   };
 }
 
+/** Where the warehouse is: the callers pass it from their configuration (db/ never reads the app's). */
+export interface WarehouseLocation {
+  /** A PostgreSQL URL; unset means the embedded PostgreSQL in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+}
+
 /**
  * Opens the warehouse: `DATABASE_URL` when set, else the embedded PostgreSQL in the project data
  * directory, the one already running there if any. The caller closes the handle; closing stops the
@@ -114,7 +120,7 @@ export async function startEmbeddedPostgres(
  * after RECON_DB_TIMEOUT_SECONDS (db/watchdog.ts).
  */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: WarehouseLocation,
   options: {
     poolSize?: number;
     /**

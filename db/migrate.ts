@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import { FileMigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import { ReconError } from '../domain/errors.ts';
+import { FOLDED_MIGRATIONS, LEGACY_MIGRATIONS } from './legacy-migrations.ts';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../migrations');
 
@@ -11,17 +12,70 @@ export function createMigrator(db: Kysely<any>): Migrator {
   return new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
-    // Each area has its own time prefix, so a migration can sort before ones an existing database
-    // already ran (2026_11_21_0002xx after 0003xx): apply it instead of refusing the database.
-    allowUnorderedMigrations: true,
   });
 }
 
 /**
- * Applies every pending migration. `migrateToLatest` never throws: its result is checked here and a
- * failure is thrown with the migration that failed, so callers (recon migrate, tests) exit non-zero.
+ * A warehouse whose history holds some of the legacy migration names but not all: its schema is
+ * between two legacy states that no folded migration builds.
  */
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
+export class LegacyHistoryIncomplete extends ReconError {
+  readonly retryable = false;
+  constructor(applied: number, firstMissing: string) {
+    super(
+      `the warehouse was migrated by an earlier release and stopped part way (${applied} of ${LEGACY_MIGRATIONS.length} of its migrations applied, ${firstMissing} missing): run \`recon migrate\` of the previous release first, then this one`,
+    );
+  }
+}
+
+type LegacyHistory = 'none' | 'complete';
+
+function classifyHistory(applied: ReadonlySet<string>): LegacyHistory {
+  const present = LEGACY_MIGRATIONS.filter((name) => applied.has(name));
+  if (present.length === 0) return 'none';
+  if (present.length === LEGACY_MIGRATIONS.length) return 'complete';
+  const missing = LEGACY_MIGRATIONS.find((name) => !applied.has(name))!;
+  throw new LegacyHistoryIncomplete(present.length, missing);
+}
+
+/**
+ * A warehouse migrated by the legacy chain has the schema of FOLDED_MIGRATIONS: in one transaction
+ * its legacy history rows are replaced by the folded names (same timestamp, so Kysely orders them by
+ * name), and nothing else is touched. Returns whether it did so; throws LegacyHistoryIncomplete on a
+ * partial legacy history.
+ */
+export async function upgradeLegacyHistory(db: Kysely<any>): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const exists = await sql<{ t: string | null }>`select to_regclass('kysely_migration')::text as t`.execute(
+      trx,
+    );
+    if (exists.rows[0]?.t == null) return false;
+    // A concurrent `recon migrate` waits here and then finds the history already renamed.
+    await sql`lock table kysely_migration in exclusive mode`.execute(trx);
+    const { rows } = await sql<{ name: string; timestamp: string }>`
+      select name, timestamp from kysely_migration`.execute(trx);
+    if (classifyHistory(new Set(rows.map((r) => r.name))) === 'none') return false;
+    const timestamp = rows
+      .filter((r) => LEGACY_MIGRATIONS.includes(r.name))
+      .map((r) => r.timestamp)
+      .reduce((a, b) => (new Date(a).getTime() >= new Date(b).getTime() ? a : b));
+    await sql`delete from kysely_migration where name = any(${[...LEGACY_MIGRATIONS]})`.execute(trx);
+    for (const name of FOLDED_MIGRATIONS) {
+      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${timestamp})`.execute(trx);
+    }
+    return true;
+  });
+}
+
+/**
+ * Applies every pending migration, after replacing a complete legacy history by the folded names.
+ * `migrateToLatest` never throws: its result is checked here and a failure is thrown with the
+ * migration that failed, so callers (recon migrate, tests) exit non-zero.
+ */
+export async function migrateToLatest(
+  db: Kysely<any>,
+): Promise<MigrationResultSet & { legacyHistoryUpgraded: boolean }> {
+  const legacyHistoryUpgraded = await upgradeLegacyHistory(db);
   const result = await createMigrator(db).migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
@@ -30,7 +84,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultS
       cause: result.error,
     });
   }
-  return result;
+  return { ...result, legacyHistoryUpgraded };
 }
 
 /** An external warehouse whose schema is behind the code: the operator runs `recon migrate`. */
@@ -60,6 +114,8 @@ export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
     if ((error as { code?: string }).code !== '42P01') throw error;
     applied = new Set();
   }
+  // A complete legacy history stands for the folded migrations (renamed by the next migrateToLatest).
+  if (classifyHistory(applied) === 'complete') applied = new Set([...applied, ...FOLDED_MIGRATIONS]);
   return names.filter((n) => !applied.has(n));
 }
 

@@ -1,7 +1,7 @@
 /**
  * Retention of consumers' personal data (PRODUCT.md, "Money and privacy rules"): after N days, raw
  * lines, payloads, refused bodies and history entries keep only their redacted form, the one analysts
- * read in the *_redacted views (SQL functions of migration 2026_11_23_000300). Business columns stay
+ * read in the *_redacted views (SQL functions of migration 0005_analysts_and_privacy). Business columns stay
  * as they are, and so do the structured personal columns (consumer_email, bank_account_masked,
  * account_token, account_label): the loader compares them to tell a restatement from a re-load, and
  * they stay readable by the pipeline's role only.

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { execStatement } from './rules/match-rules.ts';
+import { execStatement } from './rules/statement.ts';
 
 export interface LifecycleCounts {
   opened: number;

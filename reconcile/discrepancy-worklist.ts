@@ -8,6 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
+import type { DiscrepancyRowFields } from './discrepancy-row.ts';
 
 export const DISCREPANCY_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
 
@@ -22,24 +23,11 @@ export interface DiscrepancyFilter {
   limit?: number;
 }
 
-export interface DiscrepancyRow {
-  discrepancy_id: number;
-  kind: string;
-  status: string;
+/** A worklist row: the common columns, with when it was last seen and acknowledged. */
+export interface DiscrepancyRow extends DiscrepancyRowFields {
   business_date: string | null;
-  transaction_id: string | null;
-  merchant_transaction_id: string | null;
-  return_transaction_id: string | null;
-  currency: string | null;
-  expected_amount_cents: number | null;
-  actual_amount_cents: number | null;
-  difference_cents: number | null;
-  first_seen_at: string;
   last_seen_at: string;
-  resolved_at: string | null;
   acknowledged_at: string | null;
-  acknowledged_by: string | null;
-  note: string | null;
 }
 
 const ROW_COLUMNS = [

@@ -3,17 +3,11 @@ import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { isoDate } from '../domain/time/calendar.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
-import { markAbandonedLoads } from '../ingest/load/load-owner.ts';
+import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, addDays, type CalendarOptions } from '../domain/time/business-days.ts';
-import {
-  matchTransactions,
-  notificationFindings,
-  prepareScope,
-  returnFindings,
-  type RuleContext,
-  sourceFindings,
-  transactionFindings,
-} from './rules/match-rules.ts';
+import { matchRange, RULES } from './rules/run-rules.ts';
+import type { Rule } from './rules/rule.ts';
+import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 
 export interface ReconcileRequest {
@@ -88,8 +82,13 @@ const CLAMP_AFTER_DAYS = 366;
  * so runs queue instead of interleaving; one transaction means a failed run leaves the previous
  * state intact.
  * Throws RangeError for a malformed range; database errors propagate (retrying is safe).
+ * `rules` are the matching rules to run (reconcile/rules/run-rules.ts; tests add their own).
  */
-export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest): Promise<ReconcileSummary> {
+export async function reconcileRange(
+  db: Kysely<Database>,
+  req: ReconcileRequest,
+  rules: readonly Rule[] = RULES,
+): Promise<ReconcileSummary> {
   const started = performance.now();
   if (!isValidDate(req.from) || !isValidDate(req.to) || req.to < req.from) {
     throw new RangeError(`reconcile range ${req.from}..${req.to}: give two YYYY-MM-DD dates, from <= to`);
@@ -129,12 +128,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       .executeTakeFirstOrThrow();
     const ctx: RuleContext = { trx, from, to, asOf, runId: run.run_id, settings, dueThrough };
 
-    await prepareScope(ctx);
-    const claims = await matchTransactions(ctx);
-    await transactionFindings(ctx);
-    await notificationFindings(ctx);
-    const returns = await returnFindings(ctx);
-    await sourceFindings(ctx);
+    const matched = await matchRange(ctx, rules);
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
 
     const byKind = await sql<DiscrepancyTotal>`
@@ -147,7 +141,7 @@ export async function reconcileRange(db: Kysely<Database>, req: ReconcileRequest
       to,
       asOf,
       settings,
-      matched: { ...claims, returns },
+      matched,
       discrepancies: byKind.rows,
       totalDiscrepancies: byKind.rows.reduce((n, r) => n + r.count, 0),
       lifecycle,

@@ -9,7 +9,7 @@ import { redactPersonal } from '../../domain/privacy.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../../domain/records.ts';
 import { claimEnvironment } from './claim-environment.ts';
-import { type LoadOwner, markAbandonedLoads, openLoadOwner } from './load-owner.ts';
+import { type LoadOwner, markAbandonedLoads, openLoadOwner } from '../../db/load-owner.ts';
 import { MeasureInput } from './measure-input.ts';
 import {
   mergeAdjustments,

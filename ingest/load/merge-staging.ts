@@ -153,7 +153,7 @@ ${prefix}ins as (
 
 /**
  * The unknown_mask bits of `columns` as a bigint literal: bit n for the column whose attnum is n
- * (migration 2026_11_23_000200). attnum never changes for a column, so stored masks keep their meaning.
+ * (migration 0001_warehouse_tables). attnum never changes for a column, so stored masks keep their meaning.
  */
 function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, columns: readonly string[]) {
   let mask = 0n;

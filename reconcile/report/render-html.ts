@@ -1,4 +1,4 @@
-import { explainKind } from '../workbench/rules-in-words.ts';
+import { explainKind } from '../rules/rules-in-words.ts';
 import { currencyLabel, formatCents, formatMoney } from './format-money.ts';
 import { byStakeThenAge, type DiscrepancyRow, type ReportData } from './report-data.ts';
 

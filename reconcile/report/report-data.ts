@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { addDays } from '../../domain/time/business-days.ts';
+import type { DiscrepancyRowFields } from '../discrepancy-row.ts';
 import { DISCREPANCY_CENTS } from '../reconcile-range.ts';
 
 /**
@@ -62,25 +63,12 @@ export interface ReportCoverage {
   readonly lastRunAt: string | null;
 }
 
-export interface DiscrepancyRow {
-  discrepancy_id: number;
-  kind: string;
+/** A report row: the common columns, with the rule, the evidence, the stake and the assignee. */
+export interface DiscrepancyRow extends DiscrepancyRowFields {
   rule: string;
-  status: string;
   business_date: string;
-  transaction_id: string | null;
-  merchant_transaction_id: string | null;
-  return_transaction_id: string | null;
-  currency: string | null;
-  expected_amount_cents: number | null;
-  actual_amount_cents: number | null;
-  difference_cents: number | null;
   expected: unknown;
   actual: unknown;
-  first_seen_at: string;
-  resolved_at: string | null;
-  acknowledged_by: string | null;
-  note: string | null;
   /** Money at stake in cents of `currency` (the column the workbench orders by; DISCREPANCY_CENTS). */
   stake_cents: number;
   assignee: string | null;

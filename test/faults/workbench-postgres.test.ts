@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, createPool } from '../../db/connect.ts';
 import { addUser } from '../../reconcile/workbench/auth/accounts.ts';
 import { freePort } from '../../db/free-port.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
+import { spawnRecon } from '../support/recon-process.ts';
 
 /**
  * `recon serve` as an OS process over a PostgreSQL that crashes: it stays alive, answers 503 (and
@@ -23,14 +23,7 @@ beforeAll(async () => {
   await db.destroy();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  workbench = spawn(
-    process.execPath,
-    [join(import.meta.dirname, '../../bin/recon.ts'), 'serve', '--port', String(port)],
-    {
-      env: { ...process.env, DATABASE_URL: server.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  workbench = spawnRecon(server.url, ['serve', '--port', String(port)]).child;
   await new Promise<void>((resolve, reject) => {
     workbench.stdout!.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('workbench listening')) resolve();

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../workers/dev-server.ts';
@@ -12,6 +11,7 @@ import { installRuntime } from '../../workers/runtime.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import type { WindowResult } from '../../workflows/types.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
+import { spawnRecon } from '../support/recon-process.ts';
 
 /**
  * `recon worker` as an OS process (a real Temporal dev server, the provider sandbox) while its
@@ -19,12 +19,11 @@ import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgre
  * then reconcile) started after the database came back, or running while it went away, complete:
  * their activities fail while it is away, Temporal retries them, and they succeed once it returns.
  */
-const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
 let pgServer: FaultPostgres;
 let temporal: DevServer;
 let sandbox: Sandbox;
 let worker: ChildProcess;
-let output = '';
+let output: () => string = () => '';
 const taskQueue = `faults-${randomBytes(4).toString('hex')}`;
 const alive = () => worker.exitCode === null && worker.signalCode === null;
 
@@ -35,24 +34,20 @@ beforeAll(async () => {
     startDevServer(),
     startSandbox({ seed: 'faults', transactions: 300, from: '2026-03-01', to: '2026-03-31' }),
   ]);
-  worker = spawn(process.execPath, [BIN, 'worker'], {
-    cwd: mkdtempSync(join(tmpdir(), 'recon-worker-')),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      ...sandbox.env(),
-      DATABASE_URL: pgServer.url,
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    },
-  });
-  worker.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  worker.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  for (let i = 0; i < 1200 && !output.includes(`task queue ${taskQueue}`); i++) {
-    if (!alive()) throw new Error(`recon worker exited on start:\n${output}`);
+  const started = spawnRecon(
+    pgServer.url,
+    ['worker'],
+    { ...sandbox.env(), TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue },
+    { cwd: mkdtempSync(join(tmpdir(), 'recon-worker-')) },
+  );
+  worker = started.child;
+  output = started.output;
+  for (let i = 0; i < 1200 && !output().includes(`task queue ${taskQueue}`); i++) {
+    if (!alive()) throw new Error(`recon worker exited on start:\n${output()}`);
     await sleep(100);
   }
-  if (!output.includes(`task queue ${taskQueue}`)) throw new Error(`recon worker did not start:\n${output}`);
+  if (!output().includes(`task queue ${taskQueue}`))
+    throw new Error(`recon worker did not start:\n${output()}`);
 });
 afterAll(async () => {
   if (worker && alive()) {
@@ -93,12 +88,12 @@ describe('recon worker outlives its database', () => {
     expect(first.rowsLoaded).toBeGreaterThan(0);
     await pgServer.restart('fast');
     await sleep(500);
-    expect(alive(), output).toBe(true);
+    expect(alive(), output()).toBe(true);
     const second = await runWindow('2026-03-06', '2026-03-10');
     expect(second.rowsLoaded).toBeGreaterThan(0);
     expect(second.reconcile.counts).toBeDefined();
-    expect(alive(), output).toBe(true);
-    expect(output).not.toContain("Unhandled 'error' event");
+    expect(alive(), output()).toBe(true);
+    expect(output()).not.toContain("Unhandled 'error' event");
   });
 
   it('finishes a window whose database crashes while it runs: activities are retried once it is back', async () => {
@@ -106,12 +101,12 @@ describe('recon worker outlives its database', () => {
       await sleep(300);
       await pgServer.crash();
       await sleep(2000);
-      expect(alive(), output).toBe(true);
+      expect(alive(), output()).toBe(true);
       await pgServer.start();
     });
     expect(result.rowsLoaded).toBeGreaterThan(0);
-    expect(alive(), output).toBe(true);
-    expect(output).not.toContain("Unhandled 'error' event");
+    expect(alive(), output()).toBe(true);
+    expect(output()).not.toContain("Unhandled 'error' event");
     expect(await count('reconcile_runs')).toBeGreaterThanOrEqual(3);
   });
 });

@@ -1,22 +1,20 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../cli/program.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon as runRecon, type ReconRun, ROOT } from '../support/recon-process.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 // PRODUCT.md "Command-line conventions", checked as a user meets them: `node bin/recon.ts ...` as a
 // child process, its exit code and its stderr. A usage error is exactly two lines: "recon: <what>" and
 // "see recon <command> --help".
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures');
 
 let handle: DatabaseHandle;
@@ -30,36 +28,11 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
+function recon(args: string[], env: Record<string, string> = {}): Promise<ReconRun> {
+  return runRecon(handle.connectionString, args, { RECON_DATA_DIR: join(dir, 'data'), ...env });
 }
 
-function recon(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/recon.ts', ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: handle.connectionString,
-          RECON_ENVIRONMENT: 'staging',
-          RECON_DATA_DIR: join(dir, 'data'),
-          ...env,
-        },
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-function expectUsageError(r: Run, command: string, firstLine: RegExp): void {
+function expectUsageError(r: ReconRun, command: string, firstLine: RegExp): void {
   expect(r.code, r.stderr).toBe(2);
   const lines = r.stderr.trimEnd().split('\n');
   expect(lines, r.stderr).toHaveLength(2);

@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon as runRecon, type ReconRun, ROOT } from '../support/recon-process.ts';
 
 // recon parse / import / ledger import as a user runs them: a child process, DATABASE_URL, exit codes.
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures');
 
 let handle: DatabaseHandle;
@@ -23,26 +21,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function recon(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/recon.ts', ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: handle.connectionString,
-          RECON_ENVIRONMENT: 'staging',
-          RECON_DATA_DIR: join(dir, 'data'),
-        },
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+function recon(...args: string[]): Promise<ReconRun> {
+  return runRecon(handle.connectionString, args, { RECON_DATA_DIR: join(dir, 'data') });
 }
 
 describe('recon parse', () => {

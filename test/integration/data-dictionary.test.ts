@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { renderDataDictionary } from '../../db/dictionary/data-dictionary.ts';
-import { DICTIONARY_PATH } from '../../db/dictionary/write-data-dictionary.ts';
+import { DICTIONARY_PATH } from '../../scripts/write-data-dictionary.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 let h: DatabaseHandle;

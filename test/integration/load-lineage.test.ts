@@ -14,7 +14,7 @@ import {
   transaction,
 } from '../support/ingest-records.ts';
 
-// The warehouse tables' load_id / first_load_id are not foreign keys (migration 2026_11_21_000200:
+// The warehouse tables' load_id / first_load_id are not foreign keys (migration 0001_warehouse_tables:
 // a per-row check was 30 % of a bulk merge). These tests hold the guarantee instead: every lineage id
 // resolves to a loads row, and loads rows cannot be deleted, truncated or renumbered.
 

@@ -1,14 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { freePort } from '../../db/free-port.ts';
 import { createTestDatabase } from '../support/database.ts';
+import {
+  notificationBody as body,
+  startReceiverProcess,
+  type ReceiverProcess,
+} from '../support/receiver-process.ts';
 
 /**
  * The receiver as the provider meets it: `recon notifications serve` as an OS process. Concurrent
@@ -17,7 +19,6 @@ import { createTestDatabase } from '../support/database.ts';
  * receiver is stored exactly once (whether or not the killed one's INSERT reached the server).
  */
 const SECRET = 'crash-test-secret';
-const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
 const workDir = mkdtempSync(join(tmpdir(), 'recon-receiver-'));
 let h: DatabaseHandle;
 const children: ChildProcess[] = [];
@@ -32,58 +33,10 @@ afterAll(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-/** Starts `recon notifications serve` and waits until /health answers. */
-async function startReceiver(): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, [BIN, 'notifications', 'serve'], {
-    cwd: workDir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: h.connectionString,
-      PORT: String(port),
-      RECON_NOTIFICATION_SECRET: SECRET,
-    },
-  });
-  children.push(child);
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    const healthy = await fetch(`${url}/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (healthy) return { url, child, output: () => output };
-    if (child.exitCode !== null) break;
-    await sleep(50);
-  }
-  throw new Error(`receiver did not start:\n${output}`);
-}
-
-function body(transactionId: string) {
-  return {
-    merchant: {
-      merchantId: 'IBTMERCH0001',
-      merchantTransactionId: `M-${transactionId}`,
-      merchantUserId: 'user-1',
-    },
-    accountInfo: {
-      accountToken: 'acct-1',
-      accountLabel: '****1234',
-      accountType: 'PC',
-      fiName: 'Maple Bank',
-    },
-    transaction: {
-      transactionId,
-      transactionType: 'DEBIT',
-      transactionStatus: 'SUCCESS',
-      transactionAmount: 2015,
-      transactionFee: 30,
-      currencyCode: 'CAD',
-    },
-  };
+async function startReceiver(): Promise<ReceiverProcess> {
+  const receiver = await startReceiverProcess(h.connectionString, SECRET, { cwd: workDir });
+  children.push(receiver.child);
+  return receiver;
 }
 
 function deliver(url: string, payload: unknown): Promise<Response> {

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../sandbox/server.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon, type ReconRun } from '../support/recon-process.ts';
 
 /**
  * Secrets never leave: `recon pull` runs as a child process against a sandbox that fails in every way
@@ -14,39 +14,19 @@ import { createTestDatabase } from '../support/database.ts';
 
 const WRONG_SECRET = 'wrong-client-secret-7f3a9c';
 const WRONG_PASS = 'wrongpass-5d2e';
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 let sandbox: Sandbox;
 let handle: DatabaseHandle;
 const printed: string[] = [];
 
-function pull(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/recon.ts', 'pull', ...args], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        ...sandbox.env(),
-        RECON_ENVIRONMENT: 'staging',
-        DATABASE_URL: handle.connectionString,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      printed.push(stdout, stderr);
-      resolve({ code, stdout, stderr });
-    });
+async function pull(args: string[], env: Record<string, string> = {}): Promise<ReconRun> {
+  const r = await recon(handle.connectionString, ['pull', ...args], {
+    HOME: process.env.HOME ?? '/tmp',
+    ...sandbox.env(),
+    ...env,
   });
+  printed.push(r.stdout, r.stderr);
+  return r;
 }
 
 async function failing(faults: SandboxFaults, args: string[], env: Record<string, string> = {}) {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { down, up } from '../../migrations/2026_11_23_000600_quarantine_raw_bytes.ts';
+import { down, up } from '../fixtures/legacy-migrations/2026_11_23_000600_quarantine_raw_bytes.ts';
 import { quarantineKey } from '../../ingest/notifications/store-notification.ts';
 import { createTestDatabase } from '../support/database.ts';
 

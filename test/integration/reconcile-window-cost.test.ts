@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { generateRows } from '../../bench/generate-rows.ts';
 import {
-  generate,
   HISTORY_SECONDS,
   HISTORY_START,
   WINDOW,
@@ -21,8 +21,8 @@ beforeAll(async () => {
   await sql`insert into loads (source, environment, origin, format, status) values ('report-transactions','staging','direct','report-json','committed')`.execute(
     h.db,
   );
-  await generate(h.db, 1001, 60_000, HISTORY_START, HISTORY_SECONDS);
-  await generate(h.db, 1, 1000, WINDOW_START, WINDOW_SECONDS);
+  await generateRows(h.db, 1001, 60_000, HISTORY_START, HISTORY_SECONDS, { duplicates: true });
+  await generateRows(h.db, 1, 1000, WINDOW_START, WINDOW_SECONDS, { duplicates: true });
   // A RETURN booked in the window whose provider return is known only through its original.
   // (returned later, so that no run has claimed the entry for it yet).
   await insertReturns(h.db, 1, [

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
@@ -11,6 +9,7 @@ import { formatReport, reportJson } from '../../reconcile/report/format-summary.
 import { loadReportData, type ReportData } from '../../reconcile/report/report-data.ts';
 import { renderHtmlReport } from '../../reconcile/report/render-html.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon as runRecon } from '../support/recon-process.ts';
 import {
   insertLedger,
   insertLoad,
@@ -24,7 +23,6 @@ import {
 // volume chart; no unexplained "?" series. Twenty business days of CAD payins and payouts, a few USD,
 // one day with a CAD 50,000.00 payin nobody booked.
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NOW = '2026-04-06T12:00:00Z';
 const FROM = '2026-03-02';
 const TO = '2026-03-27';
@@ -271,23 +269,9 @@ describe('recon report --html, action first', () => {
 
   it('recon report --html links ids to RECON_WORKBENCH_URL, and --workbench-url wins', async () => {
     const run = (args: string[], env: Record<string, string>) =>
-      new Promise<{ code: number; stderr: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          ['bin/recon.ts', 'report', '--from', FROM, '--to', TO, ...args],
-          {
-            cwd: ROOT,
-            env: {
-              PATH: process.env.PATH,
-              DATABASE_URL: h.connectionString,
-              RECON_ENVIRONMENT: 'staging',
-              RECON_DATA_DIR: join(dir, 'data'),
-              ...env,
-            },
-          },
-          (error, _stdout, stderr) =>
-            resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr }),
-        );
+      runRecon(h.connectionString, ['report', '--from', FROM, '--to', TO, ...args], {
+        RECON_DATA_DIR: join(dir, 'data'),
+        ...env,
       });
     const file = join(dir, 'r.html');
     expect((await run(['--html', file], { RECON_WORKBENCH_URL: 'https://wb.example.com' })).code).toBe(0);

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
@@ -12,13 +10,13 @@ import { loadReportData } from '../../reconcile/report/report-data.ts';
 import { renderHtmlReport } from '../../reconcile/report/render-html.ts';
 import { discrepanciesCsv } from '../../reconcile/report/write-csv.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon as runRecon } from '../support/recon-process.ts';
 import { insertLedger, insertLoad, insertReturns, insertTransactions } from '../support/recon-rows.ts';
 
 // Money is never added across currencies (issue 9, section 1), and a report says which of its dates
 // no reconcile run checked (section 5). A warehouse with CAD and USD on the same days, reconciled
 // over part of the reported range.
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NOW = '2026-03-20T12:00:00Z';
 
 let h: DatabaseHandle;
@@ -247,35 +245,11 @@ describe('recon report over CAD and USD', () => {
   it('recon report --json --html --csv writes the same per-currency content from the command line', async () => {
     const html = join(dir, 'report.html');
     const csv = join(dir, 'report.csv');
-    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [
-          'bin/recon.ts',
-          'report',
-          '--from',
-          '2026-03-01',
-          '--to',
-          '2026-03-05',
-          '--json',
-          '--html',
-          html,
-          '--csv',
-          csv,
-        ],
-        {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH,
-            DATABASE_URL: h.connectionString,
-            RECON_ENVIRONMENT: 'staging',
-            RECON_DATA_DIR: join(dir, 'data'),
-          },
-        },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-      );
-    });
+    const r = await runRecon(
+      h.connectionString,
+      ['report', '--from', '2026-03-01', '--to', '2026-03-05', '--json', '--html', html, '--csv', csv],
+      { RECON_DATA_DIR: join(dir, 'data') },
+    );
     expect(r.stderr).toContain('4 discrepancies written to');
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout) as { unresolved_by_kind: unknown; coverage: { complete: boolean } };

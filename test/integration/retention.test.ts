@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
@@ -9,11 +7,11 @@ import { PERSONAL_MARK as M } from '../../domain/privacy.ts';
 import { clearPersonalData } from '../../db/retention.ts';
 import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon as runRecon } from '../support/recon-process.ts';
 
 // `recon retention`: personal data leaves raw lines, payloads, refused bodies and history after N
 // days; business columns stay; a second run clears nothing; recent rows are untouched.
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OLD = 'old.person@plant-retention.example';
 const NEW = 'new.person@plant-retention.example';
 const ACCOUNT = '481-20375-****8642';
@@ -154,19 +152,7 @@ describe('clearPersonalData (recon retention)', () => {
   });
 
   it('runs as `recon retention --raw-older-than DAYS` and prints what it cleared per table', async () => {
-    const run = (...args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          ['bin/recon.ts', 'retention', ...args],
-          {
-            cwd: ROOT,
-            env: { PATH: process.env.PATH, DATABASE_URL: h.connectionString, RECON_ENVIRONMENT: 'staging' },
-          },
-          (error, stdout, stderr) =>
-            resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-        );
-      });
+    const run = (...args: string[]) => runRecon(h.connectionString, ['retention', ...args]);
     const ok = await run('--raw-older-than', '0');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^personal data cleared from rows stored before \d{4}-\d{2}-\d{2}T/);

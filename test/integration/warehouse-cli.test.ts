@@ -1,43 +1,25 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isAlive } from '../../db/embedded-warehouse.ts';
 import { withDatabase } from '../global-setup.ts';
+import { recon as runRecon, spawnRecon, type ReconRun, ROOT } from '../support/recon-process.ts';
 
 // `recon warehouse` and the embedded warehouse as a user meets them: real `node bin/recon.ts`
 // processes on a data directory of their own, real postmasters (every one stopped in afterAll).
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const RECON = join(ROOT, 'bin/recon.ts');
 const FIXTURE = join(ROOT, 'test/fixtures/report/transactions-and-returns.json');
 const IMPORT = ['import', '--format', 'report-json', FIXTURE];
 
 let dir: string;
 let dataDir: string;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, RECON_DATA_DIR: dataDir, RECON_ENVIRONMENT: 'staging', ...extra };
-}
-
-function recon(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    // cwd is the test's directory: no .env of the repository is read.
-    execFile(process.execPath, [RECON, ...args], { cwd: dir, env: env(extra) }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** `recon ARGS` on the test's data directory; cwd is the test's directory: no .env of the repository is read. */
+function recon(args: string[], extra: Record<string, string> = {}): Promise<ReconRun> {
+  return runRecon(undefined, args, { RECON_DATA_DIR: dataDir, ...extra }, { cwd: dir });
 }
 
 function postmasterPid(): number | undefined {
@@ -62,14 +44,13 @@ async function waitFor(condition: () => boolean, ms = 15_000): Promise<void> {
 
 /** A long-running command (the receiver) SIGKILLed while it holds the embedded server it started. */
 async function killMidCommand(): Promise<number> {
-  const child: ChildProcess = spawn(process.execPath, [RECON, 'notifications', 'serve'], {
-    cwd: dir,
-    env: env({ PORT: '0', RECON_NOTIFICATION_SECRET: 'test-secret' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await waitFor(() => out.includes('listening'), 60_000);
+  const { child, stdout } = spawnRecon(
+    undefined,
+    ['notifications', 'serve'],
+    { RECON_DATA_DIR: dataDir, PORT: '0', RECON_NOTIFICATION_SECRET: 'test-secret' },
+    { cwd: dir },
+  );
+  await waitFor(() => stdout().includes('listening'), 60_000);
   const pid = postmasterPid();
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));

@@ -1,52 +1,66 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { freePort } from '../../db/free-port.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
+import { spawnRecon } from './recon-process.ts';
 
 export interface ReceiverProcess {
   readonly url: string;
+  readonly port: number;
   readonly child: ChildProcess;
   output(): string;
   alive(): boolean;
   stop(): Promise<void>;
 }
 
-/** Starts `recon notifications serve` as an OS process against `databaseUrl`; waits until it listens. */
-export async function startReceiverProcess(databaseUrl: string, secret: string): Promise<ReceiverProcess> {
+export interface ReceiverProcessOptions {
+  /** Polled until it answers 200 (default /health). */
+  readonly readyPath?: string;
+  /** Default: a new temporary directory (no .env). */
+  readonly cwd?: string;
+  /** Variables on top of DATABASE_URL, PORT and the secret. */
+  readonly env?: Record<string, string | undefined>;
+  readonly echoStderr?: boolean;
+}
+
+/** Starts `recon notifications serve` as an OS process against `databaseUrl`; waits until it is ready. */
+export async function startReceiverProcess(
+  databaseUrl: string,
+  secret: string,
+  options: ReceiverProcessOptions = {},
+): Promise<ReceiverProcess> {
   const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, [BIN, 'notifications', 'serve'], {
-    cwd: mkdtempSync(join(tmpdir(), 'recon-receiver-')),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      RECON_NOTIFICATION_SECRET: secret,
+  const p = spawnRecon(
+    databaseUrl,
+    ['notifications', 'serve'],
+    { PORT: String(port), RECON_NOTIFICATION_SECRET: secret, ...options.env },
+    {
+      cwd: options.cwd ?? mkdtempSync(join(tmpdir(), 'recon-receiver-')),
+      echoStderr: options.echoStderr,
     },
-  });
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const alive = () => child.exitCode === null && child.signalCode === null;
+  );
+  const { child, alive } = p;
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 400; i++) {
-    const up = await fetch(`${url}/health`).then(
+  for (let i = 0; ; i++) {
+    const up = await fetch(`${url}${options.readyPath ?? '/health'}`).then(
       (r) => r.status === 200,
       () => false,
     );
     if (up) break;
-    if (!alive()) throw new Error(`receiver exited on start:\n${output}`);
+    if (!alive()) throw new Error(`receiver exited on start:\n${p.output()}`);
+    if (i >= 400) {
+      child.kill('SIGKILL');
+      throw new Error(`receiver did not become ready in 20 s:\n${p.output()}`);
+    }
     await sleep(50);
   }
   return {
     url,
+    port,
     child,
-    output: () => output,
+    output: p.output,
     alive,
     stop: async () => {
       if (!alive()) return;

@@ -1,57 +1,113 @@
 /**
- * `node bin/recon.ts ...` as a user runs it, against a fault test's own PostgreSQL: spawned, so that a
- * test can crash or stall the server while the command runs, and read its exit code, stdout and stderr.
+ * `node bin/recon.ts ...` as a user runs it: spawned, so that a test can crash or stall the server
+ * while the command runs, and read its exit code, stdout and stderr. Every test and benchmark that
+ * runs the command starts it here.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const RECON_BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
+
+export interface ReconRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** From spawn to exit, in ms. */
+  readonly ms: number;
+}
 
 export interface ReconProcess {
   readonly child: ChildProcess;
   stdout(): string;
   stderr(): string;
-  /** Exit code and the time it took, in ms, from spawn. */
-  done: Promise<{ code: number; stdout: string; stderr: string; ms: number }>;
+  /** stdout and stderr interleaved as they came. */
+  output(): string;
+  /** Neither exited nor killed yet. */
+  alive(): boolean;
+  /** Exit code (128 when killed by a signal) and the outputs. */
+  done: Promise<ReconRun>;
 }
 
+export interface ReconSpawnOptions {
+  /** Default: the repository root. Any .env in it is read by the command. */
+  readonly cwd?: string;
+  /** A copy of the command's stderr goes to this process's (benchmarks with RECON_PROFILE). */
+  readonly echoStderr?: boolean;
+  /** SIGTERM after this long. */
+  readonly timeoutMs?: number;
+  /** In a process group of its own, so that a kill of the group reaches all it started. */
+  readonly detached?: boolean;
+}
+
+/**
+ * Starts `node bin/recon.ts ARGS` with only PATH, DATABASE_URL (unless undefined), RECON_ENVIRONMENT
+ * staging and a RECON_DATA_DIR that does not exist, then `env` on top (a variable set to undefined is
+ * left out).
+ */
 export function spawnRecon(
-  databaseUrl: string,
+  databaseUrl: string | undefined,
   args: string[],
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
+  options: ReconSpawnOptions = {},
 ): ReconProcess {
   const started = performance.now();
-  const child = spawn(process.execPath, ['bin/recon.ts', ...args], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [RECON_BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
     env: {
       PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
+      ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
       RECON_ENVIRONMENT: 'staging',
       RECON_DATA_DIR: '/nonexistent-recon-data-dir',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   let out = '';
   let err = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-  const done = new Promise<{ code: number; stdout: string; stderr: string; ms: number }>((resolve) => {
-    child.on('close', (code, signal) =>
+  let both = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+    both += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+    both += c.toString();
+  });
+  if (options.echoStderr) child.stderr?.pipe(process.stderr);
+  const timer =
+    options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill(), options.timeoutMs);
+  const done = new Promise<ReconRun>((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
       resolve({
         code: code ?? (signal ? 128 : 1),
         stdout: out,
         stderr: err,
         ms: Math.round(performance.now() - started),
-      }),
-    );
+      });
+    });
   });
-  return { child, stdout: () => out, stderr: () => err, done };
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    output: () => both,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    done,
+  };
 }
 
-export function recon(databaseUrl: string, args: string[], env: Record<string, string> = {}) {
-  return spawnRecon(databaseUrl, args, env).done;
+/** Runs `recon ARGS` to its end; see {@link spawnRecon} for the environment. */
+export function recon(
+  databaseUrl: string | undefined,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: ReconSpawnOptions = {},
+): Promise<ReconRun> {
+  return spawnRecon(databaseUrl, args, env, options).done;
 }
 
 /** One query on a connection of its own (which the test may leave open by not calling this). */

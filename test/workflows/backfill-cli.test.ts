@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadConfig } from '../../config/config.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
 import { openProductionActivities } from '../../workers/production-activities.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { recon as runRecon, type ReconRun } from '../support/recon-process.ts';
 import {
   type DevServer,
   type RunningWorker,
@@ -15,7 +14,6 @@ import {
 } from '../support/temporal.ts';
 
 /** `recon backfill` as a user runs it, against a cluster (TEMPORAL_ADDRESS set) and its worker. */
-const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
 let server: DevServer;
 let sandbox: Sandbox;
 let h: DatabaseHandle;
@@ -41,24 +39,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-function recon(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      {
-        env: {
-          PATH: process.env.PATH,
-          ...sandbox.env(),
-          DATABASE_URL: h.connectionString,
-          TEMPORAL_ADDRESS: server.address,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+function recon(args: string[]): Promise<ReconRun> {
+  return runRecon(
+    h.connectionString,
+    args,
+    { ...sandbox.env(), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue },
+    { timeoutMs: 60_000 },
+  );
 }
 
 describe('recon backfill', () => {

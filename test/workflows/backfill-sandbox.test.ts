@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { addDays, splitWindows, windowWorkflowId } from '../../workflows/windows
 import { freePort } from '../../db/free-port.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { sample } from '../support/prometheus.ts';
+import { spawnRecon } from '../support/recon-process.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
 import { tableChecksums } from '../support/workflow-warehouse.ts';
 
@@ -47,7 +47,6 @@ afterAll(async () => {
   for (const h of databases) await h.close();
 });
 
-const BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
 /** Heartbeat timeout of the killed run's activities (production: 30 s pull, 2 min matching). */
 const HEARTBEAT_TIMEOUT_SECONDS = 3;
 /** Working directory of the worker processes: no .env, no data directory of anyone else. */
@@ -66,14 +65,11 @@ const workerProcesses: WorkerProcess[] = [];
  * on the test's Temporal dev server, database and sandbox, configured as in production: env only.
  */
 function spawnWorker(h: DatabaseHandle, taskQueue: string, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(process.execPath, [BIN, 'worker'], {
-    cwd: workerDir,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
+  const { child, output } = spawnRecon(
+    h.connectionString,
+    ['worker'],
+    {
       ...sandbox.env(),
-      DATABASE_URL: h.connectionString,
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: server.namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
@@ -82,14 +78,12 @@ function spawnWorker(h: DatabaseHandle, taskQueue: string, env: Record<string, s
       RECON_WORKER_SHUTDOWN_GRACE_SECONDS: '1',
       ...env,
     },
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    { cwd: workerDir, detached: true },
+  );
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  const w = { child, exited, output: () => output };
+  const w = { child, exited, output };
   workerProcesses.push(w);
   return w;
 }

@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../db/database.ts';
-import { explainRule, type RuleExplanation } from '../rules-in-words.ts';
+import { explainRule, type RuleExplanation } from '../../rules/rules-in-words.ts';
 
 export interface DiffField {
   field: string;

@@ -94,11 +94,13 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
   });
 
-  it('copies every top-level folder of application code (a new stage folder must not break the image)', () => {
+  it('copies every top-level folder of application code (a new stage folder must not break the image; test, bench and scripts are development tools)', () => {
     const appFolders = readdirSync(root, { withFileTypes: true })
       .filter(
         (e) =>
-          e.isDirectory() && !['test', 'bench', 'node_modules'].includes(e.name) && !e.name.startsWith('.'),
+          e.isDirectory() &&
+          !['test', 'bench', 'scripts', 'node_modules'].includes(e.name) &&
+          !e.name.startsWith('.'),
       )
       .map((e) => e.name)
       .filter((name) =>

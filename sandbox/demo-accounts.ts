@@ -7,10 +7,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Accounts, loadAccounts } from '../config/accounts.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
-import { type AccountsSandbox, startAccountsSandbox } from '../sandbox/accounts-sandbox.ts';
-import { loadMerchantSide } from '../sandbox/load-merchant-side.ts';
-import { deriveMerchantView, type MerchantView } from '../sandbox/merchant-view.ts';
-import { formatGroundTruthScore, scoreGroundTruth } from '../sandbox/score-ground-truth.ts';
+import { type AccountsSandbox, startAccountsSandbox } from './accounts-sandbox.ts';
+import { loadMerchantSide } from './load-merchant-side.ts';
+import { deriveMerchantView, type MerchantView } from './merchant-view.ts';
+import { formatGroundTruthScore, scoreGroundTruth } from './score-ground-truth.ts';
 
 export interface DemoAccount {
   readonly name: string;

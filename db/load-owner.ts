@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { trackClient, untrackClient } from '../../db/watchdog.ts';
-import type { Db } from '../../db/database.ts';
+import { trackClient, untrackClient } from './watchdog.ts';
+import type { Db } from './database.ts';
 
 /**
  * The session that owns a running load: a connection of its own, open from before the `loads` row is

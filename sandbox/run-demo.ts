@@ -4,17 +4,17 @@ import { createDatabase, createPool, type DatabaseHandle } from '../db/connect.t
 import { acquireWarehouse, warehousePaths } from '../db/embedded-warehouse.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { type Config, loadConfig } from '../config/config.ts';
-import { backfillProgress, startBackfill } from './client/backfill.ts';
-import { installRuntime, shutdownRuntime } from './runtime.ts';
-import { upsertNightlySchedule } from './client/schedule.ts';
-import { watchBackfill } from './client/watch-backfill.ts';
+import { backfillProgress, startBackfill } from '../workers/client/backfill.ts';
+import { installRuntime, shutdownRuntime } from '../workers/runtime.ts';
+import { upsertNightlySchedule } from '../workers/client/schedule.ts';
+import { watchBackfill } from '../workers/client/watch-backfill.ts';
 import { easternToUtc } from '../domain/time/eastern.ts';
 import { demoScores, loadDemoMerchantSides, startDemoAccounts } from './demo-accounts.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
 import type { NightlyResult } from '../workflows/types.ts';
-import { openProductionActivities } from './production-activities.ts';
-import { openTemporalSession } from './temporal-session.ts';
+import { openProductionActivities } from '../workers/production-activities.ts';
+import { openTemporalSession } from '../workers/temporal-session.ts';
 
 export interface DemoOptions {
   readonly from: string;

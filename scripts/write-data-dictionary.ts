@@ -2,13 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createDatabase, createPool, openDatabase } from '../connect.ts';
-import { migrateToLatest } from '../migrate.ts';
-import { loadConfig, loadDotEnv } from '../../config/config.ts';
-import { renderDataDictionary } from './data-dictionary.ts';
+import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { loadConfig, loadDotEnv } from '../config/config.ts';
+import { renderDataDictionary } from '../db/dictionary/data-dictionary.ts';
 
 /** Path of the committed dictionary. */
-export const DICTIONARY_PATH = resolve(fileURLToPath(import.meta.url), '../../../docs/data-dictionary.md');
+export const DICTIONARY_PATH = resolve(fileURLToPath(import.meta.url), '../../docs/data-dictionary.md');
 
 /**
  * `npm run docs:dictionary`: migrates a scratch database on DATABASE_URL's server (or the embedded

@@ -1,6 +1,6 @@
 /**
  * The matching rules and discrepancy kinds in plain words, for people: what was compared, what the
- * kind means, and what to do about it. Rule names are those of reconcile/rules/match-rules.ts.
+ * kind means, and what to do about it. Rule names are those of the rules in reconcile/rules/ (RULES).
  */
 
 export interface RuleExplanation {

@@ -1,0 +1,129 @@
+import { sql } from 'kysely';
+import { keyJoin } from './sql-terms.ts';
+import { exec, type RuleContext } from './statement.ts';
+
+/**
+ * Claims: provider transactions ↔ ledger (rank 1 of each merchant transaction id), notifications ↔
+ * provider transactions (the latest distinct body), JSON report rows ↔ legacy rows. Only what changed
+ * is written, so that a re-run over unchanged data writes nothing. Returns the counts of claims.
+ */
+export async function claimTransactions(
+  ctx: RuleContext,
+): Promise<{ transactions: number; notifications: number; legacy: number }> {
+  const { from, to } = ctx;
+  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body.
+  await exec(
+    ctx,
+    sql`create temp table want_nm on commit drop as
+      select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
+        min(n.received_at) over (partition by n.transaction_id) as first_received_at,
+        n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
+      from notifications n join scope_p s on s.transaction_id = n.transaction_id
+      where n.kind = 'transaction'
+      order by n.transaction_id, n.received_at desc, n.notification_id desc`,
+  );
+  await exec(ctx, sql`analyze want_nm`);
+  await exec(
+    ctx,
+    sql`create temp table want_sm on commit drop as
+      select p.transaction_id from provider_transactions p join scope_p using (transaction_id)
+      join legacy_transactions g on ${sql.raw(keyJoin('g', 'p', 'transaction_id'))}
+      where p.source = 'report-transactions'`,
+  );
+  await exec(ctx, sql`analyze want_sm`);
+
+  // One wide row per provider transaction of the range with everything the rules compare: each rule
+  // then scans this table instead of joining the warehouse again. l_* is the ledger entry it should
+  // claim, tm_mtid the one it claims now; nm_* the notification claim it holds now. Carrying the
+  // current claims here makes the claims below a comparison of two columns instead of index probes
+  // of the claim tables for every row of the range.
+  await exec(
+    ctx,
+    sql`create temp table facts on commit drop as
+      select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
+        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
+        coalesce(r.rank, 1) as rank,
+        l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
+        l.transaction_type as l_type, l.status as l_status, tm.merchant_transaction_id as tm_mtid,
+        w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
+        w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
+        nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
+        g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
+        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
+      from provider_transactions p
+      left join ranked r using (transaction_id)
+      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))} and coalesce(r.rank, 1) = 1
+      left join transaction_matches tm on tm.transaction_id = p.transaction_id
+      left join want_nm w on w.target_id = p.transaction_id
+      left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
+      left join want_sm sm on sm.transaction_id = p.transaction_id
+      left join legacy_transactions g on g.transaction_id = sm.transaction_id
+      where p.transaction_on between ${from}::date and ${to}::date`,
+  );
+  await exec(ctx, sql`analyze facts`);
+
+  // Claims are written only where they changed (a re-run over unchanged data writes nothing), and
+  // the other side's UNIQUE constraint is only probed for those.
+  await exec(
+    ctx,
+    sql`delete from notification_matches m where m.kind = 'transaction' and m.target_id in (
+      select transaction_id from facts where nm_id is not null
+        and (nm_id, nm_first_received_at) is distinct from (notification_id, first_received_at))`,
+  );
+  // Inserted from a settled set (an anti-join against the table being filled would rescan it per row),
+  // without ON CONFLICT: the set excludes what is claimed, and speculative insertion doubles the cost.
+  await exec(
+    ctx,
+    sql`create temp table new_nm on commit drop as
+      select f.notification_id, f.transaction_id as target_id, f.first_received_at from facts f
+      where f.notification_id is not null
+        and (f.nm_id, f.nm_first_received_at) is distinct from (f.notification_id, f.first_received_at)
+        and not exists (select 1 from notification_matches m where m.notification_id = f.notification_id)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
+      select notification_id, 'transaction', target_id, first_received_at, 'transaction_id', ${ctx.runId}::bigint
+      from new_nm order by target_id`,
+  );
+
+  await exec(
+    ctx,
+    sql`delete from source_matches m where m.transaction_id in (select transaction_id from scope_p)
+      and not exists (select 1 from want_sm w where w.transaction_id = m.transaction_id)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into source_matches (transaction_id, legacy_transaction_id, run_id)
+      select transaction_id, transaction_id, ${ctx.runId}::bigint from want_sm
+      on conflict do nothing`,
+  );
+
+  await exec(
+    ctx,
+    sql`delete from transaction_matches tm where tm.transaction_id in (
+      select transaction_id from facts where tm_mtid is not null and tm_mtid is distinct from l_mtid)`,
+  );
+  // Rows of another range that lost their claim to a row of this one (their rank is no longer 1).
+  await exec(
+    ctx,
+    sql`delete from transaction_matches tm where tm.transaction_id in (select transaction_id from ranked where rank > 1)`,
+  );
+  await exec(
+    ctx,
+    sql`create temp table new_tm on commit drop as
+      select f.transaction_id, f.l_mtid from facts f
+      where f.l_mtid is not null and f.tm_mtid is distinct from f.l_mtid
+        and not exists (select 1 from transaction_matches tm where tm.merchant_transaction_id = f.l_mtid)`,
+  );
+  await exec(
+    ctx,
+    sql`insert into transaction_matches (transaction_id, merchant_transaction_id, rule, run_id)
+      select transaction_id, l_mtid, 'merchant_transaction_id', ${ctx.runId}::bigint from new_tm order by transaction_id`,
+  );
+  const counts = await sql<{ t: number; n: number; g: number }>`select
+      (select count(*) from facts where l_mtid is not null)::int as t, (select count(*) from want_nm)::int as n,
+      (select count(*) from want_sm)::int as g`.execute(ctx.trx);
+  const row = counts.rows[0]!;
+  return { transactions: row.t, notifications: row.n, legacy: row.g };
+}

@@ -1,0 +1,55 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { DiscrepancyKind } from '../settings.ts';
+import { type FindingSelect, insertFindings } from './findings.ts';
+import type { RuleContext } from './statement.ts';
+import { type Sql, toSql } from './sql-terms.ts';
+
+/** A finding without its rule, which the rule supplies; `kind` too when the rule has only one. */
+export type RuleSelect = Omit<FindingSelect, 'rule' | 'kind'> & { readonly kind?: Sql };
+
+/**
+ * One matching rule: the rows it reads, the condition under which it finds a discrepancy (stated
+ * once), and the finding it writes. Most rules read the run's `suspects` (as `f`): the facts of the
+ * range (one wide row per provider transaction, see claims.ts) for which at least one of those
+ * rules' conditions holds. That filter is built from the rules' own `when`, so a rule cannot be left
+ * out of it.
+ */
+export interface Rule {
+  /** The builder's name, unique among the rules. */
+  readonly name: string;
+  /** The rule recorded on its discrepancies (workbench/rules-in-words.ts explains each). */
+  readonly rule: string;
+  readonly kinds: readonly DiscrepancyKind[];
+  /**
+   * `suspects`: one row per suspect provider transaction, as `f`, with `join` appended (more tables
+   * the finding needs, never a filter). Otherwise the rule's own from clause.
+   */
+  readonly reads:
+    { readonly suspects: true; readonly join?: string } | { readonly from: (ctx: RuleContext) => Sql };
+  /** When the rule finds a discrepancy in a row it reads. */
+  readonly when: (ctx: RuleContext) => Sql;
+  readonly select: (ctx: RuleContext) => RuleSelect;
+}
+
+export function readsSuspects(rule: Rule): boolean {
+  return 'suspects' in rule.reads;
+}
+
+/** The rule's statement: insert into findings (…) select … from what it reads where its condition. */
+export function ruleStatement(rule: Rule, ctx: RuleContext): RawBuilder<unknown> {
+  const chosen = rule.select(ctx);
+  const kind = chosen.kind ?? (rule.kinds.length === 1 ? sql.lit(rule.kinds[0]!) : undefined);
+  if (kind === undefined)
+    throw new Error(`matching rule ${rule.name} has several kinds: its select must give kind`);
+  const from = 'suspects' in rule.reads ? `suspects f ${rule.reads.join ?? ''}` : rule.reads.from(ctx);
+  return insertFindings({ ...chosen, kind, rule: sql.lit(rule.rule) }, from, rule.when(ctx));
+}
+
+/**
+ * The condition of the suspects table: any rule that reads the suspects would find something in
+ * this facts row. The disjunction of those rules' own conditions, so it is exact and complete.
+ */
+export function suspectsCondition(rules: readonly Rule[], ctx: RuleContext): RawBuilder<unknown> {
+  const conditions = rules.filter(readsSuspects).map((r) => sql`(${toSql(r.when(ctx))})`);
+  return conditions.length === 0 ? sql`false` : sql.join(conditions, sql` or `);
+}

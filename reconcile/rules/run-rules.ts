@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import { claimTransactions } from './claims.ts';
+import { NOTIFICATION_RULES } from './notifications.ts';
+import { RETURN_RULES, claimReturns } from './returns.ts';
+import { type Rule, ruleStatement, suspectsCondition } from './rule.ts';
+import { prepareScope } from './scope.ts';
+import { SOURCE_RULES } from './sources.ts';
+import { exec, type RuleContext } from './statement.ts';
+import { TRANSACTION_RULES } from './transactions.ts';
+
+/**
+ * The matching rules, set-based SQL over the whole range at once, one file per family. Each rule
+ * fills the run's temporary table `findings` with the discrepancies that hold now;
+ * reconcile/apply-findings.ts turns them into the discrepancies lifecycle. Rules only ever produce
+ * findings whose business date is in the range, so that a run can resolve exactly the open
+ * discrepancies of its range.
+ *
+ * Matching is a function of the data, not of the order of runs: for a merchant transaction id, the
+ * provider transaction that claims the ledger entry is chosen among all provider rows with that id
+ * (agreeing amount, currency and type first, then SUCCESSFUL, then earliest, then smallest id).
+ */
+export const RULES: readonly Rule[] = [
+  ...TRANSACTION_RULES,
+  ...NOTIFICATION_RULES,
+  ...RETURN_RULES,
+  ...SOURCE_RULES,
+];
+
+export interface MatchCounts {
+  readonly transactions: number;
+  readonly returns: number;
+  readonly notifications: number;
+  readonly legacy: number;
+}
+
+/** Claims, then every rule, in the run's transaction: `findings` holds the range's discrepancies after it. */
+export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULES): Promise<MatchCounts> {
+  const names = new Set<string>();
+  for (const rule of rules) {
+    if (names.has(rule.name))
+      throw new Error(`two matching rules are named ${rule.name}: give each its own name`);
+    names.add(rule.name);
+  }
+  await prepareScope(ctx);
+  const claims = await claimTransactions(ctx);
+  // The rows the rules that read suspects can flag: exactly those for which one of their conditions
+  // holds, so that they read a few percent of the range instead of scanning it once each.
+  await exec(
+    ctx,
+    sql`create temp table suspects on commit drop as select * from facts f where ${suspectsCondition(rules, ctx)}`,
+  );
+  const returns = await claimReturns(ctx);
+  for (const rule of rules) await exec(ctx, ruleStatement(rule, ctx));
+  return { ...claims, returns };
+}

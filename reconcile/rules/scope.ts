@@ -1,0 +1,50 @@
+import { sql } from 'kysely';
+import { createFindingsTable } from './findings.ts';
+import { keyJoin } from './sql-terms.ts';
+import { exec, type RuleContext } from './statement.ts';
+
+/** Temporary tables of one run: the scope and the findings. Dropped at commit. */
+export async function prepareScope(ctx: RuleContext): Promise<void> {
+  const { from, to } = ctx;
+  await exec(ctx, createFindingsTable());
+  // Provider transactions of the range.
+  await exec(
+    ctx,
+    sql`create temp table scope_p on commit drop as
+      select transaction_id, merchant_transaction_id as mtid from provider_transactions
+      where transaction_on between ${from}::date and ${to}::date`,
+  );
+  // Ledger entries booked on an Eastern date of the range (for missing_at_provider).
+  await exec(
+    ctx,
+    sql`create temp table scope_l on commit drop as
+      select merchant_transaction_id, transaction_type, (booked_at at time zone 'America/Toronto')::date as booked_on
+      from merchant_ledger
+      where booked_at >= (${from}::date)::timestamp at time zone 'America/Toronto'
+        and booked_at < ((${to}::date + 1))::timestamp at time zone 'America/Toronto'`,
+  );
+  await exec(ctx, sql`analyze scope_p, scope_l`);
+  // Merchant transaction ids of the range that more than one provider row carries (in any range).
+  await exec(
+    ctx,
+    sql`create temp table dup_m on commit drop as
+      select p.merchant_transaction_id as mtid from provider_transactions p
+      where p.merchant_transaction_id in (select mtid from scope_p)
+      group by p.merchant_transaction_id having count(*) > 1`,
+  );
+  // Rank every provider row of those ids: rank 1 claims the ledger entry, the others are duplicates.
+  // Ids with a single provider row are rank 1 without ranking (most of them: no sort of the range).
+  await exec(
+    ctx,
+    sql`create temp table ranked on commit drop as
+      select p.transaction_id, p.merchant_transaction_id as mtid, row_number() over w as rank
+      from provider_transactions p
+      join dup_m m on m.mtid = p.merchant_transaction_id
+      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))}
+      window w as (partition by p.merchant_transaction_id order by
+        (l.merchant_transaction_id is not null and p.amount_cents = l.amount_cents and p.currency = l.currency
+          and p.transaction_type is not distinct from l.transaction_type) desc,
+        (p.status = 'SUCCESSFUL') desc, p.transaction_at nulls last, p.transaction_id)`,
+  );
+  await exec(ctx, sql`analyze dup_m, ranked`);
+}

@@ -1,0 +1,54 @@
+import type { RawBuilder, Transaction } from 'kysely';
+import type { Database } from '../../db/database.ts';
+import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
+import type { ReconcileSettings } from '../settings.ts';
+
+/** What every step and rule of one run sees: its transaction, range, instant and settings. */
+export interface RuleContext {
+  readonly trx: Transaction<Database>;
+  readonly from: string;
+  readonly to: string;
+  readonly asOf: string;
+  readonly runId: number;
+  readonly settings: ReconcileSettings;
+  /**
+   * The last Eastern date whose grace period has run out at asOf (YYYY-MM-DD): dates of the range up
+   * to it are due. One date stands for the list of due dates, which made the run quadratic in the
+   * length of the range.
+   */
+  readonly dueThrough: string;
+}
+
+const PROFILE_STATEMENTS = PROFILE === '1' || PROFILE === 'explain';
+
+/** Runs one statement of the run in its transaction (see execStatement). */
+export function exec(ctx: RuleContext, query: RawBuilder<unknown>): Promise<number> {
+  return execStatement(ctx.trx, query);
+}
+
+/**
+ * Runs one statement of a run. RECON_PROFILE=1 prints its time; RECON_PROFILE=explain runs it as
+ * `explain (analyze, buffers)` instead (which executes it too, so the run goes on unchanged) and
+ * prints the plan: the buffers of each node show what the statement read.
+ */
+export async function execStatement(trx: Transaction<Database>, query: RawBuilder<unknown>): Promise<number> {
+  const t0 = PROFILE_STATEMENTS ? performance.now() : 0;
+  const compiled = query.compile(trx);
+  if (
+    PROFILE === 'explain' &&
+    /^\s*(select|insert|update|delete|with|create temp table \w+ on commit drop as)\b/i.test(compiled.sql)
+  ) {
+    const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>({
+      ...compiled,
+      sql: `explain (analyze, buffers, costs off, timing off) ${compiled.sql}`,
+    });
+    writeProfileLine(t0, compiled.sql.replace(/\s+/g, ' ').slice(0, 160));
+    process.stderr.write(`${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}\n`);
+    return 0;
+  }
+  const result = await query.execute(trx);
+  if (PROFILE_STATEMENTS) {
+    writeProfileLine(t0, compiled.sql.replace(/\s+/g, ' ').slice(0, 90));
+  }
+  return Number(result.numAffectedRows ?? 0);
+}

@@ -1,0 +1,176 @@
+import { sql } from 'kysely';
+import type { DiscrepancyKind } from '../settings.ts';
+import type { Rule } from './rule.ts';
+import { keyJoin, statusClass } from './sql-terms.ts';
+
+/** Provider transactions against ledger DEBIT/CREDIT entries, and against the fee schedule. */
+
+const bothSides = `jsonb_build_object('ledger', jsonb_build_array(f.l_mtid), 'provider', jsonb_build_array(f.transaction_id))`;
+
+/** missing_in_ledger: money moved (or may move) and the merchant has no entry. */
+export const missingInLedger: Rule = {
+  name: 'missing_in_ledger',
+  rule: 'transaction_vs_ledger',
+  kinds: ['missing_in_ledger'],
+  reads: { suspects: true },
+  // Rank 1 is joined with the ledger entry of its merchant transaction id (claims.ts): none, if l_mtid is null.
+  when: () =>
+    `f.rank = 1 and f.l_mtid is null and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))`,
+  select: () => ({
+    discrepancy_key: `'missing_in_ledger:' || f.transaction_id`,
+    transaction_id: 'f.transaction_id',
+    merchant_transaction_id: 'f.merchant_transaction_id',
+    business_date: 'f.transaction_on',
+    currency: 'f.currency',
+    expected: `jsonb_build_object('transaction_id', f.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id,
+      'transaction_type', f.transaction_type, 'status', f.status, 'amount_cents', f.amount_cents, 'currency', f.currency)`,
+    expected_amount_cents: 'f.amount_cents',
+    candidates: `jsonb_build_object('ledger', jsonb_build_array(), 'provider', jsonb_build_array(f.transaction_id))`,
+  }),
+};
+
+/** duplicate_merchant_transaction: a provider row whose merchant transaction id another row claims. */
+export const duplicateMerchantTransaction: Rule = {
+  name: 'duplicate_merchant_transaction',
+  rule: 'merchant_transaction_id_unique',
+  kinds: ['duplicate_merchant_transaction'],
+  reads: {
+    suspects: true,
+    join: 'join ranked first on first.mtid = f.merchant_transaction_id and first.rank = 1',
+  },
+  when: () => 'f.rank > 1',
+  select: () => ({
+    discrepancy_key: `'duplicate_merchant_transaction:' || f.transaction_id`,
+    transaction_id: 'f.transaction_id',
+    merchant_transaction_id: 'f.merchant_transaction_id',
+    business_date: 'f.transaction_on',
+    currency: 'f.currency',
+    expected: `jsonb_build_object('transaction_id', first.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id)`,
+    actual: `jsonb_build_object('transaction_id', f.transaction_id, 'amount_cents', f.amount_cents, 'status', f.status)`,
+    actual_amount_cents: 'f.amount_cents',
+    candidates: `jsonb_build_object('provider', (select jsonb_agg(o.transaction_id order by o.rank) from ranked o
+      where o.mtid = f.merchant_transaction_id))`,
+  }),
+};
+
+/** A field of a claimed provider/ledger pair that disagrees; business date of the provider row. */
+function pairRule(kind: DiscrepancyKind, condition: string, expected: string, actual: string): Rule {
+  return {
+    name: kind,
+    rule: 'transaction_vs_ledger',
+    kinds: [kind],
+    reads: { suspects: true },
+    when: () => `f.l_mtid is not null and ${condition}`,
+    select: () => ({
+      discrepancy_key: `'${kind}:' || f.transaction_id`,
+      transaction_id: 'f.transaction_id',
+      merchant_transaction_id: 'f.l_mtid',
+      business_date: 'f.transaction_on',
+      currency: 'f.currency',
+      expected: `jsonb_build_object(${expected})`,
+      actual: `jsonb_build_object(${actual})`,
+      expected_amount_cents: 'f.amount_cents',
+      actual_amount_cents: 'f.l_amount',
+      difference_cents: 'f.l_amount - f.amount_cents',
+      candidates: bothSides,
+    }),
+  };
+}
+
+export const amountMismatch = pairRule(
+  'amount_mismatch',
+  'f.amount_cents <> f.l_amount',
+  `'amount_cents', f.amount_cents`,
+  `'amount_cents', f.l_amount`,
+);
+export const currencyMismatch = pairRule(
+  'currency_mismatch',
+  'f.currency <> f.l_currency',
+  `'currency', f.currency`,
+  `'currency', f.l_currency`,
+);
+export const typeMismatch = pairRule(
+  'type_mismatch',
+  'f.transaction_type is not null and f.transaction_type <> f.l_type',
+  `'transaction_type', f.transaction_type`,
+  `'transaction_type', f.l_type`,
+);
+export const statusMismatch = pairRule(
+  'status_mismatch',
+  `${statusClass('f.status')} <> ${statusClass('f.l_status')}`,
+  `'status', f.status, 'raw_status', f.raw_status`,
+  `'status', f.l_status`,
+);
+
+/** missing_at_provider: a booked DEBIT/CREDIT the provider does not know once the grace period has run out. */
+export const missingAtProvider: Rule = {
+  name: 'missing_at_provider',
+  rule: 'ledger_vs_provider',
+  kinds: ['missing_at_provider'],
+  reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)' },
+  when: (ctx) => sql`l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
+    and s.booked_on <= ${ctx.dueThrough}::date
+    and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))})`,
+  select: () => ({
+    discrepancy_key: `'missing_at_provider:' || l.merchant_transaction_id`,
+    transaction_id: 'l.transaction_id',
+    merchant_transaction_id: 'l.merchant_transaction_id',
+    business_date: 's.booked_on',
+    currency: 'l.currency',
+    expected: `jsonb_build_object('merchant_transaction_id', l.merchant_transaction_id, 'transaction_type', l.transaction_type,
+      'status', l.status, 'amount_cents', l.amount_cents, 'currency', l.currency, 'booked_at', l.booked_at)`,
+    expected_amount_cents: 'l.amount_cents',
+    candidates: `jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array())`,
+  }),
+};
+
+/**
+ * fee_mismatch against the contracted schedule, for successful transactions with a reported fee:
+ * reads every fact of the range (the schedule is not in the facts), the latest schedule row that
+ * applies to each.
+ */
+export const feeVsSchedule: Rule = {
+  name: 'fee_vs_schedule',
+  rule: 'fee_vs_schedule',
+  kinds: ['fee_mismatch'],
+  reads: {
+    from: () => `(
+      select distinct on (f.transaction_id) f.transaction_id, f.merchant_transaction_id, f.transaction_on, f.currency,
+        f.amount_cents, f.fee_cents, s.fixed_cents, s.basis_points, s.rounding,
+        s.fixed_cents + (f.amount_cents * s.basis_points + case when s.rounding = 'floor' then 0 else 5000 end) / 10000 as expected_fee,
+        s.product || '/' || s.transaction_type || '/' || s.currency || '/' || s.valid_from as schedule_key
+      from facts f
+      join fee_schedule s on s.product = f.product and s.transaction_type = f.transaction_type
+        and s.currency = f.currency and f.transaction_on >= s.valid_from
+        and (s.valid_to is null or f.transaction_on <= s.valid_to)
+      where f.status = 'SUCCESSFUL' and f.fee_cents is not null
+      order by f.transaction_id, s.valid_from desc
+    ) x`,
+  },
+  when: () => 'x.fee_cents <> x.expected_fee',
+  select: () => ({
+    discrepancy_key: `'fee_mismatch:fee_vs_schedule:' || x.transaction_id`,
+    transaction_id: 'x.transaction_id',
+    merchant_transaction_id: 'x.merchant_transaction_id',
+    business_date: 'x.transaction_on',
+    currency: 'x.currency',
+    expected: `jsonb_build_object('fee_cents', x.expected_fee, 'fixed_cents', x.fixed_cents, 'basis_points', x.basis_points,
+      'rounding', x.rounding, 'amount_cents', x.amount_cents)`,
+    actual: `jsonb_build_object('fee_cents', x.fee_cents)`,
+    expected_amount_cents: 'x.expected_fee',
+    actual_amount_cents: 'x.fee_cents',
+    difference_cents: 'x.fee_cents - x.expected_fee',
+    candidates: `jsonb_build_object('fee_schedule', jsonb_build_array(x.schedule_key))`,
+  }),
+};
+
+export const TRANSACTION_RULES: readonly Rule[] = [
+  missingInLedger,
+  duplicateMerchantTransaction,
+  amountMismatch,
+  currencyMismatch,
+  typeMismatch,
+  statusMismatch,
+  missingAtProvider,
+  feeVsSchedule,
+];

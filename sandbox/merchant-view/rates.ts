@@ -1,0 +1,40 @@
+/** How often the merchant side disagrees with the provider, by way of disagreeing. */
+
+export interface InjectionRates {
+  missingInLedger: number;
+  amountMismatch: number;
+  currencyMismatch: number;
+  typeMismatch: number;
+  statusMismatch: number;
+  /** Ledger-only entries, as a fraction of the provider transactions. */
+  missingAtProvider: number;
+  returnNotBooked: number;
+  returnAmountMismatch: number;
+  notificationMissing: number;
+  notificationLate: number;
+  notificationMismatch: number;
+  feeVsNotification: number;
+  duplicateMerchantTransaction: number;
+  /** Passed to the history as legacyConflictRate. */
+  sourceConflict: number;
+  /** Notifications delivered twice (same body): never a discrepancy. */
+  duplicateDelivery: number;
+}
+
+export const DEFAULT_RATES: InjectionRates = {
+  missingInLedger: 0.02,
+  amountMismatch: 0.02,
+  currencyMismatch: 0.01,
+  typeMismatch: 0.01,
+  statusMismatch: 0.015,
+  missingAtProvider: 0.015,
+  returnNotBooked: 0.1,
+  returnAmountMismatch: 0.1,
+  notificationMissing: 0.02,
+  notificationLate: 0.02,
+  notificationMismatch: 0.02,
+  feeVsNotification: 0.02,
+  duplicateMerchantTransaction: 0.01,
+  sourceConflict: 0.2,
+  duplicateDelivery: 0.05,
+};
