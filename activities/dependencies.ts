@@ -15,14 +15,29 @@ export type PullSourceFn<Client> = (
   req: PullRequest,
 ) => Promise<LoadSummary>;
 
-/** reconcile/reconcile-range.ts `reconcileRange`: idempotent matching of Eastern days from..to. */
-export type ReconcileRangeFn = (db: Kysely<Database>, req: { from: string; to: string }) => Promise<unknown>;
+/**
+ * reconcile/reconcile-range.ts `reconcileRange`: idempotent matching of Eastern days from..to (of one
+ * account's rows when it takes `account`).
+ */
+export type ReconcileRangeFn = (
+  db: Kysely<Database>,
+  req: { from: string; to: string; account?: string },
+) => Promise<unknown>;
+
+/** The provider accounts a worker serves: their names, and each one's client and config. */
+export interface AccountProviders<Client> {
+  readonly names: readonly string[];
+  get(account: string): { readonly client: Client; readonly config: Config } | undefined;
+}
 
 /** Everything the activities touch, handed in by the worker (or a test): no module-level state. */
 export interface ActivityDependencies<Client> {
   readonly handle: DatabaseHandle;
+  /** The client of the account `default` (and of every pull that names no account). */
   readonly provider: Client;
   readonly config: Config;
+  /** Every account's client; absent: the one account `default`, served by `provider` and `config`. */
+  readonly accounts?: AccountProviders<Client>;
   readonly pullSource: PullSourceFn<Client>;
   readonly reconcileRange: ReconcileRangeFn;
   /** Seconds between heartbeats while an activity has no progress to report (default 5, at most a third of its heartbeat timeout). */

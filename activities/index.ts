@@ -4,6 +4,7 @@ import { withFailureMapping } from './failure-mapping.ts';
 import { createPullSource } from './ingest/pull-source.ts';
 import { createReconcileWindow } from './reconcile/reconcile-window.ts';
 import { createClearPersonalData } from './retention/clear-personal-data.ts';
+import { createListAccounts } from './accounts/list-accounts.ts';
 
 export type { ActivityDependencies } from './dependencies.ts';
 
@@ -18,6 +19,7 @@ export function createActivities<Client>(deps: ActivityDependencies<Client>) {
     reconcileWindow: withFailureMapping(createReconcileWindow(deps)),
     clearPersonalData: withFailureMapping(createClearPersonalData(deps)),
     sendAlert: withFailureMapping(createSendAlert(deps)),
+    listAccounts: withFailureMapping(createListAccounts(deps)),
   };
 }
 

@@ -14,6 +14,7 @@ interface BackfillCliOptions {
   sources?: Source[];
   detach?: boolean;
   cancel?: boolean;
+  account?: string;
 }
 
 function parseSources(value: string): Source[] {
@@ -36,9 +37,11 @@ export async function openEmbeddedActivities(config: Config) {
       const result = await migrateToLatest(handle.db);
       if (result.error) throw result.error;
     }
-    const opened = openProductionActivities(config, handle);
+    const { loadAccounts } = await import('../config/accounts.ts');
+    const opened = openProductionActivities(config, handle, { accounts: loadAccounts() });
     return {
       activities: opened.activities,
+      accounts: opened.accounts,
       close: async () => {
         await opened.close();
         await handle.close();
@@ -70,6 +73,10 @@ export function registerBackfill(program: Command): void {
         parseSources,
       ),
     )
+    .option(
+      '--account <name>',
+      'load this provider account only (recon accounts list); default every account, each window once per account',
+    )
     .option('--detach', 'start (or find) the backfill and return at once')
     .option('--cancel', 'cancel the backfill of this range (its running windows are cancelled)')
     .action((options: BackfillCliOptions) =>
@@ -81,6 +88,8 @@ export function registerBackfill(program: Command): void {
           throw new UsageError((error as Error).message);
         }
         const { parallelism, windowDays, sources } = options;
+        const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');
+        const accounts = selectAccounts(loadAccounts(), options.account).map((a) => a.name);
 
         const { installRuntime, shutdownRuntime } = await import('../workers/runtime.ts');
         installRuntime({ level: 'ERROR', shutdownSignals: [] });
@@ -95,7 +104,7 @@ export function registerBackfill(program: Command): void {
         process.once('SIGINT', onSignal);
         process.once('SIGTERM', onSignal);
         try {
-          const workflowId = backfillWorkflowId(options.from, options.to);
+          const workflowId = backfillWorkflowId(options.from, options.to, options.account);
           if (options.cancel) {
             await session.client.workflow.getHandle(workflowId).cancel();
             process.stdout.write(`${workflowId}: cancellation requested (running windows are cancelled)\n`);
@@ -107,6 +116,8 @@ export function registerBackfill(program: Command): void {
             to: options.to,
             parallelism,
             windowDays,
+            accounts,
+            ...(options.account ? { account: options.account } : {}),
             taskQueue: session.taskQueue,
             ...(sources ? { sources } : {}),
           });
@@ -135,7 +146,15 @@ export function registerBackfill(program: Command): void {
             return 0;
           }
           for (const f of outcome.progress?.failures ?? [])
-            process.stderr.write(`failed ${f.from}..${f.to}: ${f.message}\n`);
+            process.stderr.write(
+              `failed ${f.account === undefined ? '' : `account ${f.account} `}${f.from}..${f.to}: ${f.message}\n`,
+            );
+          for (const a of outcome.progress?.accounts ?? []) {
+            process.stderr.write(
+              `account ${a.account}: ${a.windowsFailed > 0 ? 'FAILED' : a.windowsLeft > 0 ? 'unfinished' : 'completed'}, ` +
+                `${a.windowsDone} of ${a.windowsTotal} windows done, ${a.windowsFailed} failed, ${a.rowsLoaded} rows loaded\n`,
+            );
+          }
           process.stderr.write(`${workflowId}: ${outcome.status.toLowerCase()}\n`);
           return 1;
         } finally {

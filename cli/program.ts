@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, type Option } from 'commander';
+import { registerAccounts } from './accounts.ts';
 import { registerAnalysts } from './analysts.ts';
 import { registerBackfill } from './backfill.ts';
 import { registerDemo } from './demo.ts';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerParse(program);
   registerImport(program);
   registerLedger(program);
+  registerAccounts(program);
   registerPull(program);
   registerSandbox(program);
   registerNotifications(program);

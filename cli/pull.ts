@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { SOURCES } from '../domain/records.ts';
 import { dateArg, MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { describeError, EXIT, runCommand } from './run.ts';
 
 interface PullCliOptions {
   source: (typeof SOURCES)[number];
@@ -10,6 +10,7 @@ interface PullCliOptions {
   output: 'JSON' | 'CSV';
   zip?: boolean;
   maxRejected?: number;
+  account?: string;
 }
 
 export function registerPull(program: Command): void {
@@ -28,35 +29,55 @@ export function registerPull(program: Command): void {
     )
     .option('--zip', 'ask the report API for a zipped body (report sources)')
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
+    .option(
+      '--account <name>',
+      'the provider account to pull (recon accounts list); default every account, one after another (a JSON array then, when there are several)',
+    )
     .action((options: PullCliOptions) =>
       runCommand(async (config) => {
-        const { createProviderClient } = await import('../provider/client/index.ts');
+        const { configForAccount, loadAccounts, selectAccounts } = await import('../config/accounts.ts');
+        const { createAccountClient } = await import('../provider/client/account-client.ts');
         const { pullSource } = await import('../ingest/pull-source.ts');
         const { openDatabase } = await import('../db/connect.ts');
         const { warnRejected } = await import('./load-file.ts');
-        const client = createProviderClient(config);
+        const accounts = loadAccounts();
+        const selected = selectAccounts(accounts, options.account);
+        const handle = await openDatabase(config);
+        const summaries: unknown[] = [];
+        let failed = 0;
         try {
-          const handle = await openDatabase(config);
-          try {
-            const summary = await pullSource(
-              { handle, client, config },
-              {
-                source: options.source,
-                from: options.from,
-                to: options.to,
-                origin: 'pull',
-                output: { type: options.output, zip: options.zip === true },
-                ...(options.maxRejected !== undefined ? { maxRejected: options.maxRejected } : {}),
-              },
-            );
-            process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-            warnRejected(summary);
-          } finally {
-            await handle.close();
+          for (const account of selected) {
+            const client = createAccountClient(config, accounts, account);
+            try {
+              const summary = await pullSource(
+                { handle, client, config: configForAccount(config, account) },
+                {
+                  source: options.source,
+                  from: options.from,
+                  to: options.to,
+                  origin: 'pull',
+                  account: account.name,
+                  output: { type: options.output, zip: options.zip === true },
+                  ...(options.maxRejected !== undefined ? { maxRejected: options.maxRejected } : {}),
+                },
+              );
+              summaries.push(selected.length > 1 ? { account: account.name, ...summary } : summary);
+              warnRejected(summary);
+            } catch (error) {
+              // One account's failure does not stop the others; alone, it is the command's error.
+              if (selected.length === 1) throw error;
+              failed++;
+              process.stderr.write(`recon: account ${account.name}: ${describeError(error)}\n`);
+            } finally {
+              await client.close();
+            }
           }
         } finally {
-          await client.close();
+          await handle.close();
         }
+        const out = selected.length === 1 ? summaries[0] : summaries;
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+        return failed > 0 ? EXIT.failed : 0;
       }),
     );
 }

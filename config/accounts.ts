@@ -1,110 +1,221 @@
-import { readFileSync } from 'node:fs';
-import { ConfigError } from '../domain/errors.ts';
-import type { Environment } from './config.ts';
-
 /**
- * The provider accounts of this warehouse (PRODUCT.md, Several provider accounts). This is the part
- * the data side reads: names, environments, legacy merchant ids (to file ledger entries and
- * notifications under their account), notification secrets and currencies. The accounts file's
- * credentials belong to the provider clients.
+ * The provider accounts this warehouse covers (PRODUCT.md "Several provider accounts").
+ *
+ * With RECON_ACCOUNTS_FILE, the accounts of that file, their secrets resolved from the environment
+ * variables or files it points at. Without it, the single-account variables (RECON_CLIENT_ID, …) form
+ * the account `default`.
+ *
+ * Secrets are own, non-enumerable properties of each frozen account: code reads them by name
+ * (`account.clientSecret`), while JSON.stringify, util.inspect, object spread and structured logging
+ * never copy them, so an account passed by mistake to a log line, an error or a workflow payload
+ * carries no secret.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ConfigError, UsageError } from '../domain/errors.ts';
+import { loadConfig, type Config, type Environment } from './config.ts';
+import {
+  parseAccountsText,
+  SECRET_FIELDS,
+  validateAccountsFile,
+  type AccountEntry,
+  type SecretField,
+} from './accounts-file.ts';
+import { describeSecretRef, resolveSecretRef } from './secret-ref.ts';
+
+export { ACCOUNT_NAME, SECRET_FIELDS, type SecretField } from './accounts-file.ts';
+
+/** The account of the single-account variables, and of every row migrated from a one-account warehouse. */
+export const DEFAULT_ACCOUNT = 'default';
+
 export interface Account {
   readonly name: string;
   readonly environment: Environment;
+  readonly baseUrl?: string;
+  readonly authUrl?: string;
+  readonly queryUrl?: string;
+  readonly clientId?: string;
+  readonly clientSecret?: string;
   readonly legacyMerchantId?: string;
-  /** The resolved secret the provider sends with this account's notifications, if it has its own. */
+  readonly legacyMerchantPass?: string;
   readonly notificationSecret?: string;
+  /** Settlement currency, when the account has one (ISO 4217). */
   readonly currency?: string;
+  /**
+   * Where each secret that is set comes from (`env NAME`, `file PATH`), for `recon accounts list`;
+   * never the secret itself. Absent on accounts built in code ({@link accountsOf}).
+   */
+  readonly secretSources?: Readonly<Partial<Record<SecretField, string>>>;
 }
 
 export interface Accounts {
   readonly list: readonly Account[];
   byName(name: string): Account | undefined;
-  byMerchantId(id: string): Account | undefined;
+  byMerchantId(merchantId: string): Account | undefined;
+  /** Where the list came from: the accounts file's path, or `environment` for the account `default`. */
+  readonly origin: string;
 }
 
-export const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
+type AccountFields = Omit<Account, SecretField | 'secretSources'>;
 
-export function accountsOf(list: readonly Account[]): Accounts {
-  const names = new Map(list.map((a) => [a.name, a]));
-  const merchants = new Map(
-    list.filter((a) => a.legacyMerchantId !== undefined).map((a) => [a.legacyMerchantId!, a]),
-  );
-  return {
-    list,
-    byName: (name) => names.get(name),
-    byMerchantId: (id) => merchants.get(id),
-  };
-}
-
-type SecretRef = { env: string } | { file: string };
-
-function secret(ref: unknown, where: string, env: NodeJS.ProcessEnv): string | undefined {
-  if (ref === undefined || ref === null) return undefined;
-  const r = ref as Partial<Record<'env' | 'file', unknown>>;
-  if (typeof ref === 'object' && typeof r.env === 'string') {
-    const value = env[r.env];
-    if (!value) throw new ConfigError(`${where}: environment variable ${r.env} is not set`);
-    return value;
+function freezeAccount(
+  fields: AccountFields,
+  secrets: Partial<Record<SecretField, string>>,
+  sources: Partial<Record<SecretField, string>>,
+): Account {
+  const account: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) account[key] = value;
+  account.secretSources = Object.freeze({ ...sources });
+  for (const field of SECRET_FIELDS) {
+    if (secrets[field] === undefined) continue;
+    Object.defineProperty(account, field, { value: secrets[field], enumerable: false });
   }
-  if (typeof ref === 'object' && typeof r.file === 'string') {
-    try {
-      return readFileSync(r.file, 'utf8').trim();
-    } catch {
-      throw new ConfigError(`${where}: cannot read the secret file ${r.file}`);
-    }
-  }
-  throw new ConfigError(`${where}: a secret is { "env": VAR } or { "file": PATH }, never inline`);
+  return Object.freeze(account) as unknown as Account;
 }
-
-const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 /**
- * The accounts of RECON_ACCOUNTS_FILE (JSON), or, without it, the single-account variables as the
- * account `default`.
+ * The accounts of a list built in code (tests, tools); `origin` says where they come from
+ * (`environment`: the RECON_* variables, whose names the provider client's messages then use).
+ */
+export function accountsOf(list: readonly Account[], origin = 'code'): Accounts {
+  const byName = new Map(list.map((a) => [a.name, a]));
+  const byMerchant = new Map(
+    list.filter((a) => a.legacyMerchantId !== undefined).map((a) => [a.legacyMerchantId!, a]),
+  );
+  return Object.freeze({
+    list: Object.freeze([...list]),
+    origin,
+    byName: (name: string) => byName.get(name),
+    byMerchantId: (id: string) => byMerchant.get(id),
+  });
+}
+
+function defaultAccount(config: Config): Account {
+  const p = config.provider;
+  const secrets = {
+    clientSecret: p.clientSecret,
+    legacyMerchantPass: p.legacyMerchantPass,
+    notificationSecret: config.notificationSecret,
+  };
+  const variables: Record<SecretField, string> = {
+    clientSecret: 'RECON_CLIENT_SECRET',
+    legacyMerchantPass: 'RECON_LEGACY_MERCHANT_PASS',
+    notificationSecret: 'RECON_NOTIFICATION_SECRET',
+  };
+  const sources: Partial<Record<SecretField, string>> = {};
+  for (const field of SECRET_FIELDS)
+    if (secrets[field] !== undefined) sources[field] = `env ${variables[field]}`;
+  return freezeAccount(
+    {
+      name: DEFAULT_ACCOUNT,
+      environment: config.environment,
+      baseUrl: p.baseUrl,
+      authUrl: p.authUrl,
+      queryUrl: p.queryUrl,
+      clientId: p.clientId,
+      legacyMerchantId: p.legacyMerchantId,
+    },
+    secrets,
+    sources,
+  );
+}
+
+function resolveEntry(
+  e: AccountEntry,
+  i: number,
+  environment: Environment,
+  env: NodeJS.ProcessEnv,
+  baseDir: string,
+  problems: string[],
+): Account {
+  const secrets: Partial<Record<SecretField, string>> = {};
+  const sources: Partial<Record<SecretField, string>> = {};
+  for (const field of SECRET_FIELDS) {
+    const ref = e.secrets[field];
+    if (!ref) continue;
+    const resolved = resolveSecretRef(ref, env, baseDir);
+    if ('problem' in resolved) problems.push(`accounts[${i}].${field}: ${resolved.problem}`);
+    else {
+      secrets[field] = resolved.value;
+      sources[field] = describeSecretRef(ref, baseDir);
+    }
+  }
+  const { secrets: _refs, environment: own, ...fields } = e;
+  return freezeAccount({ ...fields, environment: own ?? environment }, secrets, sources);
+}
+
+/**
+ * Reads the accounts: RECON_ACCOUNTS_FILE when set, else the account `default` from the
+ * single-account variables. Throws one {@link ConfigError} listing every problem, each with the path
+ * of its field (`accounts[1].clientSecret: …`); no message ever contains a secret.
  */
 export function loadAccounts(env: NodeJS.ProcessEnv = process.env): Accounts {
-  const environment = (text(env.RECON_ENVIRONMENT) ?? 'staging') as Environment;
-  const file = text(env.RECON_ACCOUNTS_FILE);
-  if (!file) {
-    return accountsOf([
-      {
-        name: 'default',
-        environment,
-        legacyMerchantId: text(env.RECON_LEGACY_MERCHANT_ID),
-        notificationSecret: text(env.RECON_NOTIFICATION_SECRET),
-      },
-    ]);
-  }
-  let parsed: { accounts?: unknown };
+  const file = env.RECON_ACCOUNTS_FILE?.trim();
+  if (!file) return singleAccount(loadConfig(env));
+  const path = resolve(file);
+  const fail = (problems: string[]): never => {
+    throw new ConfigError(
+      `RECON_ACCOUNTS_FILE ${path}: ${problems.length > 1 ? `${problems.length} problems: ` : ''}${problems.join('; ')}`,
+    );
+  };
+  let text: string;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8')) as { accounts?: unknown };
+    text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`RECON_ACCOUNTS_FILE ${file}: ${(error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    return fail([`cannot be read (${code}): fix the path or unset RECON_ACCOUNTS_FILE`]);
   }
-  if (!Array.isArray(parsed.accounts) || parsed.accounts.length === 0) {
-    throw new ConfigError(`RECON_ACCOUNTS_FILE ${file}: "accounts" must be a non-empty list`);
+  const parsed = parseAccountsText(text, path);
+  if ('problem' in parsed) return fail([parsed.problem]);
+  const { entries, problems } = validateAccountsFile(parsed.value);
+  if (problems.length > 0) return fail(problems);
+  const environment = loadConfig(env).environment;
+  const list = entries.map((e, i) => resolveEntry(e, i, environment, env, dirname(path), problems));
+  const environments = [...new Set(list.map((a) => a.environment))];
+  if (environments.length > 1) {
+    problems.push(
+      `accounts mix the ${environments.join(' and ')} environments: a warehouse holds one environment's data; use one accounts file per warehouse`,
+    );
   }
-  const list = parsed.accounts.map((raw: Record<string, unknown>, i): Account => {
-    const name = text(raw.name);
-    if (!name || !ACCOUNT_NAME.test(name)) {
-      throw new ConfigError(
-        `RECON_ACCOUNTS_FILE accounts[${i}].name: 1-32 lower-case letters, digits or - (got ${JSON.stringify(raw.name)})`,
-      );
-    }
-    const where = `RECON_ACCOUNTS_FILE account ${name}`;
-    return {
-      name,
-      environment: (text(raw.environment) ?? environment) as Environment,
-      legacyMerchantId: text(raw.legacyMerchantId),
-      notificationSecret: secret(raw.notificationSecret as SecretRef | undefined, where, env),
-      currency: text(raw.currency),
-    };
+  if (problems.length > 0) return fail(problems);
+  return accountsOf(list, path);
+}
+
+/** The one account `default` of a config's single-account settings (RECON_BASE_URL, …). */
+export function singleAccount(config: Config): Accounts {
+  return accountsOf([defaultAccount(config)], 'environment');
+}
+
+/** The accounts a command covers: the one named by `--account`, or all of them. */
+export function selectAccounts(accounts: Accounts, name: string | undefined): readonly Account[] {
+  if (name === undefined) return accounts.list;
+  const account = accounts.byName(name);
+  if (!account) {
+    throw new UsageError(
+      `no account named ${JSON.stringify(name)}: the accounts are ${accounts.list.map((a) => a.name).join(', ')} (recon accounts list)`,
+    );
+  }
+  return [account];
+}
+
+/**
+ * The application config as one account sees it: the account's environment, provider settings and
+ * notification secret in place of the single-account variables. Code that takes a {@link Config}
+ * (the provider client, the pull) serves that account with it.
+ */
+export function configForAccount(config: Config, account: Account): Config {
+  return Object.freeze({
+    ...config,
+    environment: account.environment,
+    provider: Object.freeze({
+      baseUrl: account.baseUrl,
+      authUrl: account.authUrl,
+      queryUrl: account.queryUrl,
+      clientId: account.clientId,
+      clientSecret: account.clientSecret,
+      legacyMerchantId: account.legacyMerchantId,
+      legacyMerchantPass: account.legacyMerchantPass,
+    }),
+    notificationSecret: account.notificationSecret,
   });
-  const seen = new Set<string>();
-  for (const a of list) {
-    if (seen.has(a.name)) throw new ConfigError(`RECON_ACCOUNTS_FILE: account ${a.name} is listed twice`);
-    seen.add(a.name);
-  }
-  return accountsOf(list);
 }

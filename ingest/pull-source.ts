@@ -13,6 +13,7 @@ import {
   type ProviderClient,
   type ProviderResponseStream,
 } from '../provider/client/index.ts';
+import { DEFAULT_ACCOUNT } from '../config/accounts.ts';
 
 /** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
 export class InvalidPullWindow extends UsageError {}
@@ -24,6 +25,8 @@ export interface PullSourceRequest {
   /** Last Eastern day, YYYY-MM-DD, inclusive; at most 40 days after from, counting both. */
   to: string;
   origin: 'pull' | 'workflow';
+  /** The provider account pulled for (the client passed in must be that account's); default `default`. */
+  account?: string;
   workflowId?: string;
   /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
   maxRejected?: number;
@@ -81,6 +84,7 @@ export async function pullSource(
   const common = {
     source: req.source,
     origin: req.origin,
+    account: req.account ?? DEFAULT_ACCOUNT,
     environment: deps.config.environment,
     window: { start: window.start, end: window.end },
     workflowId: req.workflowId,

@@ -87,6 +87,12 @@ interface UndiciRequest {
   readonly path?: string;
 }
 
+interface ProviderUrls {
+  readonly baseUrl?: string | undefined;
+  readonly authUrl?: string | undefined;
+  readonly queryUrl?: string | undefined;
+}
+
 /**
  * Counts the provider client's requests (undici's diagnostics channels; they see every request of
  * the process's undici, so anything that is not one of the configured provider URLs is `other`).
@@ -94,20 +100,25 @@ interface UndiciRequest {
  */
 export function countProviderRequests(
   metrics: ReconMetrics,
-  urls: {
-    readonly baseUrl: string | undefined;
-    readonly authUrl: string | undefined;
-    readonly queryUrl: string | undefined;
-  },
+  /** The provider's addresses: of the account `default`, or of every account (several accounts). */
+  provider: ProviderUrls | readonly ProviderUrls[],
 ): () => void {
-  const endpointOf = (request: UndiciRequest): string => {
-    const url = `${String(request.origin ?? '').replace(/\/$/, '')}${request.path ?? ''}`;
+  const all: readonly ProviderUrls[] = Array.isArray(provider) ? provider : [provider as ProviderUrls];
+  const endpointIn = (urls: ProviderUrls, url: string): string | null => {
     if (urls.authUrl && url.startsWith(urls.authUrl.replace(/\/$/, ''))) return 'token';
     if (urls.queryUrl && url.startsWith(urls.queryUrl.replace(/\/$/, ''))) return 'legacy-query';
     if (urls.baseUrl && url.startsWith(urls.baseUrl.replace(/\/$/, ''))) {
       if (url.includes('/transaction-status')) return 'transaction-status';
       if (url.includes('/report')) return 'report';
       return 'report-api';
+    }
+    return null;
+  };
+  const endpointOf = (request: UndiciRequest): string => {
+    const url = `${String(request.origin ?? '').replace(/\/$/, '')}${request.path ?? ''}`;
+    for (const urls of all) {
+      const endpoint = endpointIn(urls, url);
+      if (endpoint) return endpoint;
     }
     return 'other';
   };

@@ -60,6 +60,15 @@ export { LEGACY_CODES } from './history/types.ts';
 
 const DAY_MICROS = 24 * HOUR_MICROS;
 
+function seedOf(seed: number | string): number {
+  return typeof seed === 'number' ? seed >>> 0 : hashString(seed);
+}
+
+/** Three base-36 characters of the seed, in every id of the history. */
+function tagOf(seed: number | string): string {
+  return (seedOf(seed) % 46656).toString(36).toUpperCase().padStart(3, '0');
+}
+
 /** Creates the history. Cheap: nothing is generated until asked. */
 export function createHistory(input: HistoryOptions): History {
   if (!Number.isSafeInteger(input.transactions) || input.transactions < 0) {
@@ -77,9 +86,11 @@ export function createHistory(input: HistoryOptions): History {
     merchantId: input.merchantId ?? 'IBTMERCH0001',
     legacyMerchantId: input.legacyMerchantId ?? 'EXF00001',
     legacyConflictRate: input.legacyConflictRate ?? 0,
+    currency: input.currency ?? null,
+    merchantTransactionTag: input.merchantTransactionTag ?? tagOf(input.seed),
   };
-  const seed = typeof input.seed === 'number' ? input.seed >>> 0 : hashString(input.seed);
-  const tag = (seed % 46656).toString(36).toUpperCase().padStart(3, '0');
+  const seed = seedOf(input.seed);
+  const tag = tagOf(input.seed);
   const n = input.transactions;
   const defaultAsOfUs = easternMidnightMs(addDays(input.to, 31)) * 1000;
   const added: HistoryTransaction[] = [];

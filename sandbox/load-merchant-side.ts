@@ -40,17 +40,29 @@ export async function loadMerchantSide(
   handle: DatabaseHandle,
   view: MerchantView,
   environment: Environment,
+  options: { feeSchedule?: boolean; account?: string } = {},
 ): Promise<{ ledger: LoadSummary; notifications: ImportSummary }> {
+  // The provider account of the view's ledger entries (LedgerLoadRequest.account of the warehouse with accounts).
+  const request = {
+    fileName: 'sandbox-merchant-ledger.ndjson',
+    origin: 'file' as const,
+    environment,
+    ...(options.account === undefined ? {} : { account: options.account }),
+  };
   const ledger = await loadLedger(
     handle,
-    { fileName: 'sandbox-merchant-ledger.ndjson', origin: 'file', environment },
+    request,
     Readable.from(view.ledger.map(({ kind: _kind, ...row }) => `${JSON.stringify(row)}\n`)),
   );
-  await insertFeeSchedule(handle.db, view.feeSchedule);
+  // Several views of one merchant (one per provider account) share its fee schedule: loaded once.
+  if (options.feeSchedule !== false) await insertFeeSchedule(handle.db, view.feeSchedule);
   const notifications = await importNotificationHistory(
     handle.db,
     Readable.from(view.notifications.map((n) => `${JSON.stringify(n)}\n`)),
-    { fileName: 'sandbox-notifications.ndjson' },
+    {
+      fileName: 'sandbox-notifications.ndjson',
+      ...(options.account === undefined ? {} : { account: options.account }),
+    },
   );
   return { ledger, notifications };
 }

@@ -4,7 +4,7 @@ import type {
   ReturnRecord,
   TransactionRecord,
 } from '../domain/records.ts';
-import { createHistory, type History, type HistoryTransaction } from './history.ts';
+import { createHistory, type History, type HistoryOptions, type HistoryTransaction } from './history.ts';
 import { checkFee, SANDBOX_FEE_SCHEDULE, type FeeScheduleEntry } from './merchant-view/fee-schedule.ts';
 import {
   plantLedgerEntry,
@@ -58,6 +58,11 @@ export interface MerchantViewOptions {
   readonly from: string;
   readonly to: string;
   readonly rates?: Partial<InjectionRates>;
+  /** The provider account's ids, settlement currency and merchant transaction id tag (history options). */
+  readonly account?: Pick<
+    HistoryOptions,
+    'merchantId' | 'legacyMerchantId' | 'currency' | 'merchantTransactionTag'
+  >;
 }
 
 export interface MerchantView {
@@ -88,6 +93,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     from: options.from,
     to: options.to,
     legacyConflictRate: rates.sourceConflict,
+    ...options.account,
   });
   const asOf = `${addDays(options.to, 31)}T05:00:00.000Z`;
   const providerTransactions: TransactionRecord[] = [];

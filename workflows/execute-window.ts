@@ -24,7 +24,7 @@ export async function executeWindow(input: WindowInput): Promise<WindowResult> {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       if (wait >= TWIN_WAITS) {
         throw ApplicationFailure.nonRetryable(
-          `window ${input.from}..${input.to} (${workflowId}) was still running for another workflow after ` +
+          `${input.account === undefined ? '' : `account ${input.account}: `}window ${input.from}..${input.to} (${workflowId}) was still running for another workflow after ` +
             `${TWIN_WAITS} waits of ${TWIN_WAIT}: see that workflow in Temporal, then run this range again`,
           'WindowBusy',
         );

@@ -1,8 +1,15 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  isCancellation,
+  patched,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import { clearPersonalDataOptions } from './activity-options.ts';
-import type { NightlyInput, NightlyResult, RetentionResult, WindowResult } from './types.ts';
+import { clearPersonalDataOptions, listAccountsOptions } from './activity-options.ts';
+import type { NightlyInput, NightlyResult, RetentionResult, WindowFailure, WindowResult } from './types.ts';
+import { childFailureMessage } from './backfill-workflow.ts';
 import { executeWindow } from './execute-window.ts';
 import { addDays, isValidDate } from '../domain/time/calendar.ts';
 import { easternDateOfMs } from '../domain/time/eastern.ts';
@@ -15,6 +22,13 @@ export const DEFAULT_LOOKBACK_DAYS = 3;
  * without the activity call; new runs record the marker and call it.
  */
 export const RETENTION_PATCH = 'nightly-raw-retention';
+
+/**
+ * Patch id of the per-account run: runs recorded before it (test/histories/nightly.json) replay
+ * with windows of no account; new runs ask the worker for its accounts and run each account's
+ * windows as their own children.
+ */
+export const ACCOUNTS_PATCH = 'nightly-accounts';
 
 /** Set by the server on every workflow a Schedule starts: the time the action stands for. */
 const scheduledStartTime = defineSearchAttributeKey(
@@ -57,13 +71,48 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
   const to = input.day ?? easternDateOfMs(instant.getTime());
   const from = addDays(to, -lookback);
   const windows: WindowResult[] = [];
-  for (const window of splitWindows(from, to)) {
-    windows.push(await executeWindow({ ...window, ...(input.sources ? { sources: input.sources } : {}) }));
+  const failedAccounts: WindowFailure[] = [];
+  const sources = input.sources ? { sources: input.sources } : {};
+  if (patched(ACCOUNTS_PATCH)) {
+    const { listAccounts } = proxyActivities<activities.Activities>(listAccountsOptions);
+    const accounts = await listAccounts();
+    // Accounts side by side, each its windows in order: one account's outage never stops another.
+    const outcomes = await Promise.allSettled(
+      accounts.map(async (account) => {
+        const done: WindowResult[] = [];
+        for (const window of splitWindows(from, to)) {
+          try {
+            done.push(await executeWindow({ ...window, account, ...sources }));
+          } catch (error) {
+            if (isCancellation(error)) throw error;
+            failedAccounts.push({ ...window, account, message: childFailureMessage(error) });
+            break;
+          }
+        }
+        return done;
+      }),
+    );
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      windows.push(...outcome.value);
+    }
+  } else {
+    for (const window of splitWindows(from, to)) {
+      windows.push(await executeWindow({ ...window, ...sources }));
+    }
   }
   let retention: RetentionResult | null | undefined;
   if (patched(RETENTION_PATCH)) {
     const { clearPersonalData } = proxyActivities<activities.Activities>(clearPersonalDataOptions);
     retention = await clearPersonalData();
+  }
+  if (failedAccounts.length > 0) {
+    // After the other accounts and the retention step: the run fails so the schedule shows it.
+    throw ApplicationFailure.nonRetryable(
+      `nightly ${from}..${to}: ${failedAccounts.length} account(s) failed, the others completed; ` +
+        failedAccounts.map((f) => `${f.account}: ${f.message}`).join(' | '),
+      'NightlyAccountsFailed',
+    );
   }
   return {
     from,

@@ -12,6 +12,11 @@ export interface PullSourceInput {
   readonly source: Source;
   readonly from: string;
   readonly to: string;
+  /**
+   * The provider account to pull for (config/accounts.ts); the account `default` when absent (runs
+   * recorded before accounts existed).
+   */
+  readonly account?: string;
 }
 
 /** Discrepancies of one kind in one currency after a run: how many and the cents they concern. */
@@ -53,6 +58,12 @@ export interface ActivityTuning {
 }
 
 export interface WindowInput extends DayWindow {
+  /**
+   * The provider account of the window: its pulls run on the account's own task queue (its rate
+   * limit) with its credentials, and matching covers its rows. Absent: the runs recorded before
+   * accounts existed, which pull on the workflow's queue for the account `default`.
+   */
+  readonly account?: string;
   /** Sources to pull; all five when omitted. */
   readonly sources?: readonly Source[];
   /** Overrides of the activity presets; absent in production. */
@@ -60,6 +71,7 @@ export interface WindowInput extends DayWindow {
 }
 
 export interface WindowResult extends DayWindow {
+  readonly account?: string;
   readonly rowsRead: number;
   readonly rowsLoaded: number;
   readonly rowsRejected: number;
@@ -68,12 +80,31 @@ export interface WindowResult extends DayWindow {
 }
 
 export interface WindowFailure extends DayWindow {
+  /** The window's account, when the backfill runs per account. */
+  readonly account?: string;
   readonly message: string;
+}
+
+/** Rows and windows of one account in a backfill (carried across continue-as-new). */
+export interface AccountTotals {
+  windowsDone: number;
+  rowsRead: number;
+  rowsLoaded: number;
+  rowsRejected: number;
+}
+
+/** Progress of one account in a backfill: its share of {@link BackfillProgress}. */
+export interface AccountProgress extends AccountTotals {
+  readonly account: string;
+  readonly windowsTotal: number;
+  readonly windowsFailed: number;
+  readonly windowsLeft: number;
+  readonly failures: readonly WindowFailure[];
 }
 
 /** Progress of a backfill, carried across continue-as-new (small: dates and counts). */
 export interface BackfillState {
-  /** `from` of each window that completed. */
+  /** Key of each window that completed: its `from`, or `account/from` when the backfill runs per account. */
   readonly done: string[];
   readonly failures: WindowFailure[];
   rowsRead: number;
@@ -83,6 +114,8 @@ export interface BackfillState {
   readonly startedAt: string;
   /** Runs of this workflow id so far (1 + continue-as-new count). */
   runs: number;
+  /** Per account, when the backfill runs per account. */
+  readonly byAccount?: Record<string, AccountTotals>;
 }
 
 export interface BackfillInput {
@@ -95,6 +128,12 @@ export interface BackfillInput {
   /** Windows started by one run before it continues as new (default 100), which keeps histories small. */
   readonly maxWindowsPerRun?: number;
   readonly sources?: readonly Source[];
+  /**
+   * The provider accounts to load, each window once per account (child ids include the account);
+   * one account's failures never stop the others. Absent: one window per range, for the account
+   * `default`, as runs recorded before accounts existed.
+   */
+  readonly accounts?: readonly string[];
   /** Overrides of the activity presets, passed to every window; absent in production. */
   readonly activityTuning?: ActivityTuning;
   /** Carried by continue-as-new; absent on the first run. */
@@ -113,7 +152,9 @@ export interface BackfillProgress {
   readonly rowsLoaded: number;
   readonly rowsRejected: number;
   readonly failures: readonly WindowFailure[];
-  readonly running: readonly DayWindow[];
+  readonly running: readonly (DayWindow & { readonly account?: string })[];
+  /** Per account, when the backfill runs per account. */
+  readonly accounts?: readonly AccountProgress[];
   readonly startedAt: string;
   readonly runs: number;
   readonly finished: boolean;
@@ -127,6 +168,7 @@ export interface BackfillResult {
   readonly rowsLoaded: number;
   readonly rowsRejected: number;
   readonly runs: number;
+  readonly accounts?: readonly AccountProgress[];
 }
 
 export interface NightlyInput {
@@ -166,6 +208,8 @@ export type AlertInput = RunSummaryAlert | WindowFailureAlert;
 /** After the reconcile run of a window of the nightly schedule or of a backfill. */
 export interface RunSummaryAlert extends DayWindow {
   readonly type: 'summary';
+  /** The window's provider account, when the run is per account. */
+  readonly account?: string;
   /** The window workflow's id and run id: the run id keys the deliveries (one summary per run). */
   readonly workflowId: string;
   readonly workflowRunId: string;
@@ -184,6 +228,8 @@ export interface RunSummaryAlert extends DayWindow {
 /** A window that failed after its retries. */
 export interface WindowFailureAlert extends DayWindow {
   readonly type: 'failure';
+  /** The window's provider account, when the run is per account. */
+  readonly account?: string;
   readonly workflowId: string;
   readonly workflowRunId: string;
   readonly startedBy: string | null;

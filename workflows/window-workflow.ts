@@ -17,6 +17,7 @@ import {
 } from './activity-options.ts';
 import type { PullSummary } from '../domain/load-summary.ts';
 import type { AlertInput, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
+import { providerTaskQueue } from './task-queues.ts';
 import { daysInclusive } from '../domain/time/calendar.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 
@@ -42,6 +43,7 @@ export function summaryAlert(input: WindowInput, reconcile: ReconcileWindowSumma
     type: 'summary',
     from: input.from,
     to: input.to,
+    ...accountOf(input),
     workflowId: info.workflowId,
     workflowRunId: info.runId,
     startedBy: info.parent?.workflowId ?? null,
@@ -51,6 +53,11 @@ export function summaryAlert(input: WindowInput, reconcile: ReconcileWindowSumma
     resolved: count('lifecycle.resolved'),
     discrepancies: reconcile.discrepancies ?? [],
   };
+}
+
+/** `{ account }` when the window has one: inputs of runs recorded before accounts stay as they were. */
+function accountOf(input: WindowInput): { account?: string } {
+  return input.account === undefined ? {} : { account: input.account };
 }
 
 /**
@@ -95,6 +102,7 @@ export async function windowWorkflow(input: WindowInput): Promise<WindowResult> 
         type: 'failure',
         from: input.from,
         to: input.to,
+        ...accountOf(input),
         workflowId: info.workflowId,
         workflowRunId: info.runId,
         startedBy: info.parent?.workflowId ?? null,
@@ -108,15 +116,19 @@ export async function windowWorkflow(input: WindowInput): Promise<WindowResult> 
 }
 
 async function loadAndReconcile(input: WindowInput): Promise<WindowResult> {
+  const pullOptions = tunedActivityOptions(pullSourceOptions, input.activityTuning);
+  // An account's pulls go through its own queue, whose rate limit is that account's provider quota.
   const { pullSource } = proxyActivities<activities.Activities>(
-    tunedActivityOptions(pullSourceOptions, input.activityTuning),
+    input.account === undefined
+      ? pullOptions
+      : { ...pullOptions, taskQueue: providerTaskQueue(workflowInfo().taskQueue, input.account) },
   );
   const { reconcileWindow } = proxyActivities<activities.Activities>(
     tunedActivityOptions(reconcileWindowOptions, input.activityTuning),
   );
   const sources = input.sources ?? SOURCES;
   const settled = await Promise.allSettled(
-    sources.map((source) => pullSource({ source, from: input.from, to: input.to })),
+    sources.map((source) => pullSource({ source, from: input.from, to: input.to, ...accountOf(input) })),
   );
   // A cancelled window stops as cancelled, not as a failure of its sources.
   const cancelled = settled.find((o) => o.status === 'rejected' && isCancellation(o.reason));
@@ -129,16 +141,17 @@ async function loadAndReconcile(input: WindowInput): Promise<WindowResult> {
   });
   if (failed.length > 0) {
     throw ApplicationFailure.nonRetryable(
-      `window ${input.from}..${input.to}: ${failed.length} of ${sources.length} sources failed; ${failed.join('; ')}`,
+      `${input.account === undefined ? '' : `account ${input.account}: `}window ${input.from}..${input.to}: ${failed.length} of ${sources.length} sources failed; ${failed.join('; ')}`,
       'WindowFailed',
     );
   }
-  const reconcile = await reconcileWindow({ from: input.from, to: input.to });
+  const reconcile = await reconcileWindow({ from: input.from, to: input.to, ...accountOf(input) });
   const sum = (key: 'rowsRead' | 'rowsLoaded' | 'rowsRejected') =>
     pulls.reduce((total, p) => total + p[key], 0);
   return {
     from: input.from,
     to: input.to,
+    ...accountOf(input),
     rowsRead: sum('rowsRead'),
     rowsLoaded: sum('rowsLoaded'),
     rowsRejected: sum('rowsRejected'),

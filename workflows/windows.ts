@@ -42,12 +42,21 @@ export function splitWindows(from: string, to: string, maxDays: number = MAX_WIN
   return windows;
 }
 
-/** Workflow id of a backfill: derived from the range, so starting the same range again finds it. */
-export function backfillWorkflowId(from: string, to: string): string {
-  return `backfill-${from}-${to}`;
+/**
+ * Workflow id of a backfill: derived from the range (and the account, for a backfill of one
+ * account), so starting the same backfill again finds it.
+ */
+export function backfillWorkflowId(from: string, to: string, account?: string): string {
+  return account === undefined ? `backfill-${from}-${to}` : `backfill-${account}-${from}-${to}`;
 }
 
-/** Workflow id of a window: derived from the window, so the same window never runs twice at once. */
-export function windowWorkflowId(window: DayWindow): string {
-  return `window-${window.from}-${window.to}`;
+/**
+ * Workflow id of a window: derived from the window and its account, so the same window of one
+ * account never runs twice at once (a window without account is that of runs recorded before
+ * accounts existed).
+ */
+export function windowWorkflowId(window: DayWindow & { readonly account?: string }): string {
+  return window.account === undefined
+    ? `window-${window.from}-${window.to}`
+    : `window-${window.account}-${window.from}-${window.to}`;
 }

@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import { DEFAULT_ACCOUNT } from '../../config/accounts.ts';
+import { ConfigError } from '../../domain/errors.ts';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import { recordLoad } from '../../observability/metrics.ts';
 import { readCommittedLoad } from '../../db/loads.ts';
@@ -34,8 +36,21 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
       runId: ctx.info.activityId,
     };
     const key = { source: input.source, from: input.from, to: input.to };
+    const account = input.account ?? DEFAULT_ACCOUNT;
+    const target = deps.accounts
+      ? deps.accounts.get(account)
+      : account === DEFAULT_ACCOUNT
+        ? { client: deps.provider, config: deps.config }
+        : undefined;
+    if (!target) {
+      throw new ConfigError(
+        `account ${account} is not configured on this worker: add it to RECON_ACCOUNTS_FILE of every worker and restart them`,
+      );
+    }
 
-    const cursor = await readPullCursor(db, key);
+    // Each account has its own cursors (pull_cursors.account).
+    const cursorKey = { ...key, account };
+    const cursor = await readPullCursor(db, cursorKey);
     const previous = ctx.info.heartbeatDetails as PullHeartbeat | undefined;
     const committedLoadId =
       cursor &&
@@ -63,9 +78,10 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     let load: LoadSummary;
     try {
       load = await deps.pullSource(
-        { handle: deps.handle, client: deps.provider, config: deps.config },
+        { handle: deps.handle, client: target.client, config: target.config },
         {
           ...key,
+          account,
           origin: 'workflow',
           workflowId: workflowExecution.workflowId,
           onProgress: (p) => {
@@ -81,7 +97,7 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     if (deps.metrics) recordLoad(deps.metrics, load);
     if (load.status === 'committed') {
       await savePullCursor(db, {
-        ...key,
+        ...cursorKey,
         loadId: load.loadId,
         fileSha256: load.fileSha256,
         rowsLoaded: load.rowsLoaded,

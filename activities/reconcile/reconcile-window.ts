@@ -49,6 +49,8 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
   return async function reconcileWindow(input: {
     from: string;
     to: string;
+    /** The window's account, when the run is per account. */
+    account?: string;
   }): Promise<ReconcileWindowSummary> {
     const ctx = Context.current();
     const timer = setInterval(
@@ -56,7 +58,11 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
       heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
     );
     try {
-      const summary = await deps.reconcileRange(deps.handle.db, { from: input.from, to: input.to });
+      const summary = await deps.reconcileRange(deps.handle.db, {
+        from: input.from,
+        to: input.to,
+        ...(input.account === undefined ? {} : { account: input.account }),
+      });
       return {
         from: input.from,
         to: input.to,

@@ -24,7 +24,7 @@ export async function authorised(
     const res = await exchange(
       conn,
       what,
-      { url, variable: 'RECON_BASE_URL' },
+      { url, variable: conn.names.baseUrl },
       () =>
         request(url, {
           method: 'POST',
@@ -46,7 +46,7 @@ export async function authorised(
         continue;
       }
       throw new ProviderAuthFailed(
-        `${what}: the provider refused a freshly issued token (HTTP 401): check RECON_CLIENT_ID / RECON_CLIENT_SECRET and the permissions of the ${conn.config.environment} client`,
+        `${what}: the provider refused a freshly issued token (HTTP 401): check ${conn.names.clientId} / ${conn.names.clientSecret} and the permissions of the ${conn.config.environment} client`,
         401,
       );
     }

@@ -3,6 +3,7 @@ import type { Config } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import { checkProviderUrl, checkTlsVerification, isLoopbackHost } from './http-policy.ts';
 import type { ProviderClientOptions } from './types.ts';
+import { ENVIRONMENT_SETTING_NAMES, type ProviderSettingNames } from './setting-names.ts';
 
 /**
  * What every call of one provider client shares: the checked URLs, the HTTP dispatcher, the retry
@@ -18,6 +19,8 @@ export interface Token {
 
 export interface ProviderConnection {
   readonly config: Config;
+  /** How messages name the settings: the RECON_* variables, or one account's fields. */
+  readonly names: ProviderSettingNames;
   readonly dispatcher: Dispatcher;
   readonly ownsDispatcher: boolean;
   readonly maxAttempts: number;
@@ -33,6 +36,7 @@ export interface ProviderConnection {
 /** Checks the configuration (HTTPS, no loopback in production, TLS verification on) and opens the dispatcher. */
 export function openConnection(config: Config, options: ProviderClientOptions): ProviderConnection {
   checkTlsVerification(options.env ?? process.env);
+  const names = options.settingNames ?? ENVIRONMENT_SETTING_NAMES;
   const p = config.provider;
   const urls: Record<string, URL | undefined> = {};
   for (const [variable, value] of [
@@ -40,13 +44,13 @@ export function openConnection(config: Config, options: ProviderClientOptions): 
     ['RECON_AUTH_URL', p.authUrl],
     ['RECON_QUERY_URL', p.queryUrl],
   ] as const) {
-    urls[variable] = value === undefined ? undefined : checkProviderUrl(variable, value);
+    urls[variable] = value === undefined ? undefined : checkProviderUrl(settingOf(names, variable), value);
   }
   if (config.environment === 'production') {
     const local = Object.entries(urls).filter(([, u]) => u && isLoopbackHost(u.hostname));
     if (local.length > 0) {
       throw new ConfigError(
-        `RECON_ENVIRONMENT=production but ${local.map(([k]) => k).join(', ')} point(s) at a loopback address (the sandbox): use the production env file, or RECON_ENVIRONMENT=staging`,
+        `${names.environment}=production but ${local.map(([k]) => settingOf(names, k as UrlVariable)).join(', ')} point(s) at a loopback address (the sandbox): use the production settings, or ${names.environment}=staging`,
       );
     }
   }
@@ -62,6 +66,7 @@ export function openConnection(config: Config, options: ProviderClientOptions): 
     });
   return {
     config,
+    names,
     dispatcher,
     ownsDispatcher: options.dispatcher === undefined,
     maxAttempts: options.maxAttempts ?? 4,
@@ -73,10 +78,20 @@ export function openConnection(config: Config, options: ProviderClientOptions): 
   };
 }
 
+/** How messages name a URL setting: its variable, or the account's field. */
+export function settingOf(names: ProviderSettingNames, variable: UrlVariable): string {
+  return variable === 'RECON_BASE_URL'
+    ? names.baseUrl
+    : variable === 'RECON_AUTH_URL'
+      ? names.authUrl
+      : names.queryUrl;
+}
+
 /** The URL a call needs, or a ConfigError naming the variable to set. */
 export function need(conn: ProviderConnection, variable: UrlVariable, purpose: string): URL {
   const url = conn.urls[variable];
-  if (!url) throw new ConfigError(`${purpose} needs ${variable}: set it in the environment or in .env`);
+  if (!url)
+    throw new ConfigError(`${purpose} needs ${settingOf(conn.names, variable)}: set it ${conn.names.where}`);
   return url;
 }
 

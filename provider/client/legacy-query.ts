@@ -20,7 +20,7 @@ export async function requestLegacyQuery(
   });
   if (!p.legacyMerchantId || !p.legacyMerchantPass) {
     throw new ConfigError(
-      'the legacy query needs RECON_LEGACY_MERCHANT_ID and RECON_LEGACY_MERCHANT_PASS: set them in the environment or in .env',
+      `the legacy query needs ${conn.names.legacyMerchantId} and ${conn.names.legacyMerchantPass}: set them ${conn.names.where}`,
     );
   }
   const url = need(conn, 'RECON_QUERY_URL', 'the legacy query');
@@ -29,7 +29,7 @@ export async function requestLegacyQuery(
   const res = await exchange(
     conn,
     what,
-    { url, variable: 'RECON_QUERY_URL' },
+    { url, variable: conn.names.queryUrl },
     () =>
       request(url, {
         method: 'POST',
@@ -43,7 +43,7 @@ export async function requestLegacyQuery(
   if (res.statusCode === 401 || res.statusCode === 403) {
     await res.body.dump();
     throw new ProviderAuthFailed(
-      `${what}: the provider refused the merchant credentials (HTTP ${res.statusCode}): check RECON_LEGACY_MERCHANT_ID / RECON_LEGACY_MERCHANT_PASS for the ${conn.config.environment} environment`,
+      `${what}: the provider refused the merchant credentials (HTTP ${res.statusCode}): check ${conn.names.legacyMerchantId} / ${conn.names.legacyMerchantPass} for the ${conn.config.environment} environment`,
       res.statusCode,
     );
   }

@@ -28,7 +28,7 @@ async function fetchToken(conn: ProviderConnection): Promise<Token> {
   const { clientId, clientSecret } = config.provider;
   if (!clientId || !clientSecret) {
     throw new ConfigError(
-      `the provider token request needs ${[!clientId && 'RECON_CLIENT_ID', !clientSecret && 'RECON_CLIENT_SECRET'].filter(Boolean).join(', ')}: set them in the environment or in .env`,
+      `the provider token request needs ${[!clientId && conn.names.clientId, !clientSecret && conn.names.clientSecret].filter(Boolean).join(', ')}: set them ${conn.names.where}`,
     );
   }
   const body = new URLSearchParams({
@@ -39,7 +39,7 @@ async function fetchToken(conn: ProviderConnection): Promise<Token> {
   const url = join(authUrl, '/oauth2/token');
   const started = Date.now();
   conn.tokens.requests++;
-  const res = await exchange(conn, 'token request', { url, variable: 'RECON_AUTH_URL' }, () =>
+  const res = await exchange(conn, 'token request', { url, variable: conn.names.authUrl }, () =>
     request(url, {
       method: 'POST',
       dispatcher: conn.dispatcher,
@@ -50,7 +50,7 @@ async function fetchToken(conn: ProviderConnection): Promise<Token> {
   if (res.statusCode === 400 || res.statusCode === 401 || res.statusCode === 403) {
     await res.body.dump();
     throw new ProviderAuthFailed(
-      `the token endpoint refused the client credentials (HTTP ${res.statusCode}): check RECON_CLIENT_ID / RECON_CLIENT_SECRET for the ${config.environment} environment`,
+      `the token endpoint refused the client credentials (HTTP ${res.statusCode}): check ${conn.names.clientId} / ${conn.names.clientSecret} for the ${config.environment} environment`,
       res.statusCode,
     );
   }

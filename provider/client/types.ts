@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { LegacyQueryType, ReportQueryType } from '../../domain/records.ts';
 import type { LegacyQueryRequest } from './legacy-limits.ts';
+import type { ProviderSettingNames } from './setting-names.ts';
 
 /** The provider client's interface, its options and what its calls take and give. */
 
@@ -23,6 +24,8 @@ export interface ProviderClientOptions {
   env?: NodeJS.ProcessEnv;
   /** Shared dispatcher (tests); by default the client owns a keep-alive Agent. */
   dispatcher?: Dispatcher;
+  /** How messages name the settings (default: the RECON_* variables of the account `default`). */
+  settingNames?: ProviderSettingNames;
 }
 
 export interface ReportRequest {

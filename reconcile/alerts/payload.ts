@@ -23,7 +23,12 @@ export function workbenchLink(base: string | undefined, alert: AlertInput): stri
   if (!base) return null;
   const root = base.replace(/\/+$/, '');
   if (alert.type === 'failure') return `${root}/runs`;
-  const query = new URLSearchParams({ status: 'open', from: alert.from, to: alert.to });
+  const query = new URLSearchParams({
+    status: 'open',
+    from: alert.from,
+    to: alert.to,
+    ...accountField(alert),
+  });
   return `${root}/?${query.toString()}`;
 }
 
@@ -34,9 +39,19 @@ function origin(alert: AlertInput): string {
   return `window ${alert.workflowId}`;
 }
 
+/** ` of account NAME` for an alert of a per-account run; empty otherwise. */
+function ofAccount(alert: AlertInput): string {
+  return alert.account === undefined ? '' : ` of account ${alert.account}`;
+}
+
+/** `{ account }` in a JSON body when the run is per account. */
+function accountField(alert: AlertInput): { account?: string } {
+  return alert.account === undefined ? {} : { account: alert.account };
+}
+
 /** One line a person reads first (Slack's `text`, JSON's `text`). */
 export function alertText(alert: AlertInput): string {
-  const days = alert.from === alert.to ? alert.from : `${alert.from}..${alert.to}`;
+  const days = `${alert.from === alert.to ? alert.from : `${alert.from}..${alert.to}`}${ofAccount(alert)}`;
   if (alert.type === 'failure') {
     return `Reconciliation window ${days} FAILED after its retries (${origin(alert)}): ${alert.message}`;
   }
@@ -51,6 +66,7 @@ function summaryJson(alert: RunSummaryAlert, link: string | null) {
     type: 'reconcile_run',
     alert_id: `summary:${alert.workflowRunId}`,
     text: alertText(alert),
+    ...accountField(alert),
     from: alert.from,
     to: alert.to,
     workflow_id: alert.workflowId,
@@ -74,6 +90,7 @@ function failureJson(alert: WindowFailureAlert, link: string | null) {
     type: 'window_failed',
     alert_id: `failure:${alert.workflowRunId}`,
     text: alertText(alert),
+    ...accountField(alert),
     from: alert.from,
     to: alert.to,
     workflow_id: alert.workflowId,
@@ -93,7 +110,10 @@ function slackBody(alert: AlertInput, link: string | null) {
   const blocks: unknown[] = [];
   if (alert.type === 'summary') {
     blocks.push(
-      { type: 'header', text: { type: 'plain_text', text: `Reconciliation ${alert.from}..${alert.to}` } },
+      {
+        type: 'header',
+        text: { type: 'plain_text', text: `Reconciliation ${alert.from}..${alert.to}${ofAccount(alert)}` },
+      },
       {
         type: 'section',
         fields: [
@@ -117,7 +137,10 @@ function slackBody(alert: AlertInput, link: string | null) {
     });
   } else {
     blocks.push(
-      { type: 'header', text: { type: 'plain_text', text: `Window ${alert.from}..${alert.to} failed` } },
+      {
+        type: 'header',
+        text: { type: 'plain_text', text: `Window ${alert.from}..${alert.to}${ofAccount(alert)} failed` },
+      },
       { type: 'section', text: { type: 'mrkdwn', text: esc(alert.message) } },
     );
   }

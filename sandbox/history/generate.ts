@@ -91,7 +91,7 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
       : amountDraw % 991 === 0
         ? 100_000_000
         : 100 + Math.floor(u(8) * u(8) * 499_900);
-  const currency = u(9) < 0.04 ? 'USD' : 'CAD';
+  const currency = options.currency ?? (u(9) < 0.04 ? 'USD' : 'CAD');
   const outcomeDraw = u(10);
   // Transactions both sources show are successful: the legacy status code cannot say REJECTED apart
   // from FAILED, so a comparison would flag them all.
@@ -151,7 +151,7 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
   return {
     index: i,
     transactionId: `T${tag}${idDigits}`,
-    merchantTransactionId: `MT-${tag}-${idDigits}`,
+    merchantTransactionId: `MT-${options.merchantTransactionTag}-${idDigits}`,
     merchantUserId: `U${String(r(30) % 100_000_000).padStart(8, '0')}`,
     productUserId: `PU${String(r(30) % 100_000_000).padStart(8, '0')}`,
     type,

@@ -20,6 +20,13 @@ export interface HistoryOptions {
   readonly merchantId?: string;
   /** Legacy merchant account id, 8 characters (default EXF00001). */
   readonly legacyMerchantId?: string;
+  /** Currency of every transaction, as an account that settles in one currency; null (default): CAD, about 4% USD. */
+  readonly currency?: string | null;
+  /**
+   * The tag of merchant transaction ids (`MT-<tag>-<index>`; default the seed's tag). Two histories
+   * with one tag repeat merchant transaction ids, as two provider accounts of one merchant may.
+   */
+  readonly merchantTransactionTag?: string;
   /**
    * Reconciliation hook: fraction (0..1) of transactions that both sources show whose legacy row
    * disagrees with the report (legacy amount 100 cents higher). {@link HistoryTransaction.legacyConflict}

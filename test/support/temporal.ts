@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { type Activities } from '../../activities/index.ts';
 import { startDevServer, type DevServer } from '../../workers/dev-server.ts';
 import { installRuntime } from '../../workers/runtime.ts';
-import { createReconWorker } from '../../workers/create-worker.ts';
+import { createProviderQueueWorkers, createReconWorker } from '../../workers/create-worker.ts';
 
 export type { DevServer } from '../../workers/dev-server.ts';
 
@@ -31,27 +31,39 @@ export async function startTestWorker(
   server: DevServer,
   taskQueue: string,
   activities: Activities,
-  options: { activitiesPerSecond?: number; shutdownGraceSeconds?: number } = {},
+  options: {
+    activitiesPerSecond?: number;
+    shutdownGraceSeconds?: number;
+    /** Also poll these accounts' provider queues (workflows/task-queues.ts); default: `default`'s. */
+    accounts?: readonly string[];
+  } = {},
 ): Promise<RunningWorker> {
-  const worker = await createReconWorker({
+  const common = {
     connection: server.nativeConnection,
     namespace: server.namespace,
     taskQueue,
     activities,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
     settings: {
       maxConcurrentActivityTaskExecutions: 10,
       maxConcurrentWorkflowTaskExecutions: 40,
       maxTaskQueueActivitiesPerSecond: options.activitiesPerSecond ?? 1000,
       shutdownGraceSeconds: options.shutdownGraceSeconds ?? 1,
     },
+  };
+  const worker = await createReconWorker({
+    ...common,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
   });
-  const done = worker.run();
+  const providers = await createProviderQueueWorkers({
+    ...common,
+    accounts: options.accounts ?? ['default'],
+  });
+  const done = Promise.all([worker.run(), ...providers.map((p) => p.run())]).then(() => {});
   return {
     worker,
     done,
     stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const w of [worker, ...providers]) if (w.getState() === 'RUNNING') w.shutdown();
       await done;
     },
   };

@@ -2,6 +2,8 @@
  * Re-records the workflow histories that test/workflows/replay.test.ts replays
  * (`node test/workflows/record-histories.ts`). Run it after an intended change of workflow behaviour; the
  * replay test fails on a change that breaks determinism for histories recorded before it.
+ * `node test/workflows/record-histories.ts accounts` records only the per-account histories
+ * (`*-accounts.json`), leaving those recorded before accounts existed as they are.
  *
  * The activities here return fixed counts without I/O: replay never runs activities, it only checks
  * that the workflow code issues the same commands for the recorded events.
@@ -11,13 +13,15 @@ import type { Activities } from '../../activities/index.ts';
 import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../workers/client/schedule.ts';
 import { startDevServer } from '../../workers/dev-server.ts';
 import { installRuntime } from '../../workers/runtime.ts';
-import { createReconWorker } from '../../workers/create-worker.ts';
+import { createReconWorkers } from '../../workers/create-worker.ts';
 import type { PullSummary } from '../../domain/load-summary.ts';
 import type { PullSourceInput } from '../../workflows/types.ts';
 import { daysInclusive } from '../../domain/time/calendar.ts';
-import { backfillWorkflowId } from '../../workflows/windows.ts';
+import { backfillWorkflowId, windowWorkflowId } from '../../workflows/windows.ts';
 
 const OUT = new URL('../histories/', import.meta.url);
+const ACCOUNTS = ['ca-main', 'us-main'] as const;
+const onlyAccounts = process.argv[2] === 'accounts';
 
 /** Proto3 JSON (enum names, 64-bit integers as strings), the format the Temporal CLI and UI export. */
 function historyToJSON(history: unknown): string {
@@ -48,16 +52,18 @@ const activities: Activities = {
   }),
   clearPersonalData: async () => null,
   sendAlert: async () => ({ webhooks: 0, delivered: 0, skipped: 0 }),
+  listAccounts: async () => [...ACCOUNTS],
 };
 
 installRuntime({ level: 'WARN' });
 const server = await startDevServer();
 const taskQueue = 'record-histories';
-const worker = await createReconWorker({
+const worker = await createReconWorkers({
   connection: server.nativeConnection,
   namespace: server.namespace,
   taskQueue,
   activities,
+  accounts: ACCOUNTS,
   settings: {
     maxConcurrentActivityTaskExecutions: 10,
     maxConcurrentWorkflowTaskExecutions: 10,
@@ -72,6 +78,37 @@ try {
     writeFileSync(new URL(`${name}.json`, OUT), `${historyToJSON(history)}\n`);
     process.stderr.write(`recorded ${name}.json (${history.events?.length ?? 0} events)\n`);
   };
+  if (onlyAccounts) await recordAccounts(save);
+  else await recordAll(save);
+} finally {
+  worker.shutdown();
+  await running;
+  await server.close();
+}
+
+/** A backfill of two accounts (two windows each), the window of one account, a nightly of both. */
+async function recordAccounts(save: (name: string, workflowId: string) => Promise<void>): Promise<void> {
+  const handle = await server.client.workflow.start('backfillWorkflow', {
+    taskQueue,
+    workflowId: backfillWorkflowId('2026-01-01', '2026-02-20'),
+    args: [{ from: '2026-01-01', to: '2026-02-20', accounts: [...ACCOUNTS] }],
+  });
+  await handle.result();
+  await save('backfill-accounts', handle.workflowId);
+  await save(
+    'window-accounts',
+    windowWorkflowId({ from: '2026-01-01', to: '2026-02-09', account: 'us-main' }),
+  );
+  const nightly = await server.client.workflow.start('nightlyWorkflow', {
+    taskQueue,
+    workflowId: 'nightly-accounts-2026-03-10',
+    args: [{ day: '2026-03-10' }],
+  });
+  await nightly.result();
+  await save('nightly-accounts', nightly.workflowId);
+}
+
+async function recordAll(save: (name: string, workflowId: string) => Promise<void>): Promise<void> {
   await server.client.workflow.execute('windowWorkflow', {
     taskQueue,
     workflowId: 'window-2026-01-01-2026-01-10',
@@ -106,8 +143,4 @@ try {
   }
   await server.client.workflow.getHandle(workflowId).result();
   await save('nightly', workflowId);
-} finally {
-  worker.shutdown();
-  await running;
-  await server.close();
 }

@@ -23,8 +23,16 @@ const files = readdirSync(dir)
   .sort();
 
 describe('workflow histories replay deterministically', () => {
-  it('has the window, backfill (both runs of a continue-as-new) and nightly histories', () => {
-    expect(files).toEqual(['backfill-first-run.json', 'backfill.json', 'nightly.json', 'window.json']);
+  it('has the window, backfill (both runs of a continue-as-new) and nightly histories, and their per-account runs', () => {
+    expect(files).toEqual([
+      'backfill-accounts.json',
+      'backfill-first-run.json',
+      'backfill.json',
+      'nightly-accounts.json',
+      'nightly.json',
+      'window-accounts.json',
+      'window.json',
+    ]);
   });
 
   it('replays every recorded history without a nondeterminism error', async () => {
@@ -43,6 +51,6 @@ describe('workflow histories replay deterministically', () => {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);
-    expect(replayed).toBe(4);
+    expect(replayed).toBe(7);
   });
 });

@@ -13,16 +13,21 @@ export type BackfillHandle = WorkflowHandle<typeof backfillWorkflow>;
 
 /**
  * Starts the backfill of Eastern days `from`..`to`, or re-attaches to the one already running for the
- * same range (workflow id derived from the range; conflict policy USE_EXISTING). A range whose
+ * same range (workflow id derived from the range, and from `account` for a backfill of one account;
+ * conflict policy USE_EXISTING). A range whose
  * earlier backfill has finished starts afresh (reuse policy ALLOW_DUPLICATE): loads are idempotent.
  * `started` is false when an existing run was found (USE_EXISTING also covers two starts racing).
  */
 export async function startBackfill(
   client: Client,
-  options: Omit<BackfillInput, 'state'> & { taskQueue: string },
+  options: Omit<BackfillInput, 'state'> & {
+    taskQueue: string;
+    /** The one account of a backfill started with --account (its id includes it). */
+    account?: string;
+  },
 ): Promise<{ handle: BackfillHandle; started: boolean }> {
-  const { taskQueue, ...input } = options;
-  const workflowId = backfillWorkflowId(input.from, input.to);
+  const { taskQueue, account: _one, ...input } = options;
+  const workflowId = backfillWorkflowId(input.from, input.to, options.account);
   const existing = client.workflow.getHandle<typeof backfillWorkflow>(workflowId);
   const running = await existing.describe().then(
     (d) => d.status.name === 'RUNNING',

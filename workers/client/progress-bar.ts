@@ -35,6 +35,19 @@ export function renderProgress(p: BackfillProgress, nowMs: number, width = 24, r
     ` | ${p.rowsLoaded.toLocaleString('en-US')} rows (${rate.toLocaleString('en-US')}/s)` +
     (rowsInFlight > 0 ? ` +${rowsInFlight.toLocaleString('en-US')} reading` : '') +
     (p.windowsFailed ? ` | ${p.windowsFailed} failed` : '') +
+    accountsPart(p) +
     ` | ${duration(elapsed)} elapsed, ${eta}`
   );
+}
+
+/** ` | ca-main 3/3, us-main 1/3 2 failed`: each account's finished windows, when there are several. */
+function accountsPart(p: BackfillProgress): string {
+  if (!p.accounts || p.accounts.length < 2) return '';
+  return ` | ${p.accounts
+    .map(
+      (a) =>
+        `${a.account} ${a.windowsDone + a.windowsFailed}/${a.windowsTotal}` +
+        (a.windowsFailed ? ` ${a.windowsFailed} failed` : ''),
+    )
+    .join(', ')}`;
 }

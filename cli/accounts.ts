@@ -1,0 +1,146 @@
+import type { Command } from 'commander';
+import type { Config } from '../config/config.ts';
+import type { Account, Accounts } from '../config/accounts.ts';
+import { describeError, EXIT, runCommand } from './run.ts';
+
+/** What `recon accounts list --json` prints for one account: settings and where secrets come from. */
+export interface AccountListing {
+  name: string;
+  environment: string;
+  currency: string | null;
+  baseUrl: string | null;
+  authUrl: string | null;
+  queryUrl: string | null;
+  clientId: string | null;
+  legacyMerchantId: string | null;
+  /** Per secret field: `env NAME`, `file PATH`, or null when unset. Never the secret. */
+  secrets: Record<'clientSecret' | 'legacyMerchantPass' | 'notificationSecret', string | null>;
+}
+
+export function listing(account: Account): AccountListing {
+  const s = account.secretSources ?? {};
+  return {
+    name: account.name,
+    environment: account.environment,
+    currency: account.currency ?? null,
+    baseUrl: account.baseUrl ?? null,
+    authUrl: account.authUrl ?? null,
+    queryUrl: account.queryUrl ?? null,
+    clientId: account.clientId ?? null,
+    legacyMerchantId: account.legacyMerchantId ?? null,
+    secrets: {
+      clientSecret: s.clientSecret ?? null,
+      legacyMerchantPass: s.legacyMerchantPass ?? null,
+      notificationSecret: s.notificationSecret ?? null,
+    },
+  };
+}
+
+function listText(accounts: Accounts): string {
+  const lines = [
+    `accounts from ${accounts.origin === 'environment' ? 'the RECON_* variables' : accounts.origin}`,
+  ];
+  for (const a of accounts.list.map(listing)) {
+    lines.push(
+      '',
+      `${a.name} (${a.environment}${a.currency ? `, ${a.currency}` : ''})`,
+      `  report API   ${a.baseUrl ?? '-'}  client id ${a.clientId ?? '-'}`,
+      `  auth         ${a.authUrl ?? '-'}`,
+      `  legacy query ${a.queryUrl ?? '-'}  merchant id ${a.legacyMerchantId ?? '-'}`,
+      `  secrets      ${Object.entries(a.secrets)
+        .map(([field, source]) => `${field} ${source === null ? 'not set' : `set (${source})`}`)
+        .join(', ')}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** One step of `recon accounts check`: ok, or the client's one-line error (never a secret). */
+async function tryStep(step: () => Promise<void>): Promise<string | null> {
+  try {
+    await step();
+    return null;
+  } catch (error) {
+    return describeError(error);
+  }
+}
+
+/**
+ * Tries one account against the provider: an OAuth token used on a one-minute report (which proves
+ * the token and its permission on the account's resources), and a legacy query of one day of returns.
+ */
+async function checkAccount(config: Config, accounts: Accounts, account: Account): Promise<string[]> {
+  const { createAccountClient } = await import('../provider/client/account-client.ts');
+  const failures: string[] = [];
+  let client;
+  try {
+    client = createAccountClient(config, accounts, account, { maxAttempts: 2, maxDelayMs: 2_000 });
+  } catch (error) {
+    return [describeError(error)];
+  }
+  try {
+    const end = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const report = await tryStep(async () => {
+      const res = await client.report({
+        queryType: 'TRANSACTION',
+        start: new Date(end.getTime() - 60_000).toISOString(),
+        end: end.toISOString(),
+      });
+      res.stream.destroy();
+    });
+    if (report !== null) failures.push(`token and report API: ${report}`);
+    const day = new Date(end.getTime() - 86_400_000).toISOString().slice(0, 10);
+    const legacy = await tryStep(async () => {
+      const res = await client.legacyQuery({ queryType: '1', from: day, to: day });
+      res.stream.destroy();
+    });
+    if (legacy !== null) failures.push(`legacy query: ${legacy}`);
+  } finally {
+    await client.close();
+  }
+  return failures;
+}
+
+export function registerAccounts(program: Command): void {
+  const accounts = program
+    .command('accounts')
+    .description('the provider accounts of this warehouse (RECON_ACCOUNTS_FILE, or the account default)');
+
+  accounts
+    .command('list')
+    .description(
+      'show each account: environment, URLs, client and merchant ids, and which secrets are set and from where (never a secret)',
+    )
+    .option('--json', 'print a JSON array instead of text')
+    .action((options: { json?: boolean }) =>
+      runCommand(async () => {
+        const { loadAccounts } = await import('../config/accounts.ts');
+        const all = loadAccounts();
+        process.stdout.write(
+          options.json ? `${JSON.stringify(all.list.map(listing), null, 2)}\n` : listText(all),
+        );
+      }),
+    );
+
+  accounts
+    .command('check')
+    .description(
+      "try each account's OAuth token (on a one-minute report) and legacy credentials (on one day of returns) against the provider; one line per account, exit 1 if any fails",
+    )
+    .option('--account <name>', 'check this account only (default: every account)')
+    .action((options: { account?: string }) =>
+      runCommand(async (config) => {
+        const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');
+        const all = loadAccounts();
+        let failed = 0;
+        for (const account of selectAccounts(all, options.account)) {
+          const failures = await checkAccount(config, all, account);
+          if (failures.length > 0) failed++;
+          process.stdout.write(
+            `${account.name}: ${failures.length === 0 ? 'ok (token, report API, legacy query)' : `FAILED: ${failures.join('; ')}`}\n`,
+          );
+        }
+        return failed > 0 ? EXIT.failed : 0;
+      }),
+    );
+}
