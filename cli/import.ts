@@ -12,14 +12,21 @@ export function registerImport(program: Command): void {
       ),
   )
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
-    .action((file: string, options: ReportCliOptions & { maxRejected?: number }) =>
+    .option(
+      '--account <name>',
+      "the provider account the file belongs to (recon accounts list); default 'default'",
+    )
+    .action((file: string, options: ReportCliOptions & { maxRejected?: number; account?: string }) =>
       runCommand(async (config) => {
+        const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');
         const { loadReport } = await import('../ingest/load/load-report.ts');
         const { loadFileAndPrint } = await import('./load-file.ts');
         // Options are checked before the file is opened or the database started.
         const o = await checkedReportOptions(options);
+        const [account] =
+          options.account === undefined ? [] : selectAccounts(loadAccounts(), options.account);
         await loadFileAndPrint(config, file, options.maxRejected, (handle, request, input) =>
-          loadReport(handle, { ...o, ...request }, input),
+          loadReport(handle, { ...o, ...request, ...(account ? { account: account.name } : {}) }, input),
         );
       }),
     );

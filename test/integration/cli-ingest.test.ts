@@ -116,3 +116,64 @@ describe('recon import and recon ledger import', () => {
     );
   });
 });
+
+describe('recon ledger import with several accounts', () => {
+  it('files each entry under its account: its column, else its merchant id, else --account', async () => {
+    const accountsFile = join(dir, 'accounts.json');
+    writeFileSync(
+      accountsFile,
+      JSON.stringify({
+        accounts: [
+          { name: 'ca-main', environment: 'staging', legacyMerchantId: 'MRC00001' },
+          { name: 'us-main', environment: 'staging', legacyMerchantId: 'MRC00002' },
+        ],
+      }),
+    );
+    const entry = (id: string, extra: Record<string, string>) =>
+      JSON.stringify({
+        merchant_transaction_id: id,
+        transaction_type: 'DEBIT',
+        amount_cents: 1000,
+        currency: 'CAD',
+        status: 'SUCCESSFUL',
+        booked_at: '2026-04-01T12:00:00Z',
+        ...extra,
+      });
+    const file = join(dir, 'ledger-accounts.ndjson');
+    writeFileSync(
+      file,
+      [
+        entry('ACC-1', { account: 'us-main' }),
+        entry('ACC-2', { merchant_id: 'MRC00002' }),
+        entry('ACC-3', {}),
+      ].join('\n') + '\n',
+    );
+    const env = { RECON_DATA_DIR: join(dir, 'data'), RECON_ACCOUNTS_FILE: accountsFile };
+    const r = await runRecon(
+      handle.connectionString,
+      ['ledger', 'import', '--account', 'ca-main', file],
+      env,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const rows = await handle.db
+      .selectFrom('merchant_ledger')
+      .select(['merchant_transaction_id', 'account'])
+      .where('merchant_transaction_id', 'like', 'ACC-%')
+      .orderBy('merchant_transaction_id')
+      .execute();
+    expect(rows).toEqual([
+      { merchant_transaction_id: 'ACC-1', account: 'us-main' },
+      { merchant_transaction_id: 'ACC-2', account: 'us-main' },
+      { merchant_transaction_id: 'ACC-3', account: 'ca-main' },
+    ]);
+
+    const unknown = await runRecon(
+      handle.connectionString,
+      ['ledger', 'import', '--account', 'eu-main', file],
+      env,
+    );
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^recon: no account named "eu-main": the accounts are ca-main, us-main/);
+  });
+});
