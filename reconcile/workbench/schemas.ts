@@ -38,6 +38,7 @@ export const schemas = [
     type: 'object',
     properties: {
       id: { type: 'integer' },
+      account: { type: 'string', description: 'Provider account the discrepancy belongs to.' },
       kind: { type: 'string' },
       rule: { type: 'string' },
       status: { type: 'string', enum: ['open', 'acknowledged', 'resolved'] },
@@ -63,6 +64,7 @@ export const schemas = [
     $id: 'Total',
     type: 'object',
     properties: {
+      account: { type: 'string' },
       kind: { type: 'string' },
       currency: nullable('string'),
       count: { type: 'integer' },
@@ -83,7 +85,7 @@ export const schemas = [
         type: ['array', 'null'],
         items: { $ref: 'Total#' },
         description:
-          'By kind and currency over the whole filter; on the first page (no cursor) only, null after.',
+          'By account, kind and currency over the whole filter; on the first page (no cursor) only, null after.',
       },
     },
   },
@@ -154,6 +156,10 @@ export const filterProperties = {
     description: 'Default unresolved (open or acknowledged).',
   },
   kind: { type: 'string', description: 'One kind, or several separated by commas.' },
+  account: {
+    type: 'string',
+    description: 'One provider account name (1 to 32 of a-z, 0-9 and -).',
+  },
   currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
   from: { type: 'string', format: 'date', description: 'First business date, YYYY-MM-DD.' },
   to: { type: 'string', format: 'date', description: 'Last business date, YYYY-MM-DD.' },

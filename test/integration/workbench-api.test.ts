@@ -288,9 +288,9 @@ describe('workbench API: worklist', () => {
       status: 'open',
     });
     expect(res.body.totals).toEqual([
-      { kind: 'missing_in_ledger', currency: 'CAD', count: 1, cents: 7000 },
-      { kind: 'amount_mismatch', currency: 'CAD', count: 3, cents: 6000 },
-      { kind: 'currency_mismatch', currency: 'USD', count: 1, cents: 300 },
+      { account: 'default', kind: 'missing_in_ledger', currency: 'CAD', count: 1, cents: 7000 },
+      { account: 'default', kind: 'amount_mismatch', currency: 'CAD', count: 3, cents: 6000 },
+      { account: 'default', kind: 'currency_mismatch', currency: 'USD', count: 1, cents: 300 },
     ]);
     expect(res.body.next_cursor).toBeNull();
   });
@@ -336,7 +336,7 @@ describe('workbench API: worklist', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const lines = (res.body as string).trim().split('\r\n');
     expect(lines[0]).toBe(
-      'id,kind,rule,status,business_date,currency,expected_amount_cents,actual_amount_cents,difference_cents,stake_cents,transaction_id,merchant_transaction_id,return_transaction_id,assignee,first_seen_at,acknowledged_by,resolution',
+      'id,kind,rule,status,business_date,currency,expected_amount_cents,actual_amount_cents,difference_cents,stake_cents,transaction_id,merchant_transaction_id,return_transaction_id,assignee,first_seen_at,acknowledged_by,resolution,account',
     );
     expect(lines.slice(1).map((l) => l.split(',')[10])).toEqual(['T-MIL', 'T-AMT2', 'T-AMT1', 'T-OLD']);
   });

@@ -131,10 +131,10 @@ describe('workbench in Chromium', () => {
 
     await page.selectOption('#f-kind', 'amount_mismatch');
     await Promise.all([page.waitForURL(/kind=amount_mismatch/), page.click('#apply-filters')]);
-    const kinds = await page.locator('#worklist tbody tr td:nth-child(3)').allTextContents();
+    const kinds = await page.locator('#worklist tbody tr td:nth-child(4)').allTextContents();
     expect(kinds).toEqual(['amount_mismatch', 'amount_mismatch', 'amount_mismatch', 'amount_mismatch']);
     expect(await page.locator('#totals tbody tr').allTextContents()).toEqual([
-      expect.stringMatching(/amount_mismatch\s*CAD\s*4\s*25\.49\s*CAD/),
+      expect.stringMatching(/default\s*amount_mismatch\s*CAD\s*4\s*25\.49\s*CAD/),
     ]);
 
     // The most money at stake first: T-1003 (10.00 CAD).

@@ -1,4 +1,4 @@
-/** The worklist page: filters, totals by kind and currency, the items, bulk actions, CSV export. */
+/** The worklist page: filters, totals by account, kind and currency, the items, bulk actions, CSV export. */
 import type { Principal } from '../auth/sessions.ts';
 import { roleAllows } from '../auth/accounts.ts';
 import {
@@ -40,6 +40,15 @@ export function worklistPage(
     >
     <label>Kind ${select('kind', DISCREPANCY_KINDS, filter.kinds[0], 'any kind')}</label>
     <label
+      >Account
+      <input
+        name="account"
+        id="f-account"
+        size="12"
+        value="${filter.account ?? ''}"
+        placeholder="any account"
+    /></label>
+    <label
       >Currency
       <input name="currency" id="f-currency" size="4" value="${filter.currency ?? ''}" placeholder="CAD"
     /></label>
@@ -67,6 +76,7 @@ export function worklistPage(
             : html`<table id="totals">
                 <thead>
                   <tr>
+                    <th>Account</th>
                     <th>Kind</th>
                     <th>Currency</th>
                     <th class="num">Count</th>
@@ -78,8 +88,11 @@ export function worklistPage(
                     (t) =>
                       html`<tr>
                         <td>
+                          <a href="/${query({ ...q, account: t.account })}">${t.account}</a>
+                        </td>
+                        <td>
                           <a
-                            href="/${query({ ...q, kind: t.kind, ...(t.currency ? { currency: t.currency } : {}) })}"
+                            href="/${query({ ...q, account: t.account, kind: t.kind, ...(t.currency ? { currency: t.currency } : {}) })}"
                             >${t.kind}</a
                           >
                         </td>
@@ -118,6 +131,7 @@ export function worklistPage(
       html`<tr data-id="${d.id}">
         ${canAct ? html`<td><input type="checkbox" name="ids" value="${d.id}" aria-label="select ${d.id}" /></td>` : html``}
         <td><a href="/discrepancies/${d.id}">#${d.id}</a></td>
+        <td>${d.account}</td>
         <td>${d.kind}</td>
         <td>
           <span class="status ${d.status}"
@@ -138,6 +152,7 @@ export function worklistPage(
         <tr>
           ${canAct ? html`<th></th>` : html``}
           <th>Id</th>
+          <th>Account</th>
           <th>Kind</th>
           <th>Status</th>
           <th>Business date</th>

@@ -2,12 +2,15 @@
  * The worklist: discrepancies of a filter in the order operations work through them (per currency,
  * money at stake first, then the oldest business date), paged by a cursor on that order so that a
  * deep page costs what the first one does (index range scan from the cursor, no OFFSET), with the
- * totals by kind and currency of the whole filter.
+ * totals by account, kind and currency of the whole filter.
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../../db/database.ts';
 import { ReconError } from '../../../domain/errors.ts';
 import { isValidDate } from '../../../domain/time/calendar.ts';
+
+/** An account name as the accounts configuration and the warehouse's check constraint allow it. */
+const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
 
 export const STATUSES = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as const;
 export type StatusFilter = (typeof STATUSES)[number];
@@ -16,6 +19,8 @@ export interface WorklistFilter {
   /** unresolved (open or acknowledged, the default), open, acknowledged, resolved, or all. */
   readonly status: StatusFilter;
   readonly kinds: readonly string[];
+  /** One provider account (PRODUCT.md, Several provider accounts). */
+  readonly account?: string;
   readonly currency?: string;
   /** Business dates, inclusive, YYYY-MM-DD. */
   readonly from?: string;
@@ -35,6 +40,7 @@ export class InvalidFilter extends ReconError {
 
 export interface WorklistItem {
   id: number;
+  account: string;
   kind: string;
   rule: string;
   status: string;
@@ -54,6 +60,7 @@ export interface WorklistItem {
 }
 
 export interface Total {
+  account: string;
   kind: string;
   currency: string | null;
   count: number;
@@ -75,6 +82,11 @@ export function parseFilter(query: Record<string, unknown>): WorklistFilter {
   const kinds = (str('kind') ?? '').split(',').filter((k) => k !== '');
   for (const k of kinds)
     if (!/^[a-z_]{1,64}$/.test(k)) throw new InvalidFilter(`kind=${k} is not a discrepancy kind`);
+  const account = str('account');
+  if (account !== undefined && !ACCOUNT_NAME.test(account))
+    throw new InvalidFilter(
+      `account=${account.slice(0, 40)} is not an account name: use 1 to 32 of a-z, 0-9 and -`,
+    );
   const currency = str('currency')?.toUpperCase();
   if (currency !== undefined && !/^[A-Z]{3}$/.test(currency))
     throw new InvalidFilter(`currency=${currency} is not a 3-letter currency code`);
@@ -95,6 +107,7 @@ export function parseFilter(query: Record<string, unknown>): WorklistFilter {
   return {
     status: status as StatusFilter,
     kinds,
+    ...(account ? { account } : {}),
     ...(currency ? { currency } : {}),
     ...(from ? { from } : {}),
     ...(to ? { to } : {}),
@@ -109,6 +122,7 @@ export function filterToQuery(f: WorklistFilter): Record<string, string> {
   return {
     ...(f.status !== 'unresolved' ? { status: f.status } : {}),
     ...(f.kinds.length ? { kind: f.kinds.join(',') } : {}),
+    ...(f.account ? { account: f.account } : {}),
     ...(f.currency ? { currency: f.currency } : {}),
     ...(f.from ? { from: f.from } : {}),
     ...(f.to ? { to: f.to } : {}),
@@ -128,6 +142,7 @@ export function filterCondition(f: WorklistFilter): RawBuilder<boolean> {
   else if (f.status === 'resolved') parts.push(sql`resolved_at is not null`);
   if (f.kinds.length === 1) parts.push(sql`kind = ${f.kinds[0]}`);
   else if (f.kinds.length > 1) parts.push(sql`kind = any(${f.kinds}::text[])`);
+  if (f.account) parts.push(sql`account = ${f.account}`);
   if (f.currency) parts.push(sql`coalesce(currency, '') = ${f.currency}::bpchar`);
   if (f.from) parts.push(sql`business_date >= ${f.from}::date`);
   if (f.to) parts.push(sql`business_date <= ${f.to}::date`);
@@ -176,7 +191,7 @@ function decodeCursor(cursor: string): CursorKey {
   throw new InvalidFilter('cursor is not one this server gave: start again without it');
 }
 
-export const ITEM_COLUMNS = sql`discrepancy_id as id, kind, rule, status, business_date, currency,
+export const ITEM_COLUMNS = sql`discrepancy_id as id, account, kind, rule, status, business_date, currency,
   expected_amount_cents, actual_amount_cents, difference_cents, stake_cents, transaction_id,
   merchant_transaction_id, return_transaction_id, assignee, first_seen_at, acknowledged_by, resolution`;
 
@@ -200,8 +215,8 @@ export async function worklistPage(
 }
 
 /**
- * Count and money at stake by kind and currency, over the whole filter. A filter on status, kind,
- * currency and business dates only is summed from discrepancy_totals (a few rows per day and kind,
+ * Count and money at stake by account, kind and currency, over the whole filter. A filter on status,
+ * kind, account, currency and business dates only is summed from discrepancy_totals (a few rows per day and kind,
  * whatever the number of discrepancies); one with an assignee, a minimum or a search reads the
  * matching discrepancies.
  */
@@ -219,24 +234,27 @@ export async function worklistTotals(db: Db, filter: WorklistFilter): Promise<To
   const status = statuses[filter.status];
   if (status) parts.push(sql`status = any(${status}::text[])`);
   if (filter.kinds.length) parts.push(sql`kind = any(${filter.kinds}::text[])`);
+  if (filter.account) parts.push(sql`account = ${filter.account}`);
   if (filter.currency) parts.push(sql`currency = ${filter.currency}::bpchar`);
   // A discrepancy without a business date is kept under 'infinity': outside every date range.
   if (filter.from) parts.push(sql`business_date >= ${filter.from}::date`);
   if (filter.to) parts.push(sql`business_date <= ${filter.to}::date`);
-  const rows = await sql<Total>`select kind, nullif(currency, '') as currency, sum(count)::bigint as count,
-      sum(cents)::bigint as cents
+  const rows = await sql<Total>`select account, kind, nullif(currency, '') as currency,
+      sum(count)::bigint as count, sum(cents)::bigint as cents
     from discrepancy_totals ${parts.length ? sql`where ${sql.join(parts, sql` and `)}` : sql``}
-    group by kind, currency having sum(count) <> 0
-    order by currency = '', currency, cents desc, kind`.execute(db);
+    group by account, kind, currency having sum(count) <> 0
+    order by account, currency = '', currency, cents desc, kind`.execute(db);
   return rows.rows;
 }
 
 /** The same totals, counted from the discrepancies themselves. */
 export async function liveTotals(db: Db, filter: WorklistFilter): Promise<Total[]> {
-  const rows = await sql<Total>`select kind, currency, count(*)::bigint as count,
+  const rows = await sql<Total>`select account, kind, currency, count(*)::bigint as count,
       coalesce(sum(stake_cents), 0)::bigint as cents
     from discrepancies where ${filterCondition(filter)}
-    group by kind, currency order by currency nulls last, currency, cents desc, kind`.execute(db);
+    group by account, kind, currency order by account, currency nulls last, currency, cents desc, kind`.execute(
+    db,
+  );
   return rows.rows;
 }
 

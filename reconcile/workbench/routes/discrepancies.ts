@@ -31,6 +31,8 @@ const CSV_COLUMNS: (keyof WorklistItem)[] = [
   'first_seen_at',
   'acknowledged_by',
   'resolution',
+  // Last, so that the positions of the columns before it stay those spreadsheets already read.
+  'account',
 ];
 
 /** One CSV field; text that a spreadsheet would run as a formula is prefixed with a quote. */
