@@ -11,6 +11,7 @@ export function typeLabel(type: string | null): string {
 function itemJson(r: DiscrepancyRow): unknown {
   return {
     discrepancy_id: r.discrepancy_id,
+    account: r.account,
     business_date: r.business_date,
     kind: r.kind,
     status: r.status,
@@ -138,6 +139,21 @@ export function formatReport(d: ReportData): string {
         )
       : noDiscrepancies(d.coverage),
   );
+  out.push('\nunresolved discrepancies by account and currency\n');
+  out.push(
+    d.byAccount.length
+      ? table(
+          ['account', 'currency', 'count', 'amount'],
+          d.byAccount.map((r) => [
+            r.account,
+            currencyLabel(r.currency),
+            String(r.count),
+            formatCents(r.amount_cents),
+          ]),
+          2,
+        )
+      : noDiscrepancies(d.coverage),
+  );
   out.push('\nunresolved discrepancies by kind\n');
   out.push(
     d.byKind.length
@@ -218,6 +234,7 @@ export function reportJson(d: ReportData): unknown {
       last_run_at: d.coverage.lastRunAt,
     },
     unresolved_by_currency: d.totals,
+    unresolved_by_account: d.byAccount,
     unresolved_by_kind: d.byKind,
     largest_open: d.largestOpen.map(itemJson),
     oldest_open: d.oldestOpen.map(itemJson),

@@ -257,6 +257,12 @@ export function renderHtmlReport(d: ReportData, options: HtmlReportOptions = {})
     ? d.totals.map((t) => `<b>${esc(formatMoney(t.currency, t.amount_cents))}</b>`).join('')
     : `<b>${c.checkedDays === 0 ? 'not checked' : 'none'}</b>`;
   const oldest = d.oldestOpen[0];
+  const byAccountRows = d.byAccount.map((a) => [
+    a.account,
+    currencyLabel(a.currency),
+    count(a.count),
+    formatMoney(a.currency, a.amount_cents),
+  ]);
 
   // 2. The largest (per currency) and oldest open items, with their ids.
   const itemRows = (rows: readonly DiscrepancyRow[]): Cell[][] =>
@@ -383,6 +389,8 @@ ${coverage}
 <p>Open (unresolved) problems by kind and currency, with what each kind means and what to do.${base ? ` ${worklistLink({}, 'Open the worklist in the workbench')}.` : ''}</p>
 ${htmlTable(['Kind', 'Open', 'Money at stake', 'What it means', 'What to do'], attentionRows, [], noProblems, 'attention-table')}
 ${noCurrency}
+${d.byAccount.length ? '<h3>Open problems by account and currency</h3>' : ''}
+${htmlTable(['Account', 'Currency', 'Open', 'Money at stake'], byAccountRows, [2, 3], '', 'account-table')}
 <h2 id="largest">Largest open items</h2>
 <p>The ${d.largestOpen.length ? 'open items' : 'items'} with the most money at stake, up to 10 per currency (amounts of different currencies are not compared).${base ? ' Each id opens the item in the workbench with its evidence.' : ' Show one with its evidence: <code>recon discrepancies show ID</code>.'}</p>
 ${htmlTable(itemHeader, itemRows(d.largestOpen), [2, 5], noProblems, 'largest-table')}

@@ -16,6 +16,8 @@ export interface ReportData {
   readonly coverage: ReportCoverage;
   /** Unresolved discrepancies per currency: how many and the money they concern. */
   readonly totals: { currency: string | null; count: number; amount_cents: number }[];
+  /** Unresolved discrepancies per provider account and currency (one account when scoped to one). */
+  readonly byAccount: { account: string; currency: string | null; count: number; amount_cents: number }[];
   /**
    * Successful provider transactions per day, type and currency. `type` is null for transactions whose
    * type code the provider sent is neither DEBIT nor CREDIT (their raw codes: {@link unknownTypeCodes}).
@@ -66,6 +68,8 @@ export interface ReportCoverage {
 
 /** A report row: the common columns, with the rule, the evidence, the stake and the assignee. */
 export interface DiscrepancyRow extends DiscrepancyRowFields {
+  /** The provider account the discrepancy belongs to. */
+  account: string;
   rule: string;
   business_date: string;
   expected: unknown;
@@ -188,6 +192,12 @@ async function reportOf(db: Kysely<Database>, range: { from: string; to: string 
     from discrepancies
     where business_date between ${from}::date and ${to}::date and resolved_at is null
     group by 1 order by 1 nulls last`.execute(db);
+  const byAccount = await sql<ReportData['byAccount'][number]>`
+    select account, currency::text as currency, count(*)::int as count,
+      sum(${DISCREPANCY_CENTS})::bigint as amount_cents
+    from discrepancies
+    where business_date between ${from}::date and ${to}::date and resolved_at is null
+    group by 1, 2 order by 1, 2 nulls last`.execute(db);
   const byKind = await sql<ReportData['byKind'][number]>`
     select kind, currency::text as currency, count(*)::int as count,
       sum(${DISCREPANCY_CENTS})::bigint as amount_cents
@@ -213,6 +223,7 @@ async function reportOf(db: Kysely<Database>, range: { from: string; to: string 
     .selectFrom('discrepancies')
     .select([
       'discrepancy_id',
+      'account',
       'kind',
       'rule',
       'status',
@@ -245,6 +256,7 @@ async function reportOf(db: Kysely<Database>, range: { from: string; to: string 
     to,
     coverage,
     totals: totals.rows,
+    byAccount: byAccount.rows,
     volumes: volumes.rows,
     byKind: byKind.rows,
     byDay: byDay.rows,

@@ -2,6 +2,7 @@ import type { DiscrepancyRow } from './report-data.ts';
 
 const COLUMNS: (keyof DiscrepancyRow)[] = [
   'discrepancy_id',
+  'account',
   'kind',
   'rule',
   'status',

@@ -106,6 +106,7 @@ describe('report output', () => {
     to: '2026-03-02',
     coverage: { days: 2, checkedDays: 2, unchecked: [], lastRunAt: '2026-03-03 10:00:00+00' },
     totals: [{ currency: 'CAD', count: 1, amount_cents: 5 }],
+    byAccount: [{ account: 'default', currency: 'CAD', count: 1, amount_cents: 5 }],
     volumes: [{ day: '2026-03-01', type: 'DEBIT', currency: 'CAD', count: 2, amount_cents: 123456 }],
     byKind: [{ kind: 'amount_mismatch', currency: 'CAD', count: 1, amount_cents: 5 }],
     byDay: [{ day: '2026-03-02', kind: 'amount_mismatch', currency: 'CAD', count: 1, amount_cents: 5 }],
@@ -113,6 +114,7 @@ describe('report output', () => {
     discrepancies: [
       {
         discrepancy_id: 7,
+        account: 'default',
         kind: 'amount_mismatch',
         rule: 'transaction_vs_ledger',
         status: 'open',
@@ -186,7 +188,7 @@ describe('report output', () => {
   it('exports CSV with quoting and no spreadsheet formulas', () => {
     const csv = discrepanciesCsv(data.discrepancies).split('\r\n');
     expect(csv[1]).toBe(
-      `7,amount_mismatch,transaction_vs_ledger,open,2026-03-02,T<1>,"'=HYPERLINK(""x"")",,CAD,1000,1005,5,"{""amount_cents"":1000}","{""amount_cents"":1005}",2026-03-03 10:00:00+00,,,"checked, ""ok"""`,
+      `7,default,amount_mismatch,transaction_vs_ledger,open,2026-03-02,T<1>,"'=HYPERLINK(""x"")",,CAD,1000,1005,5,"{""amount_cents"":1000}","{""amount_cents"":1005}",2026-03-03 10:00:00+00,,,"checked, ""ok"""`,
     );
   });
 });
