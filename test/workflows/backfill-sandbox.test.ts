@@ -26,6 +26,8 @@ import { tableChecksums } from '../support/workflow-warehouse.ts';
  * The product path end to end: real Temporal, real worker, the real activities (provider client over
  * HTTP to the sandbox on 127.0.0.1, parser, loader, matching) and a real PostgreSQL per scenario.
  */
+/** Tests that start `recon worker` processes: each bundles the workflows and connects on 2 shared cores. */
+const WORKER_PROCESS_TEST_MS = 180_000;
 const FROM = '2026-01-01';
 const TO = '2026-07-31';
 let server: DevServer;
@@ -288,62 +290,66 @@ describe('backfill against the sandbox', () => {
     }
   });
 
-  it('ends with the same warehouse when the worker process is SIGKILLed mid-backfill and started again', async () => {
-    expect(reference).toBeDefined(); // from the uninterrupted run above
-    const h = await freshWarehouse();
-    const taskQueue = uniqueTaskQueue('killed');
-    // Every data response waits a second until the kill, so that windows are demonstrably mid-way.
-    sandbox.setFaults({ slowMs: 1000 });
-    try {
-      const first = spawnWorker(h, taskQueue);
-      const { handle } = await startBackfill(server.client, {
-        from: FROM,
-        to: TO,
-        taskQueue,
-        activityTuning: { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT_SECONDS },
-      });
-      let inFlight: { window: string; activityId: string }[] = [];
-      let mid: BackfillProgress;
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        mid = await backfillProgress(handle);
-        if (mid.windowsDone >= 1 && mid.windowsLeft > 0) {
-          inFlight = await startedActivities(mid.running);
-          if (inFlight.length > 0) break;
+  it(
+    'ends with the same warehouse when the worker process is SIGKILLed mid-backfill and started again',
+    async () => {
+      expect(reference).toBeDefined(); // from the uninterrupted run above
+      const h = await freshWarehouse();
+      const taskQueue = uniqueTaskQueue('killed');
+      // Every data response waits a second until the kill, so that windows are demonstrably mid-way.
+      sandbox.setFaults({ slowMs: 1000 });
+      try {
+        const first = spawnWorker(h, taskQueue);
+        const { handle } = await startBackfill(server.client, {
+          from: FROM,
+          to: TO,
+          taskQueue,
+          activityTuning: { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT_SECONDS },
+        });
+        let inFlight: { window: string; activityId: string }[] = [];
+        let mid: BackfillProgress;
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          mid = await backfillProgress(handle);
+          if (mid.windowsDone >= 1 && mid.windowsLeft > 0) {
+            inFlight = await startedActivities(mid.running);
+            if (inFlight.length > 0) break;
+          }
+          if (Date.now() > deadline)
+            throw new Error(`backfill never got mid-way; worker said: ${first.output()}`);
+          await sleep(50);
         }
-        if (Date.now() > deadline)
-          throw new Error(`backfill never got mid-way; worker said: ${first.output()}`);
-        await sleep(50);
+        process.kill(-first.child.pid!, 'SIGKILL'); // the whole process group, no graceful shutdown
+        sandbox.setFaults({});
+        expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        expect(processGroupAlive(first.child.pid!)).toBe(false);
+        // Mid-way when it was killed: a window done, others left, activities of running windows in flight.
+        expect(mid.windowsDone).toBeGreaterThanOrEqual(1);
+        expect(mid.windowsLeft).toBeGreaterThan(0);
+        expect(mid.rowsRead).toBeGreaterThan(0);
+
+        const second = spawnWorker(h, taskQueue);
+        const result = await handle.result();
+        expect(result).toMatchObject({ windows: 6, rowsRejected: 0, runs: 1 });
+        expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
+        // The killed worker's activities were retried by the new one after the (tuned) heartbeat timeout.
+        const retried = await heartbeatTimedOutRetries(inFlight);
+        expect(retried.length).toBeGreaterThan(0);
+        expect(retried.map((r) => [r.attempt, r.heartbeatTimeoutSeconds])).toEqual(
+          retried.map(() => [2, HEARTBEAT_TIMEOUT_SECONDS]),
+        );
+
+        // SIGTERM, unlike the kill, is a graceful shutdown: the worker stops and the process exits 0.
+        process.kill(second.child.pid!, 'SIGTERM');
+        expect(await second.exited).toEqual({ code: 0, signal: null });
+        expect(second.output()).toContain('recon worker: stopped');
+      } finally {
+        sandbox.setFaults({});
+        for (const w of workerProcesses) await reap(w);
       }
-      process.kill(-first.child.pid!, 'SIGKILL'); // the whole process group, no graceful shutdown
-      sandbox.setFaults({});
-      expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
-      expect(processGroupAlive(first.child.pid!)).toBe(false);
-      // Mid-way when it was killed: a window done, others left, activities of running windows in flight.
-      expect(mid.windowsDone).toBeGreaterThanOrEqual(1);
-      expect(mid.windowsLeft).toBeGreaterThan(0);
-      expect(mid.rowsRead).toBeGreaterThan(0);
-
-      const second = spawnWorker(h, taskQueue);
-      const result = await handle.result();
-      expect(result).toMatchObject({ windows: 6, rowsRejected: 0, runs: 1 });
-      expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
-      // The killed worker's activities were retried by the new one after the (tuned) heartbeat timeout.
-      const retried = await heartbeatTimedOutRetries(inFlight);
-      expect(retried.length).toBeGreaterThan(0);
-      expect(retried.map((r) => [r.attempt, r.heartbeatTimeoutSeconds])).toEqual(
-        retried.map(() => [2, HEARTBEAT_TIMEOUT_SECONDS]),
-      );
-
-      // SIGTERM, unlike the kill, is a graceful shutdown: the worker stops and the process exits 0.
-      process.kill(second.child.pid!, 'SIGTERM');
-      expect(await second.exited).toEqual({ code: 0, signal: null });
-      expect(second.output()).toContain('recon worker: stopped');
-    } finally {
-      sandbox.setFaults({});
-      for (const w of workerProcesses) await reap(w);
-    }
-  });
+    },
+    WORKER_PROCESS_TEST_MS,
+  );
 
   it('stops windows on bad credentials after one attempt, with the error in the progress query', async () => {
     const h = await freshWarehouse();
@@ -384,108 +390,117 @@ describe('backfill against the sandbox', () => {
     }
   });
 
-  it('shares one task queue between two worker processes: both run windows, and when one is SIGKILLed the other finishes', async () => {
-    expect(reference).toBeDefined(); // from the uninterrupted run above
-    const h = await freshWarehouse();
-    const taskQueue = uniqueTaskQueue('two-workers');
-    sandbox.setFaults({ slowMs: 300 });
-    const a = spawnWorker(h, taskQueue);
-    const b = spawnWorker(h, taskQueue);
-    try {
-      // 22-day windows: 10 of them over the 7 months, 4 at a time so that both workers have work.
-      const { handle } = await startBackfill(server.client, {
-        from: FROM,
-        to: TO,
-        taskQueue,
-        windowDays: 22,
-        parallelism: 4,
-        activityTuning: { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT_SECONDS },
-      });
-      const deadline = Date.now() + 60_000;
-      let mid: BackfillProgress;
-      for (;;) {
-        mid = await backfillProgress(handle);
-        const identities = new Set((await activityStarts(mid.running)).map((s) => s.identity));
-        if (mid.windowsDone >= 1 && mid.windowsLeft > 0 && identities.size === 2) break;
-        if (Date.now() > deadline)
-          throw new Error(`both workers never ran windows; they said: ${a.output()} ${b.output()}`);
-        await sleep(50);
+  it(
+    'shares one task queue between two worker processes: both run windows, and when one is SIGKILLed the other finishes',
+    async () => {
+      expect(reference).toBeDefined(); // from the uninterrupted run above
+      const h = await freshWarehouse();
+      const taskQueue = uniqueTaskQueue('two-workers');
+      sandbox.setFaults({ slowMs: 300 });
+      const a = spawnWorker(h, taskQueue);
+      const b = spawnWorker(h, taskQueue);
+      try {
+        // 22-day windows: 10 of them over the 7 months, 4 at a time so that both workers have work.
+        const { handle } = await startBackfill(server.client, {
+          from: FROM,
+          to: TO,
+          taskQueue,
+          windowDays: 22,
+          parallelism: 4,
+          activityTuning: { heartbeatTimeoutSeconds: HEARTBEAT_TIMEOUT_SECONDS },
+        });
+        const deadline = Date.now() + 60_000;
+        let mid: BackfillProgress;
+        for (;;) {
+          mid = await backfillProgress(handle);
+          const identities = new Set((await activityStarts(mid.running)).map((s) => s.identity));
+          if (mid.windowsDone >= 1 && mid.windowsLeft > 0 && identities.size === 2) break;
+          if (Date.now() > deadline)
+            throw new Error(`both workers never ran windows; they said: ${a.output()} ${b.output()}`);
+          await sleep(50);
+        }
+        process.kill(-a.child.pid!, 'SIGKILL');
+        sandbox.setFaults({});
+        expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        const result = await handle.result();
+        expect(result).toMatchObject({ windows: 10, rowsRejected: 0 });
+        expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
+        // Both processes ran activities of the backfill's windows (identity: pid@host of each worker).
+        const identities = new Set((await activityStarts(splitWindows(FROM, TO, 22))).map((s) => s.identity));
+        expect([...identities].sort()).toEqual(
+          [a.child.pid, b.child.pid].map((pid) => expect.stringMatching(new RegExp(`^${pid}@`))),
+        );
+      } finally {
+        sandbox.setFaults({});
+        for (const w of workerProcesses) await reap(w);
       }
-      process.kill(-a.child.pid!, 'SIGKILL');
-      sandbox.setFaults({});
-      expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
-      const result = await handle.result();
-      expect(result).toMatchObject({ windows: 10, rowsRejected: 0 });
-      expect(await tableChecksums(h, { lineage: false })).toEqual(reference);
-      // Both processes ran activities of the backfill's windows (identity: pid@host of each worker).
-      const identities = new Set((await activityStarts(splitWindows(FROM, TO, 22))).map((s) => s.identity));
-      expect([...identities].sort()).toEqual(
-        [a.child.pid, b.child.pid].map((pid) => expect.stringMatching(new RegExp(`^${pid}@`))),
-      );
-    } finally {
-      sandbox.setFaults({});
-      for (const w of workerProcesses) await reap(w);
-    }
-  });
+    },
+    WORKER_PROCESS_TEST_MS,
+  );
 
-  it("holds the provider rate limit across all workers together, and each worker's /metrics adds up to the warehouse", async () => {
-    const h = await freshWarehouse();
-    const taskQueue = uniqueTaskQueue('rate');
-    // Unlimited, these 42 activities start at about 30/s. The server's limiter allows a burst at first,
-    // so the rate is measured after the first second.
-    const perSecond = 4;
-    const env = { RECON_PROVIDER_ACTIVITIES_PER_SECOND: String(perSecond) };
-    const metricsPorts = [await freePort(), await freePort()];
-    for (const port of metricsPorts) spawnWorker(h, taskQueue, { ...env, RECON_METRICS_PORT: String(port) });
-    try {
-      const range = { from: '2026-01-01', to: '2026-03-10' };
-      const { handle } = await startBackfill(server.client, {
-        ...range,
-        taskQueue,
-        windowDays: 10,
-        parallelism: 7,
-      });
-      await handle.result();
-      const starts = await activityStarts(splitWindows(range.from, range.to, 10));
-      const identities = new Set(starts.map((s) => s.identity));
-      const afterBurst = starts.filter((s) => s.at >= starts[0]!.at + 1000);
-      const rate = afterBurst.length / ((starts.at(-1)!.at - starts[0]!.at - 1000) / 1000);
-      expect(identities.size).toBe(2);
-      expect(rate).toBeLessThanOrEqual(perSecond * 1.25);
+  it(
+    "holds the provider rate limit across all workers together, and each worker's /metrics adds up to the warehouse",
+    async () => {
+      const h = await freshWarehouse();
+      const taskQueue = uniqueTaskQueue('rate');
+      // Unlimited, these 42 activities start at about 30/s. The server's limiter allows a burst at first,
+      // so the rate is measured after the first second.
+      const perSecond = 4;
+      const env = { RECON_PROVIDER_ACTIVITIES_PER_SECOND: String(perSecond) };
+      const metricsPorts = [await freePort(), await freePort()];
+      for (const port of metricsPorts)
+        spawnWorker(h, taskQueue, { ...env, RECON_METRICS_PORT: String(port) });
+      try {
+        const range = { from: '2026-01-01', to: '2026-03-10' };
+        const { handle } = await startBackfill(server.client, {
+          ...range,
+          taskQueue,
+          windowDays: 10,
+          parallelism: 7,
+        });
+        await handle.result();
+        const starts = await activityStarts(splitWindows(range.from, range.to, 10));
+        const identities = new Set(starts.map((s) => s.identity));
+        const afterBurst = starts.filter((s) => s.at >= starts[0]!.at + 1000);
+        const rate = afterBurst.length / ((starts.at(-1)!.at - starts[0]!.at - 1000) / 1000);
+        expect(identities.size).toBe(2);
+        expect(rate).toBeLessThanOrEqual(perSecond * 1.25);
 
-      // /metrics of both workers: their counts add up to what the warehouse recorded.
-      const scrapes = await Promise.all(
-        metricsPorts.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
-      );
-      const loaded = await sql<{ source: string; rows: number }>`
+        // /metrics of both workers: their counts add up to what the warehouse recorded.
+        const scrapes = await Promise.all(
+          metricsPorts.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+        );
+        const loaded = await sql<{ source: string; rows: number }>`
         select source, sum(rows_loaded)::int as rows from loads where status = 'committed' group by source`.execute(
-        h.db,
-      );
-      expect(loaded.rows.length).toBe(5);
-      for (const { source, rows } of loaded.rows) {
-        const counted = scrapes.map((text) => sample(text, 'recon_rows_loaded_total', { source }) ?? 0);
-        expect(counted[0]! + counted[1]!).toBe(rows);
-      }
-      const open = await sql<{ kind: string; currency: string; n: number }>`
+          h.db,
+        );
+        expect(loaded.rows.length).toBe(5);
+        for (const { source, rows } of loaded.rows) {
+          const counted = scrapes.map((text) => sample(text, 'recon_rows_loaded_total', { source }) ?? 0);
+          expect(counted[0]! + counted[1]!).toBe(rows);
+        }
+        const open = await sql<{ kind: string; currency: string; n: number }>`
         select kind, coalesce(currency, 'none') as currency, count(*)::int as n from discrepancies
         where status = 'open' group by 1, 2`.execute(h.db);
-      expect(open.rows.length).toBeGreaterThan(0);
-      for (const scrape of scrapes) {
-        for (const { kind, currency, n } of open.rows)
-          expect(sample(scrape, 'recon_open_discrepancies', { kind, currency, status: 'open' })).toBe(n);
-        expect(sample(scrape, 'recon_warehouse_up', {})).toBe(1);
-        expect(
-          sample(scrape, 'recon_last_successful_pull_timestamp_seconds', { source: 'report-transactions' }),
-        ).toBeGreaterThan(Date.now() / 1000 - 600);
-        // The Temporal SDK's own runtime metrics, served through the same endpoint.
-        expect(scrape).toMatch(/^temporal_activity_execution_latency/m);
+        expect(open.rows.length).toBeGreaterThan(0);
+        for (const scrape of scrapes) {
+          for (const { kind, currency, n } of open.rows)
+            expect(sample(scrape, 'recon_open_discrepancies', { kind, currency, status: 'open' })).toBe(n);
+          expect(sample(scrape, 'recon_warehouse_up', {})).toBe(1);
+          expect(
+            sample(scrape, 'recon_last_successful_pull_timestamp_seconds', { source: 'report-transactions' }),
+          ).toBeGreaterThan(Date.now() / 1000 - 600);
+          // The Temporal SDK's own runtime metrics, served through the same endpoint.
+          expect(scrape).toMatch(/^temporal_activity_execution_latency/m);
+        }
+        const reportRequests = scrapes.map(
+          (text) => sample(text, 'recon_provider_requests_total', { endpoint: 'report', status: '200' }) ?? 0,
+        );
+        expect(reportRequests[0]! + reportRequests[1]!).toBeGreaterThanOrEqual(14); // 7 windows x 2 report sources
+      } finally {
+        for (const w of workerProcesses) await reap(w);
       }
-      const reportRequests = scrapes.map(
-        (text) => sample(text, 'recon_provider_requests_total', { endpoint: 'report', status: '200' }) ?? 0,
-      );
-      expect(reportRequests[0]! + reportRequests[1]!).toBeGreaterThanOrEqual(14); // 7 windows x 2 report sources
-    } finally {
-      for (const w of workerProcesses) await reap(w);
-    }
-  });
+    },
+    WORKER_PROCESS_TEST_MS,
+  );
 });
