@@ -26,6 +26,7 @@ import { tableChecksums } from '../support/workflow-warehouse.ts';
  * The product path end to end: real Temporal, real worker, the real activities (provider client over
  * HTTP to the sandbox on 127.0.0.1, parser, loader, matching) and a real PostgreSQL per scenario.
  */
+
 /** Tests that start `recon worker` processes: each bundles the workflows and connects on 2 shared cores. */
 const WORKER_PROCESS_TEST_MS = 180_000;
 const FROM = '2026-01-01';
