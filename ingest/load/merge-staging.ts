@@ -234,6 +234,29 @@ function staged(t: Target, staging: string, source: string | null, account: stri
 /** Report API rows always replace; legacy rows never replace a row that came from the report API. */
 const LEGACY_GUARD = `t.source not like 'report-%'`;
 
+/** Transactions and returns merge alike: the report API replaces, legacy rows never replace report rows. */
+function mergeGuarded(
+  t: Target,
+  db: Db,
+  staging: string,
+  loadId: number,
+  account: string,
+  source: string,
+  carried?: readonly string[],
+) {
+  return run(
+    db,
+    {
+      target: t,
+      src: staged(t, staging, source, account),
+      source,
+      guard: source.startsWith('legacy-') ? LEGACY_GUARD : undefined,
+      carried: carriedColumns(t, carried),
+    },
+    loadId,
+  );
+}
+
 export function mergeTransactions(
   db: Db,
   staging: string,
@@ -242,19 +265,7 @@ export function mergeTransactions(
   source: string,
   carried?: readonly string[],
 ) {
-  const t = TARGETS.transaction;
-  const legacy = source.startsWith('legacy-');
-  return run(
-    db,
-    {
-      target: t,
-      src: staged(t, staging, source, account),
-      source,
-      guard: legacy ? LEGACY_GUARD : undefined,
-      carried: carriedColumns(t, carried),
-    },
-    loadId,
-  );
+  return mergeGuarded(TARGETS.transaction, db, staging, loadId, account, source, carried);
 }
 
 export function mergeReturns(
@@ -265,19 +276,7 @@ export function mergeReturns(
   source: string,
   carried?: readonly string[],
 ) {
-  const t = TARGETS.return;
-  const legacy = source.startsWith('legacy-');
-  return run(
-    db,
-    {
-      target: t,
-      src: staged(t, staging, source, account),
-      source,
-      guard: legacy ? LEGACY_GUARD : undefined,
-      carried: carriedColumns(t, carried),
-    },
-    loadId,
-  );
+  return mergeGuarded(TARGETS.return, db, staging, loadId, account, source, carried);
 }
 
 /**
