@@ -8,6 +8,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
+import { nightlySteps } from './nightly.ts';
 import { windowCostSteps } from './window-cost.ts';
 import { workbenchSteps } from './workbench.ts';
 
@@ -72,12 +73,12 @@ const ctx: BenchContext = {
   },
 };
 
-// window-cost opens DATABASE_URL itself: point it at this run's server.
+// window-cost and nightly open DATABASE_URL themselves: point it at this run's server.
 const steps: BenchStep[] = [
   ...ingestSteps,
   ...receiverSteps,
   ...workbenchSteps,
-  ...windowCostSteps.map((s) => ({
+  ...[...windowCostSteps, ...nightlySteps].map((s) => ({
     ...s,
     run: (c: BenchContext) => ((process.env.DATABASE_URL = adminUrl), s.run(c)),
   })),

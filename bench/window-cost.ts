@@ -1,14 +1,11 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
-import pg from 'pg';
-import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
-import { migrateToLatest } from '../db/migrate.ts';
-import { loadConfig, loadDotEnv } from '../config/config.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
 import { addDays } from '../domain/time/calendar.ts';
+import { openBenchServer } from './scratch-databases.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -48,21 +45,13 @@ export async function benchWindowCost(
   const windowRows = options.windowRows ?? 10_000;
   const historyRows = options.historyRows ?? 1_000_000;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  loadDotEnv();
-  const admin = await openDatabase(loadConfig(), { poolSize: 1, schema: 'as-is' });
-  const client = new pg.Client({ connectionString: admin.connectionString });
-  await client.connect();
+  const server = await openBenchServer();
   const names = ['small', 'large'].map((s) => `recon_bench_window_${s}_${process.pid}`);
   const dbs: Kysely<Database>[] = [];
   try {
     for (const name of names) {
-      await client.query(`drop database if exists ${name}`);
-      await client.query(`create database ${name}`);
-      const url = new URL(admin.connectionString);
-      url.pathname = `/${name}`;
-      const db = createDatabase(createPool(url.toString(), 2));
+      const { db } = await server.create(name);
       dbs.push(db);
-      await migrateToLatest(db);
       await insertBenchLoad(db);
     }
     const [small, large] = dbs as [Kysely<Database>, Kysely<Database>];
@@ -115,11 +104,9 @@ export async function benchWindowCost(
   } finally {
     for (const db of dbs) await db.destroy();
     // RECON_BENCH_KEEP=1 keeps the scratch databases for EXPLAIN sessions.
-    if (process.env.RECON_BENCH_KEEP !== '1')
-      for (const name of names) await client.query(`drop database if exists ${name} with (force)`);
+    if (process.env.RECON_BENCH_KEEP !== '1') for (const name of names) await server.drop(name);
     else log(`  kept databases ${names.join(', ')}`);
-    await client.end();
-    await admin.close();
+    await server.close();
   }
 }
 
