@@ -4,6 +4,7 @@ import type { PullRequest } from '../../activities/dependencies.ts';
 import { createPullSource } from '../../activities/ingest/pull-source.ts';
 import { loadConfig } from '../../config/config.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { recordCommittedLoad } from '../support/committed-load.ts';
 import type { LoadSummary, PullSummary } from '../../domain/load-summary.ts';
 import { createTestDatabase } from '../support/database.ts';
 
@@ -22,42 +23,17 @@ describe('pull activity', () => {
     const calls: PullRequest[] = [];
     const pullSource = async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<LoadSummary> => {
       calls.push(req);
-      const load = await deps.handle.db
-        .insertInto('loads')
-        .values({
-          source: req.source,
-          environment: 'staging',
-          origin: 'workflow',
-          format: 'report-csv',
-          status: 'committed',
-          rows_read: 7,
-          rows_loaded: 6,
-          rows_rejected: 1,
-          rows_inserted: 4,
-          rows_updated: 2,
-          rows_unchanged: 0,
-          file_sha256: 'a'.repeat(64),
-          file_bytes: 1234,
-          zipped: true,
-          workflow_id: req.workflowId ?? null,
-        })
-        .returning('load_id')
-        .executeTakeFirstOrThrow();
-      return {
-        loadId: load.load_id,
-        source: req.source,
-        status: 'committed',
+      return recordCommittedLoad(deps.handle.db, req, {
         rowsRead: 7,
         rowsLoaded: 6,
         rowsRejected: 1,
         rowsInserted: 4,
         rowsUpdated: 2,
-        rowsUnchanged: 0,
         fileSha256: 'a'.repeat(64),
         bytes: 1234,
         zipped: true,
         durationMs: 15,
-      };
+      });
     };
     const activity = createPullSource({
       handle: h,

@@ -5,6 +5,7 @@ import type { LoadSummary } from '../../domain/load-summary.ts';
 import { createActivities } from '../../activities/index.ts';
 import { loadConfig } from '../../config/config.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { recordCommittedLoad } from '../support/committed-load.ts';
 import { startBackfill } from '../../workers/client/backfill.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { type DevServer, startTestTemporal, startTestWorker, uniqueTaskQueue } from '../support/temporal.ts';
@@ -32,35 +33,7 @@ const starts: { account: string; at: number; pid: string }[] = [];
 function recordingPull(worker: string) {
   return async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<LoadSummary> => {
     starts.push({ account: req.account ?? 'default', at: Date.now(), pid: worker });
-    const load = await deps.handle.db
-      .insertInto('loads')
-      .values({
-        source: req.source,
-        environment: 'staging',
-        origin: 'workflow',
-        format: 'report-json',
-        status: 'committed',
-        rows_read: 0,
-        rows_loaded: 0,
-        workflow_id: req.workflowId ?? null,
-      })
-      .returning('load_id')
-      .executeTakeFirstOrThrow();
-    return {
-      loadId: load.load_id,
-      source: req.source,
-      status: 'committed',
-      rowsRead: 0,
-      rowsLoaded: 0,
-      rowsRejected: 0,
-      rowsInserted: 0,
-      rowsUpdated: 0,
-      rowsUnchanged: 0,
-      fileSha256: null,
-      bytes: 0,
-      zipped: false,
-      durationMs: 1,
-    };
+    return recordCommittedLoad(deps.handle.db, req);
   };
 }
 

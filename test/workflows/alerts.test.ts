@@ -6,6 +6,7 @@ import type { LoadSummary } from '../../domain/load-summary.ts';
 import type { PullRequest, ReconcileRangeFn } from '../../activities/dependencies.ts';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { recordCommittedLoad } from '../support/committed-load.ts';
 import { loadConfig } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import { SOURCES } from '../../domain/records.ts';
@@ -71,35 +72,7 @@ function committedPull(fail?: () => Error | undefined) {
   return async (deps: { handle: DatabaseHandle }, req: PullRequest): Promise<LoadSummary> => {
     const failure = fail?.();
     if (failure) throw failure;
-    const load = await deps.handle.db
-      .insertInto('loads')
-      .values({
-        source: req.source,
-        environment: 'staging',
-        origin: 'workflow',
-        format: 'report-json',
-        status: 'committed',
-        rows_read: 1,
-        rows_loaded: 1,
-        workflow_id: req.workflowId ?? null,
-      })
-      .returning('load_id')
-      .executeTakeFirstOrThrow();
-    return {
-      loadId: load.load_id,
-      source: req.source,
-      status: 'committed',
-      rowsRead: 1,
-      rowsLoaded: 1,
-      rowsRejected: 0,
-      rowsInserted: 1,
-      rowsUpdated: 0,
-      rowsUnchanged: 0,
-      fileSha256: null,
-      bytes: 0,
-      zipped: false,
-      durationMs: 1,
-    };
+    return recordCommittedLoad(deps.handle.db, req, { rowsRead: 1, rowsInserted: 1 });
   };
 }
 

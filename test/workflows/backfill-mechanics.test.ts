@@ -5,6 +5,7 @@ import type { LoadSummary } from '../../domain/load-summary.ts';
 import type { PullRequest } from '../../activities/dependencies.ts';
 import { createActivities } from '../../activities/index.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { recordCommittedLoad } from '../support/committed-load.ts';
 import { loadConfig } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import { backfillProgress, startBackfill } from '../../workers/client/backfill.ts';
@@ -47,35 +48,11 @@ function recordingPull(options: { fail?: (req: PullRequest) => Error | undefined
       }
       await sleep(20);
       const rows = daysInclusive(req.from, req.to);
-      const load = await deps.handle.db
-        .insertInto('loads')
-        .values({
-          source: req.source,
-          environment: 'staging',
-          origin: 'workflow',
-          format: req.source.startsWith('legacy') ? 'legacy' : 'report-json',
-          status: 'committed',
-          rows_read: rows,
-          rows_loaded: rows,
-          workflow_id: req.workflowId ?? null,
-        })
-        .returning('load_id')
-        .executeTakeFirstOrThrow();
-      return {
-        loadId: load.load_id,
-        source: req.source,
-        status: 'committed',
+      return await recordCommittedLoad(deps.handle.db, req, {
         rowsRead: rows,
-        rowsLoaded: rows,
-        rowsRejected: 0,
         rowsInserted: rows,
-        rowsUpdated: 0,
-        rowsUnchanged: 0,
-        fileSha256: null,
-        bytes: 0,
-        zipped: false,
         durationMs: 20,
-      };
+      });
     } finally {
       concurrent--;
     }
