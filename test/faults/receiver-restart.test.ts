@@ -1,10 +1,10 @@
+import { notificationBody } from '../support/notification-body.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 import {
   deliverWithRetries,
-  notificationBody,
   type ReceiverProcess,
   startReceiverProcess,
 } from '../support/receiver-process.ts';

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { notificationBody } from '../support/notification-body.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountsOf } from '../../config/accounts.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
@@ -32,16 +33,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const body = (transactionId: string, merchantId?: string) => ({
-  merchant: { ...(merchantId ? { merchantId } : {}), merchantTransactionId: `M-${transactionId}` },
-  transaction: {
-    transactionId,
-    transactionType: 'DEBIT',
-    transactionStatus: 'SUCCESS',
-    transactionAmount: 2015,
-    currencyCode: 'CAD',
-  },
-});
+const body = (transactionId: string, merchantId?: string) =>
+  notificationBody(transactionId, { merchant: { merchantId } });
 
 async function post(path: string, payload: unknown, secret = SECRET) {
   const res = await fetch(`${receiver.url}${path}`, {

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { notificationBody as body } from '../support/notification-body.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,11 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createTestDatabase } from '../support/database.ts';
-import {
-  notificationBody as body,
-  startReceiverProcess,
-  type ReceiverProcess,
-} from '../support/receiver-process.ts';
+import { startReceiverProcess, type ReceiverProcess } from '../support/receiver-process.ts';
 
 /**
  * The receiver as the provider meets it: `recon notifications serve` as an OS process. Concurrent

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { notificationBody } from '../support/notification-body.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
@@ -29,26 +30,9 @@ afterAll(async () => {
 function body(
   transactionId: string,
   merchant: Record<string, unknown> = {},
-  txn: Record<string, unknown> = {},
+  transaction: Record<string, unknown> = {},
 ) {
-  return {
-    merchant: { merchantId: 'IBTMERCH0001', merchantTransactionId: `M-${transactionId}`, ...merchant },
-    accountInfo: {
-      accountToken: 'acct-1',
-      accountLabel: '****1234',
-      accountType: 'PC',
-      fiName: 'Maple Bank',
-    },
-    transaction: {
-      transactionId,
-      transactionType: 'DEBIT',
-      transactionStatus: 'SUCCESS',
-      transactionAmount: 2015,
-      transactionFee: 30,
-      currencyCode: 'CAD',
-      ...txn,
-    },
-  };
+  return notificationBody(transactionId, { merchant, transaction });
 }
 
 async function post(raw: string | Uint8Array, contentType = 'application/json', auth = `Bearer ${SECRET}`) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import { notificationBody } from '../support/notification-body.ts';
 import { createMetrics } from '../../observability/metrics.ts';
 import { type MetricsServer, startMetricsServer } from '../../observability/serve-metrics.ts';
 import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
@@ -30,17 +31,7 @@ afterAll(async () => {
 });
 
 function notification(transactionId: string, amount: unknown = 2015) {
-  return JSON.stringify({
-    merchant: { merchantId: 'IBTMERCH0001', merchantTransactionId: `M-${transactionId}` },
-    transaction: {
-      transactionId,
-      transactionType: 'DEBIT',
-      transactionStatus: 'SUCCESS',
-      transactionAmount: amount,
-      transactionFee: 30,
-      currencyCode: 'CAD',
-    },
-  });
+  return JSON.stringify(notificationBody(transactionId, { transaction: { transactionAmount: amount } }));
 }
 
 async function post(body: string, secret = SECRET): Promise<number> {

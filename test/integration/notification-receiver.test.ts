@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { notificationBody } from '../support/notification-body.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createReadStream } from 'node:fs';
@@ -33,28 +34,8 @@ afterAll(async () => {
   await h.close();
 });
 
-const body = (transactionId: string, over: Record<string, unknown> = {}) => ({
-  merchant: {
-    merchantId: 'IBTMERCH0001',
-    merchantTransactionId: `M-${transactionId}`,
-    merchantUserId: 'user-1',
-  },
-  accountInfo: {
-    accountToken: 'acct-token-1',
-    accountLabel: '****1234',
-    accountType: 'PC',
-    fiName: 'Maple Bank',
-  },
-  transaction: {
-    transactionId,
-    transactionType: 'DEBIT',
-    transactionStatus: 'SUCCESS',
-    transactionAmount: 2015,
-    transactionFee: 30,
-    currencyCode: 'CAD',
-    ...over,
-  },
-});
+const body = (transactionId: string, over: Record<string, unknown> = {}) =>
+  notificationBody(transactionId, { transaction: over });
 
 async function post(path: string, payload: unknown, auth = `Bearer ${SECRET}`) {
   const res = await fetch(`${receiver.url}${path}`, {

@@ -72,30 +72,6 @@ export async function startReceiverProcess(
   };
 }
 
-export function notificationBody(transactionId: string): Record<string, unknown> {
-  return {
-    merchant: {
-      merchantId: 'IBTMERCH0001',
-      merchantTransactionId: `M-${transactionId}`.slice(0, 30),
-      merchantUserId: 'user-1',
-    },
-    accountInfo: {
-      accountToken: 'acct-1',
-      accountLabel: '****1234',
-      accountType: 'PC',
-      fiName: 'Maple Bank',
-    },
-    transaction: {
-      transactionId,
-      transactionType: 'DEBIT',
-      transactionStatus: 'SUCCESS',
-      transactionAmount: 2015,
-      transactionFee: 30,
-      currencyCode: 'CAD',
-    },
-  };
-}
-
 export interface DeliveryOutcome {
   /** Every status the provider saw, in order; 0 for a connection error. */
   readonly statuses: number[];
