@@ -25,6 +25,11 @@ export interface Config {
   /** Where the embedded PostgreSQL keeps its data between runs. */
   readonly dataDir: string;
   /**
+   * RECON_DB_TIMEOUT_SECONDS: how long a command a person waits for keeps waiting for a database that
+   * stopped answering before it gives up (db/watchdog.ts). Unset: the default of db/watchdog.ts (60).
+   */
+  readonly dbTimeoutSeconds: number | undefined;
+  /**
    * RECON_RAW_RETENTION_DAYS: after each nightly run, clear consumers' personal data from raw lines,
    * payloads and history older than this many days (`recon retention`). Unset: the nightly run keeps it.
    */
@@ -61,6 +66,16 @@ function parseDays(name: string, value: string | undefined): number | undefined 
   if (!/^\d+$/.test(value) || Number(value) > 36_500) {
     throw new ConfigError(
       `${name}=${JSON.stringify(value)} is not a number of days: set it to a whole number from 0 to 36500, or unset it`,
+    );
+  }
+  return Number(value);
+}
+
+function parseSeconds(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 86_400) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not a number of seconds: set it to a whole number from 1 to 86400, or unset it`,
     );
   }
   return Number(value);
@@ -126,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     notificationSecret: nonEmpty(env.RECON_NOTIFICATION_SECRET),
     port: parsePort('PORT', nonEmpty(env.PORT)),
     dataDir: nonEmpty(env.RECON_DATA_DIR) ?? '.data',
+    dbTimeoutSeconds: parseSeconds('RECON_DB_TIMEOUT_SECONDS', nonEmpty(env.RECON_DB_TIMEOUT_SECONDS)),
     rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
     alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
     workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),

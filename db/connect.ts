@@ -11,7 +11,7 @@ import {
   warehousePaths,
 } from './embedded-warehouse.ts';
 import { ensureSchema } from './migrate.ts';
-import { dbTimeoutSeconds, startWatchdog, trackClient } from './watchdog.ts';
+import { DEFAULT_DB_TIMEOUT_SECONDS, startWatchdog, trackClient } from './watchdog.ts';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
@@ -111,6 +111,8 @@ export interface WarehouseLocation {
   readonly databaseUrl?: string | undefined;
   /** The project data directory that holds the embedded warehouse. */
   readonly dataDir: string;
+  /** How long a watched command waits for a silent database (RECON_DB_TIMEOUT_SECONDS); default 60. */
+  readonly dbTimeoutSeconds?: number | undefined;
 }
 
 /**
@@ -140,7 +142,7 @@ export async function openDatabase(
     connectionString = lease.connectionString;
   }
   noteDatabase(connectionString);
-  const timeoutSeconds = dbTimeoutSeconds();
+  const timeoutSeconds = config.dbTimeoutSeconds ?? DEFAULT_DB_TIMEOUT_SECONDS;
   const pool = createPool(
     connectionString,
     options.poolSize,

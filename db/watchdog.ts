@@ -1,11 +1,12 @@
 import pg from 'pg';
 import { databaseAddress, noteGaveUp } from './connection-errors.ts';
 
-/** RECON_DB_TIMEOUT_SECONDS when unset: how long a command waits for a database that stopped answering. */
-export const DEFAULT_DB_TIMEOUT_SECONDS = 60;
 /** Silence after which the command says that it is waiting for the database. */
 const WARN_AFTER_MS = 5_000;
 const PROBE_EVERY_MS = 1_000;
+
+/** How long a command waits for a database that stopped answering when RECON_DB_TIMEOUT_SECONDS is unset. */
+export const DEFAULT_DB_TIMEOUT_SECONDS = 60;
 
 /** Connections whose sockets are cut when the watchdog gives up (pool clients, a load's owner session). */
 const live = new Set<pg.Client>();
@@ -17,14 +18,6 @@ export function trackClient(client: pg.Client): void {
 
 export function untrackClient(client: pg.Client): void {
   live.delete(client);
-}
-
-/** RECON_DB_TIMEOUT_SECONDS, a positive integer; the default when unset. */
-export function dbTimeoutSeconds(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.RECON_DB_TIMEOUT_SECONDS;
-  if (raw === undefined || raw === '') return DEFAULT_DB_TIMEOUT_SECONDS;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) return DEFAULT_DB_TIMEOUT_SECONDS;
-  return Number(raw);
 }
 
 /** Destroys a client's socket: its pending query fails at once, whatever the server does. */
