@@ -1,8 +1,8 @@
+import { csvField } from '../../domain/csv-field.ts';
 import type { DiscrepancyRow } from './report-data.ts';
 
 const COLUMNS: (keyof DiscrepancyRow)[] = [
   'discrepancy_id',
-  'account',
   'kind',
   'rule',
   'status',
@@ -20,19 +20,14 @@ const COLUMNS: (keyof DiscrepancyRow)[] = [
   'resolved_at',
   'acknowledged_by',
   'note',
+  // Last, as in the workbench's export: the columns before it keep the positions spreadsheets read.
+  'account',
 ];
-
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  // RFC 4180 quoting; a leading = + - @ is prefixed so that spreadsheets do not run it as a formula.
-  const safe = /^[=+\-@]/.test(text) && !/^-?\d+$/.test(text) ? `'${text}` : text;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-}
 
 /** The discrepancies as CSV (header row, amounts in integer cents, expected/actual as JSON). */
 export function discrepanciesCsv(rows: DiscrepancyRow[]): string {
   return (
-    [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => cell(r[c])).join(','))].join('\r\n') + '\r\n'
+    [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => csvField(r[c])).join(','))].join('\r\n') +
+    '\r\n'
   );
 }

@@ -1,4 +1,5 @@
 /** The worklist, one discrepancy with its evidence, the actions on it, bulk actions, CSV export. */
+import { csvField } from '../../../domain/csv-field.ts';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { actOnDiscrepancy, bulkAct, RESOLUTIONS, type Action } from '../queries/actions.ts';
@@ -34,14 +35,6 @@ const CSV_COLUMNS: (keyof WorklistItem)[] = [
   // Last, so that the positions of the columns before it stay those spreadsheets already read.
   'account',
 ];
-
-/** One CSV field; text that a spreadsheet would run as a formula is prefixed with a quote. */
-export function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
 
 const idParams = {
   type: 'object',
