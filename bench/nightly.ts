@@ -73,6 +73,8 @@ export async function benchNightly(
     reuse?: boolean;
     /** Nights measured on each warehouse (fresh copies); the medians are compared. */
     repeat?: number;
+    /** Measure one warehouse only (for RECON_PROFILE=explain: one warehouse's plans); no ratio then. */
+    only?: 'empty' | 'large';
     log?: (line: string) => void;
   } = {},
 ): Promise<NightlyFigures> {
@@ -126,7 +128,7 @@ export async function benchNightly(
     const measured: Record<'empty' | 'large', NightTimes[]> = { empty: [], large: [] };
     let rowsPulled = 0;
     for (let r = 0; r < repeat; r++) {
-      for (const which of ['empty', 'large'] as const) {
+      for (const which of options.only ? [options.only] : (['empty', 'large'] as const)) {
         const copy = `${templates[which]}_run_${process.pid}`;
         const handle = await server.create(copy, { template: templates[which], poolSize: 12 });
         try {
@@ -144,6 +146,7 @@ export async function benchNightly(
         }
       }
     }
+    if (options.only) return { historyRows, dayRows, rowsPulled, ...measuredOnly(measured) };
     const empty = median(measured.empty);
     const large = median(measured.large);
     const figures = {
@@ -239,6 +242,16 @@ function nextMonth(date: string): string {
   return m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
 }
 
+/** The figures of a run that measured one warehouse: the other's are zero, and so is the ratio. */
+function measuredOnly(measured: Record<'empty' | 'large', NightTimes[]>) {
+  const none = { pullSeconds: 0, reconcileSeconds: 0, totalSeconds: 0 };
+  return {
+    empty: measured.empty.length > 0 ? median(measured.empty) : none,
+    large: measured.large.length > 0 ? median(measured.large) : none,
+    ratio: 0,
+  };
+}
+
 /** Per field, the median of the nights (the middle one, or the mean of the two middle ones). */
 function median(nights: readonly NightTimes[]): NightTimes {
   const mid = (f: (t: NightTimes) => number) => {
@@ -293,5 +306,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     keep: process.argv.includes('--keep'),
     reuse: process.argv.includes('--reuse'),
     ...(arg('--repeat') !== undefined ? { repeat: arg('--repeat')! } : {}),
+    ...(process.argv.includes('--only')
+      ? { only: process.argv[process.argv.indexOf('--only') + 1] === 'empty' ? 'empty' : 'large' }
+      : {}),
   });
 }
