@@ -120,6 +120,11 @@ export async function reconcileRange(
     // cost), and with that default the planner hashed whole tables (the matches, every discrepancy)
     // to find a window's rows, so that a run's cost grew with the warehouse instead of its range.
     await sql`set local random_page_cost = 1.1`.execute(trx);
+    // The big set-building statements (facts, the latest notifications, the duplicate search) read
+    // about as many rows as they hand on: at the default cost of passing a row from a parallel worker
+    // (0.1) the planner never splits them over the cores. Small statements stay serial: the cost of
+    // starting workers (parallel_setup_cost) is unchanged.
+    await sql`set local parallel_tuple_cost = 0.01`.execute(trx);
     // The run's temporary tables are analysed for join planning only: a small sample is enough.
     await sql`set local default_statistics_target = 10`.execute(trx);
     const run = await trx

@@ -3,6 +3,21 @@ import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 
 /**
+ * The ledger entry of a provider row's merchant transaction id, for rank 1 only (the others are
+ * duplicates and claim nothing). The ledger's key is unique, so the join itself never adds rows; the
+ * rank is applied to its columns instead of its condition, which keeps the join free of `ranked`.
+ */
+const RANK_1_LEDGER = [
+  ['merchant_transaction_id', 'l_mtid'],
+  ['amount_cents', 'l_amount'],
+  ['currency', 'l_currency'],
+  ['transaction_type', 'l_type'],
+  ['status', 'l_status'],
+]
+  .map(([col, as]) => `case when coalesce(r.rank, 1) = 1 then l.${col} end as ${as}`)
+  .join(', ');
+
+/**
  * Claims: provider transactions ↔ ledger (rank 1 of each merchant transaction id), notifications ↔
  * provider transactions (the latest distinct body), JSON report rows ↔ legacy rows. Only what changed
  * is written, so that a re-run over unchanged data writes nothing. Returns the counts of claims.
@@ -36,15 +51,16 @@ export async function claimTransactions(
   // then scans this table instead of joining the warehouse again. l_* is the ledger entry it should
   // claim, tm_mtid the one it claims now; nm_* the notification claim it holds now. Carrying the
   // current claims here makes the claims below a comparison of two columns instead of index probes
-  // of the claim tables for every row of the range.
+  // of the claim tables for every row of the range. The joins of ordinary tables (ledger, claims) do
+  // not depend on the run's temporary tables, so that parallel workers can run them; the temporary
+  // ones (ranked, want_nm, want_sm) are joined above, in the run's backend.
   await exec(
     ctx,
     sql`create temp table facts on commit drop as
       select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
         p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
         coalesce(r.rank, 1) as rank,
-        l.merchant_transaction_id as l_mtid, l.amount_cents as l_amount, l.currency as l_currency,
-        l.transaction_type as l_type, l.status as l_status, tm.merchant_transaction_id as tm_mtid,
+        ${sql.raw(RANK_1_LEDGER)}, tm.merchant_transaction_id as tm_mtid,
         w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
         w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
         nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
@@ -52,10 +68,10 @@ export async function claimTransactions(
         g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
       from provider_transactions p
       left join ranked r using (transaction_id)
-      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))} and coalesce(r.rank, 1) = 1
+      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))}
       left join transaction_matches tm on tm.transaction_id = p.transaction_id
-      left join want_nm w on w.target_id = p.transaction_id
       left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
+      left join want_nm w on w.target_id = p.transaction_id
       left join want_sm sm on sm.transaction_id = p.transaction_id
       left join legacy_transactions g on g.transaction_id = sm.transaction_id
       where p.transaction_on between ${from}::date and ${to}::date`,
