@@ -179,7 +179,9 @@ export async function loadParsedRows(
       }
       if (wait) await wait;
       if (plan.signal?.aborted) throw plan.signal.reason;
-      if (++inBatch >= batchRows && merger.batching) {
+      // Waiting for the previous batch's merge costs no merge time (this batch merges right after it)
+      // and tells whether to cut at all: a re-load learns it from its first batch.
+      if (++inBatch >= batchRows && merger.batching && (await merger.idle())) {
         await merger.submit(batch);
         batch = newStaging(allStaging.length - 1);
         inBatch = 0;

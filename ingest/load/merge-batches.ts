@@ -56,9 +56,8 @@ export class BatchMerger {
   }
 
   /**
-   * Ends the batch's COPY and queues its merge after the previous batch's. The caller goes on parsing
-   * at once: staging may run ahead of the merges (the staged rows wait in PostgreSQL, not in memory;
-   * at most the whole file, as when a load merged only at the end).
+   * Ends the batch's COPY and queues its merge after the previous batch's; the caller goes on parsing
+   * the next batch while it merges.
    */
   async submit(batch: StagingTables): Promise<void> {
     await batch.endCopy();
@@ -72,6 +71,12 @@ export class BatchMerger {
 
   /** Whether the next batch should be cut: see {@link keysAhead}. */
   get batching(): boolean {
+    return this.keysAhead;
+  }
+
+  /** Waits for the merges queued so far; then whether to cut the next batch ({@link batching}). */
+  async idle(): Promise<boolean> {
+    await this.pending.catch(() => {});
     return this.keysAhead;
   }
 
