@@ -102,8 +102,8 @@ export class BatchMerger {
   }
 
   private async merge(batch: StagingTables): Promise<void> {
-    await batch.prepare();
     const trx = await this.transaction();
+    await batch.prepare((text) => sql.raw(text).execute(trx));
     for (const kind of KIND_ORDER) {
       if (!batch.has(kind)) continue;
       const r = await this.steps.mergeKind(trx, kind, batch.tableOf(kind));

@@ -156,7 +156,7 @@ export class StagingTables {
   /** Ends every COPY ({@link endCopy}) and readies the rows for the merge ({@link prepare}). */
   async finish(): Promise<void> {
     await this.endCopy();
-    await this.prepare();
+    await this.prepare((text) => this.pool.query(text));
   }
 
   /** Flushes and ends every COPY; the staged rows are then visible to the merge transaction. */
@@ -180,19 +180,22 @@ export class StagingTables {
     if (errors.length > 0) throw errors[0];
   }
 
-  /** Keeps the last of duplicate keys and analyses the tables (after {@link endCopy}). */
-  async prepare(): Promise<void> {
+  /**
+   * Keeps the last of duplicate keys and analyses the tables (after {@link endCopy}), through `query`:
+   * the pool, or the merging transaction's own connection, which then needs no second one.
+   */
+  async prepare(query: (text: string) => Promise<unknown>): Promise<void> {
     for (const sink of this.sinks.values()) {
       // A file in key order (the provider's reports usually are) cannot repeat a key: no check needed.
       if (sink.key !== null && !sink.keysIncrease) {
         const perRow = sink.columns.includes('account');
-        await this.keepLastOfEachKey(sink.table, perRow ? ['account', sink.key] : [sink.key]);
+        await this.keepLastOfEachKey(query, sink.table, perRow ? ['account', sink.key] : [sink.key]);
       }
     }
     // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
     // file, index lookups for a small one) instead of the default guess for an unanalysed table.
     const tables = [...this.sinks.values()].map((s) => s.table);
-    if (tables.length > 0) await this.pool.query(`analyze ${tables.join(', ')}`);
+    if (tables.length > 0) await query(`analyze ${tables.join(', ')}`);
   }
 
   /**
@@ -201,9 +204,13 @@ export class StagingTables {
    * a hash aggregate over the key column alone. (Adjustments have no provider key: identical ones are
    * numbered by the merge instead.)
    */
-  private async keepLastOfEachKey(table: string, key: readonly string[]): Promise<void> {
+  private async keepLastOfEachKey(
+    query: (text: string) => Promise<unknown>,
+    table: string,
+    key: readonly string[],
+  ): Promise<void> {
     const cols = key.join(', ');
-    await this.pool.query(`delete from ${table} s
+    await query(`delete from ${table} s
       using (select ${cols}, max(seq) as seq from ${table} group by ${cols} having count(*) > 1) d
       where ${key.map((c) => `s.${c} = d.${c}`).join(' and ')} and s.seq < d.seq`);
   }
