@@ -70,6 +70,7 @@ export async function loadReport(
       carried,
       onProgress: req.onProgress,
       signal: req.signal,
+      batchRows: req.batchRows,
     },
     input,
     parseRows,

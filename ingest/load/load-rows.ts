@@ -11,15 +11,15 @@ import type { AnyRecord, LoadSource, ParsedRow } from '../../domain/records.ts';
 import { claimEnvironment } from './claim-environment.ts';
 import { type LoadOwner, markAbandonedLoads, openLoadOwner } from '../../db/load-owner.ts';
 import { MeasureInput } from './measure-input.ts';
+import { BatchMerger } from './merge-batches.ts';
 import {
   mergeAdjustments,
   mergeLedger,
   mergeLegacyTransactions,
   mergeReturns,
   mergeTransactions,
-  type MergeResult,
 } from './merge-staging.ts';
-import { StagingTables } from './staging.ts';
+import { dropEndedStaging, StagingTables } from './staging.ts';
 import { rowSource, type RecordKind } from '../../domain/sources.ts';
 import type { LoadProgress } from './types.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
@@ -52,6 +52,8 @@ export interface LoadPlan {
   carried?: ReadonlyMap<RecordKind, readonly string[]>;
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
+  /** Rows per staged batch ({@link BATCH_ROWS} unless set; tests set it small to cross batches). */
+  batchRows?: number;
 }
 
 export type ParseRows = (input: Readable) => AsyncIterable<ParsedRow<AnyRecord>>;
@@ -70,14 +72,17 @@ export function checkedAccount(account: string | undefined): string {
 }
 
 const PROGRESS_INTERVAL_MS = 1000;
-/** Merge order: fixed, so that two loads touching the same tables take their locks in the same order. */
-const KIND_ORDER: readonly RecordKind[] = [
-  'legacy-transaction',
-  'transaction',
-  'return',
-  'adjustment',
-  'ledger',
-];
+/**
+ * Rows per batch: the merge of one batch runs while the next is parsed and staged. Larger batches
+ * leave the first batch's staging alone on the clock for longer; smaller ones add a statement, an
+ * ANALYZE and lock and plan overhead per batch.
+ */
+export const BATCH_ROWS = 200_000;
+/**
+ * Kinds staged for the whole file and merged after the last batch: identical adjustments are told
+ * apart by their occurrence number in the file, which a batch alone cannot count.
+ */
+const WHOLE_FILE_KINDS: ReadonlySet<RecordKind> = new Set(['adjustment']);
 
 /**
  * The loading protocol shared by report and ledger loads:
@@ -86,8 +91,12 @@ const KIND_ORDER: readonly RecordKind[] = [
  *    transaction; a refused load writes nothing).
  * 2. Stream the input through a SHA-256/byte counter into the parser and the parsed rows (and rejected
  *    ones) into UNLOGGED staging tables by COPY, with backpressure: memory does not grow with the file.
- * 3. In ONE transaction: merge staging into the warehouse tables (last duplicate wins, unchanged rows
- *    untouched, earlier versions to row_history), insert rejected_rows, mark the load `committed`.
+ *    The file is staged in batches of {@link BATCH_ROWS} rows, each in tables of its own.
+ * 3. In ONE transaction, on another connection, while the next batch is parsed and staged: merge each
+ *    batch into the warehouse tables in file order (last duplicate wins, unchanged rows untouched,
+ *    earlier versions to row_history), insert its rejected_rows; after the last, mark the load
+ *    `committed` and commit. Only this transaction writes warehouse tables. Once a batch meets keys
+ *    already stored (a re-load, a file out of key order), the rest of the file is one last batch.
  *
  * A load that rejects more than `plan.maxRejected` rows stops there and fails the same way.
  * On any failure (unreadable input, abort, database error, too many rejected rows) nothing of the load stays in the warehouse:
@@ -114,6 +123,7 @@ export async function loadParsedRows(
     const timeout = handle.pool.options.connectionTimeoutMillis;
     owner = await openLoadOwner(handle.connectionString, timeout ? { connectionTimeoutMillis: timeout } : {});
     loadId = await recordLoad(handle.db, plan, owner);
+    await dropEndedStaging(handle.pool);
   } catch (error) {
     measured.destroy();
     input.destroy();
@@ -122,7 +132,28 @@ export async function loadParsedRows(
   }
   const onAbort = () => meter.destroy(plan.signal?.reason as Error);
   plan.signal?.addEventListener('abort', onAbort, { once: true });
-  const staging = new StagingTables(handle.pool, loadId);
+  const batchRows = plan.batchRows ?? BATCH_ROWS;
+  const allStaging: StagingTables[] = [];
+  const newStaging = (part: number | 'all') => {
+    const s = new StagingTables(handle.pool, loadId, part);
+    allStaging.push(s);
+    return s;
+  };
+  const wholeFile = newStaging('all');
+  let batch = newStaging(0);
+  let inBatch = 0;
+  const merger = new BatchMerger(handle.db, {
+    kinds: plan.kinds,
+    mergeKind: (trx, kind, table) => mergeKind(trx, kind, table, loadId, plan, plan.carried?.get(kind)),
+    insertRejected: async (trx, table) => {
+      await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
+        select ${loadId}, line, raw, reason, ${plan.account}::text from ${sql.table(table)} order by seq`.execute(
+        trx,
+      );
+    },
+    // A failed merge stops the parser as an abort does; the loop then rethrows the merge's error.
+    onFailure: (error) => meter.destroy(error as Error),
+  });
   let rowsRead = 0;
   let rowsLoaded = 0;
   let rowsRejected = 0;
@@ -137,16 +168,24 @@ export async function loadParsedRows(
           throw new Error(`a ${kind} record cannot be loaded as ${plan.source} (line ${row.line})`);
         }
         rowsLoaded++;
+        const staging = WHOLE_FILE_KINDS.has(kind) ? wholeFile : batch;
         wait = staging.add(kind, rowsRead, row.line, row.record as unknown as Record<string, unknown>);
       } else {
         rowsRejected++;
         if (plan.maxRejected !== undefined && rowsRejected > plan.maxRejected) {
           throw new TooManyRejected(plan.fileName, rowsRejected, plan.maxRejected);
         }
-        wait = staging.reject(rowsRead, row.line, row.raw, row.reason);
+        wait = batch.reject(rowsRead, row.line, row.raw, row.reason);
       }
       if (wait) await wait;
       if (plan.signal?.aborted) throw plan.signal.reason;
+      // Waiting for the previous batch's merge costs no merge time (this batch merges right after it)
+      // and tells whether to cut at all: a re-load learns it from its first batch.
+      if (++inBatch >= batchRows && merger.batching && (await merger.idle())) {
+        await merger.submit(batch);
+        batch = newStaging(allStaging.length - 1);
+        inBatch = 0;
+      }
       if (
         (rowsRead & 1023) === 0 &&
         plan.onProgress &&
@@ -158,30 +197,19 @@ export async function loadParsedRows(
     }
     plan.signal?.throwIfAborted();
     plan.onProgress?.({ rowsRead, bytes: meter.bytes });
-    await staging.finish();
+    if (inBatch > 0) await merger.submit(batch);
     if (PROFILE) writeProfileLine(started, `read, parsed and staged ${rowsRead} rows`);
+    await wholeFile.finish();
 
     const fileSha256 = meter.sha256();
     const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
-    const merged = await handle.db.transaction().execute(async (trx) => {
-      // The merge's hash joins (the seq of every new row of a first load) and the adjustments' window
-      // sort: in memory rather than spilled to disk.
-      await sql`set local work_mem = '256MB'`.execute(trx);
-      const result: MergeResult = { inserted: 0, updated: 0 };
-      const present = new Set(staging.kinds());
-      for (const kind of KIND_ORDER) {
-        if (!present.has(kind)) continue;
-        const carried = plan.carried?.get(kind);
-        const r = await mergeKind(trx, kind, staging.tableOf(kind), loadId, plan, carried);
-        result.inserted += r.inserted;
-        result.updated += r.updated;
+    const merged = await merger.commit(async (trx) => {
+      for (const kind of wholeFile.kinds()) {
+        const r = await mergeKind(trx, kind, wholeFile.tableOf(kind), loadId, plan, plan.carried?.get(kind));
+        merger.result.inserted += r.inserted;
+        merger.result.updated += r.updated;
       }
-      if (rowsRejected > 0) {
-        await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
-          select ${loadId}, line, raw, reason, ${plan.account}::text from ${sql.table(staging.tableOf('rejected'))} order by seq`.execute(
-          trx,
-        );
-      }
+      const result = merger.result;
       await trx
         .updateTable('loads')
         .set({
@@ -217,14 +245,17 @@ export async function loadParsedRows(
       zipped: meter.zipped,
       durationMs: Math.round(performance.now() - started),
     };
-  } catch (error) {
+  } catch (thrown) {
     measured.destroy();
     input.destroy();
+    await merger.abort();
+    // A failed merge stopped the parser: the parser's error is only the echo of the merge's.
+    const error = merger.failure ?? thrown;
     await markFailed(handle.db, loadId, error, rowsRead, meter);
     throw error;
   } finally {
     plan.signal?.removeEventListener('abort', onAbort);
-    await staging.drop();
+    for (const staging of allStaging) await staging.drop();
     await owner.close();
   }
 }

@@ -11,11 +11,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
+import { howToFind } from './how-to-find.ts';
 import { carriedColumns, TARGETS, type Target } from './targets.ts';
 
 export interface MergeResult {
   inserted: number;
   updated: number;
+  /** Whether every staged key was known to be new (`allNew`), so that nothing was probed. */
+  allNew?: boolean;
 }
 
 interface MergeSpec {
@@ -37,6 +40,19 @@ interface MergeSpec {
   readonly carried?: readonly string[];
   /** attnum of the target's columns: the bits of unknown_mask (read by {@link run}). */
   readonly attnums?: ReadonlyMap<string, number>;
+  /**
+   * The staging table whose key column bounds `src`'s keys from below. When its least key sorts after
+   * every key of the target (a first load, or the next batch of a file in key order), no staged row
+   * can exist in the target: {@link run} then sets `allNew` and the merge probes nothing.
+   */
+  readonly keysFrom?: { readonly staging: string; readonly account: string };
+  readonly allNew?: boolean;
+  /**
+   * Find stored rows by one index probe per staged row instead of a join over the table: set by
+   * {@link run} when the table is much larger than `keysFrom` (a batch of a long file, a day's rows
+   * into years of them), where a hash join would read the whole table for a few rows.
+   */
+  readonly probe?: boolean;
 }
 
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
@@ -118,34 +134,45 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
   const guardSql = guard ? ` and ${guard}` : '';
   const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
+  // OFFSET 0 keeps the subquery from being flattened into a join the planner may hash: each staged
+  // row then costs one probe of the key's index, whatever the size of the table.
+  const stored = spec.probe
+    ? `lateral (select * from ${t.table} t where ${sameKey(t, 't', 's')} offset 0) t on true`
+    : `${t.table} t on ${sameKey(t, 't', 's')}`;
   // Unchanged rows are never touched, not even row-locked, which is what makes a re-load cheap.
+  // A row whose load_id is this load's was written by an earlier batch of the same file: that state
+  // was never committed, so overwriting it is no restatement and leaves no row_history entry.
   return `
 ${srcCte} as ${spec.materialize ? '' : 'not '}materialized (${src}),
-${touched} as materialized (
+${touched} as materialized (${
+    spec.allNew
+      ? `select s.seq, true as is_new from ${srcCte} s`
+      : `
   select s.seq, t.${t.key} is null as is_new
-  from ${srcCte} s left join ${t.table} t on ${sameKey(t, 't', 's')}
-  where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})
+  from ${srcCte} s left join ${stored}
+  where t.${t.key} is null or ((${distinct('t', 's')}${fills})${guardSql})`
+  }
 ),
 ${changedRows} as materialized (
   select ${insertCols.map((c) => `s.${c}`).join(', ')}${replaced
     .map((c) => `, case when ${sameSource} then t.${c} end as ${c}`)
-    .join('')}, to_jsonb(t) as previous, ${changed} as changed_columns${
+    .join('')}, to_jsonb(t) as previous, ${changed} as changed_columns, t.load_id = ${loadId} as own${
     tracks ? `, ${unknownAfter} as unknown_mask` : ''
   }
-  from ${touched} k join ${srcCte} s on s.seq = k.seq join ${t.table} t on ${sameKey(t, 't', 's')}
-  where not k.is_new
+  from ${touched} k join ${srcCte} s on s.seq = k.seq join ${stored}
+  where ${spec.allNew ? 'false' : 'not k.is_new'}
 ),
 ${prefix}hist as (
   insert into row_history (table_name, row_key, previous, changed_columns, load_id, account)
   select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}, d.account
-  from ${changedRows} d${tracks ? ` where d.changed_columns <> '{}'` : ''}
+  from ${changedRows} d where not d.own${tracks ? ` and d.changed_columns <> '{}'` : ''}
   returning 1
 ),
 ${prefix}upd as (
   update ${t.table} as t set
     ${[...insertCols.filter((c) => c !== t.key && c !== 'account'), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
   from ${changedRows} d where ${sameKey(t, 't', 'd')}
-  returning ${tracks ? `d.changed_columns <> '{}'` : 'true'} as restated
+  returning ${tracks ? `d.changed_columns <> '{}' and ` : ''}not d.own as restated
 ),
 ${prefix}ins as (
   insert into ${t.table} (${[...insertCols, ...lineage, ...(tracks ? ['unknown_mask'] : [])].join(', ')})
@@ -188,13 +215,19 @@ async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, num
  * writers, not with readers): the merge can then insert new keys without ON CONFLICT. Held until the
  * load's transaction ends; loads merge their tables in a fixed order, so they cannot deadlock.
  */
-export const lockStatement = (t: Target) => `lock table ${t.table} in share row exclusive mode`;
+export const lockStatement = (t: Pick<Target, 'table'>) =>
+  `lock table ${t.table} in share row exclusive mode`;
 
 async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec): Promise<MergeResult> {
   await sql`${sql.raw(lockStatement(merge.target))}`.execute(db);
   if (second) await sql`${sql.raw(lockStatement(second.target))}`.execute(db);
-  const withBits = async (s: MergeSpec): Promise<MergeSpec> =>
-    s.target.tracksUnknown ? { ...s, attnums: await attnumsOf(db, s.target.table) } : s;
+  const withBits = async (s: MergeSpec): Promise<MergeSpec> => ({
+    ...s,
+    ...(s.target.tracksUnknown ? { attnums: await attnumsOf(db, s.target.table) } : {}),
+    ...(s.keysFrom === undefined
+      ? {}
+      : await howToFind(db, s.target, s.keysFrom.staging, s.keysFrom.account)),
+  });
   const spec = await withBits(merge);
   const projection = second && (await withBits(second));
   const statement = mergeStatement(spec, loadId, projection);
@@ -216,7 +249,11 @@ async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec)
     );
   }
   const row = result.rows[0]!;
-  return { inserted: row.inserted, updated: row.updated };
+  return {
+    inserted: row.inserted,
+    updated: row.updated,
+    allNew: spec.allNew === true && (projection === undefined || projection.allNew === true),
+  };
 }
 
 const cols = (t: Target, alias = '') => t.columns.map((c) => `${alias}${c}`).join(', ');
@@ -252,6 +289,7 @@ function mergeGuarded(
       source,
       guard: source.startsWith('legacy-') ? LEGACY_GUARD : undefined,
       carried: carriedColumns(t, carried),
+      keysFrom: { staging, account },
     },
     loadId,
   );
@@ -346,15 +384,23 @@ export function mergeLegacyTransactions(
   from touched k join src s on s.seq = k.seq
   where ${present.join(' and ')}`;
   const src = staged(l, staging, null, account);
-  return run(db, { target: l, src, source: null, carried: legacyCarried }, loadId, {
-    target: t,
-    src: projection,
-    source: 'legacy-transactions',
-    guard: LEGACY_GUARD,
-    // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
-    // load carries. Legacy rows never carry the others (product, device type, ...).
-    carried: t.columns.filter((c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c])),
-  });
+  return run(
+    db,
+    { target: l, src, source: null, carried: legacyCarried, keysFrom: { staging, account } },
+    loadId,
+    {
+      target: t,
+      keysFrom: { staging, account },
+      src: projection,
+      source: 'legacy-transactions',
+      guard: LEGACY_GUARD,
+      // What legacy rows say of a provider transaction: the mapped columns whose legacy field the
+      // load carries. Legacy rows never carry the others (product, device type, ...).
+      carried: t.columns.filter(
+        (c) => LEGACY_AS_PROVIDER[c] !== undefined && known.has(LEGACY_AS_PROVIDER[c]),
+      ),
+    },
+  );
 }
 
 /**
@@ -380,7 +426,13 @@ export function mergeLedger(
   const t = TARGETS.ledger;
   return run(
     db,
-    { target: t, src: staged(t, staging, null, account), source: null, carried: carriedColumns(t, carried) },
+    {
+      target: t,
+      src: staged(t, staging, null, account),
+      source: null,
+      carried: carriedColumns(t, carried),
+      keysFrom: { staging, account },
+    },
     loadId,
   );
 }

@@ -8,6 +8,10 @@ import { TARGETS, type Target } from './targets.ts';
 
 /** Bytes gathered before one write to a COPY stream: few, large writes keep the per-row cost low. */
 const FLUSH_BYTES = 64 * 1024;
+/** Staging tables are named recon_work.<prefix><load id>_<part>_<kind>. */
+const STAGING_PREFIX = 'ingest_staging_';
+/** The same as a LIKE pattern (an underscore alone would match any character). */
+const STAGING_LIKE = STAGING_PREFIX.replaceAll('_', '\\_');
 
 interface CopySink {
   readonly table: string;
@@ -38,16 +42,22 @@ export class StagingTables {
   private readonly pool: pg.Pool;
   private readonly prefix: string;
 
-  constructor(pool: pg.Pool, loadId: number) {
+  /** `part`: the batch of the file these tables stage (a number), or `all` for the whole file's rows of a kind. */
+  constructor(pool: pg.Pool, loadId: number, part: number | 'all') {
     this.pool = pool;
     // In the pipeline's private schema: tables in public are readable by recon_analyst (default
     // privileges), and an analyst's open transaction that had read one blocked the DROP at the end.
-    this.prefix = `recon_work.ingest_staging_${loadId}`;
+    this.prefix = `recon_work.${STAGING_PREFIX}${loadId}_${part}`;
   }
 
   /** Name of the staging table of a kind (exists once a record of that kind was added). */
   tableOf(kind: RecordKind | 'rejected'): string {
     return `${this.prefix}_${kind.replace('-', '_')}`;
+  }
+
+  /** Whether at least one record of `kind` (or one rejected record) was staged. */
+  has(kind: RecordKind | 'rejected'): boolean {
+    return this.sinks.has(kind);
   }
 
   /** Kinds that received at least one record. */
@@ -143,8 +153,14 @@ export class StagingTables {
     }
   }
 
-  /** Flushes and ends every COPY; the staged rows are then visible to the merge transaction. */
+  /** Ends every COPY ({@link endCopy}) and readies the rows for the merge ({@link prepare}). */
   async finish(): Promise<void> {
+    await this.endCopy();
+    await this.prepare((text) => this.pool.query(text));
+  }
+
+  /** Flushes and ends every COPY; the staged rows are then visible to the merge transaction. */
+  async endCopy(): Promise<void> {
     const errors: unknown[] = [];
     await Promise.all(
       [...this.sinks.values()].map(async (sink) => {
@@ -162,17 +178,24 @@ export class StagingTables {
       }),
     );
     if (errors.length > 0) throw errors[0];
+  }
+
+  /**
+   * Keeps the last of duplicate keys and analyses the tables (after {@link endCopy}), through `query`:
+   * the pool, or the merging transaction's own connection, which then needs no second one.
+   */
+  async prepare(query: (text: string) => Promise<unknown>): Promise<void> {
     for (const sink of this.sinks.values()) {
       // A file in key order (the provider's reports usually are) cannot repeat a key: no check needed.
       if (sink.key !== null && !sink.keysIncrease) {
         const perRow = sink.columns.includes('account');
-        await this.keepLastOfEachKey(sink.table, perRow ? ['account', sink.key] : [sink.key]);
+        await this.keepLastOfEachKey(query, sink.table, perRow ? ['account', sink.key] : [sink.key]);
       }
     }
     // Fresh statistics, so that the merge plans joins for the real row count (hash join for a big
     // file, index lookups for a small one) instead of the default guess for an unanalysed table.
     const tables = [...this.sinks.values()].map((s) => s.table);
-    if (tables.length > 0) await this.pool.query(`analyze ${tables.join(', ')}`);
+    if (tables.length > 0) await query(`analyze ${tables.join(', ')}`);
   }
 
   /**
@@ -181,9 +204,13 @@ export class StagingTables {
    * a hash aggregate over the key column alone. (Adjustments have no provider key: identical ones are
    * numbered by the merge instead.)
    */
-  private async keepLastOfEachKey(table: string, key: readonly string[]): Promise<void> {
+  private async keepLastOfEachKey(
+    query: (text: string) => Promise<unknown>,
+    table: string,
+    key: readonly string[],
+  ): Promise<void> {
     const cols = key.join(', ');
-    await this.pool.query(`delete from ${table} s
+    await query(`delete from ${table} s
       using (select ${cols}, max(seq) as seq from ${table} group by ${cols} having count(*) > 1) d
       where ${key.map((c) => `s.${c} = d.${c}`).join(' and ')} and s.seq < d.seq`);
   }
@@ -204,5 +231,24 @@ export class StagingTables {
     } catch {
       // A staging table left behind holds no warehouse data; the next load of this id would drop it.
     }
+  }
+}
+
+/**
+ * Drops the staging tables of every load that is no longer running: a load killed mid-way (SIGKILL, a
+ * crash of the machine) never reached its own DROP. Called when a load starts, after the loads of dead
+ * owners were marked abandoned. Never throws: staging left behind holds no warehouse data.
+ */
+export async function dropEndedStaging(pool: pg.Pool): Promise<void> {
+  try {
+    const r = await pool.query<{ name: string }>(
+      `select format('%I.%I', t.schemaname, t.tablename) as name from pg_tables t
+       where t.schemaname = 'recon_work' and t.tablename like '${STAGING_LIKE}%'
+         and not exists (select from loads l where l.status = 'running'
+           and t.tablename like '${STAGING_LIKE}' || l.load_id || '\\_%')`,
+    );
+    if (r.rows.length > 0) await pool.query(`drop table if exists ${r.rows.map((x) => x.name).join(', ')}`);
+  } catch {
+    // Another load may be dropping the same tables; the next load tries again.
   }
 }

@@ -30,6 +30,8 @@ export interface LoadRequest {
   /** Called about once a second while reading, and once at the end of reading. */
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
+  /** Rows per merged batch (the loader's default unless set; tests set it small). */
+  batchRows?: number;
 }
 
 export interface LedgerLoadRequest {
