@@ -3,12 +3,10 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
-import { migrateToLatest } from '../db/migrate.ts';
-import { loadConfig, loadDotEnv } from '../config/config.ts';
+import type { createDatabase } from '../db/connect.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
+import { openBenchServer } from './scratch-databases.ts';
 
 export interface MatchingFigures {
   readonly rows: number;
@@ -43,20 +41,10 @@ export async function benchMatching(
 ): Promise<MatchingFigures> {
   const rows = options.rows ?? 1_000_000;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  loadDotEnv();
-  const config = loadConfig();
-  const admin = await openDatabase(config, { poolSize: 1, schema: 'as-is' });
+  const server = await openBenchServer();
   const scratch = process.env.RECON_BENCH_DB ?? `recon_bench_matching_${process.pid}`;
-  const client = new pg.Client({ connectionString: admin.connectionString });
-  await client.connect();
-  await client.query(`drop database if exists ${scratch}`);
-  await client.query(`create database ${scratch}`);
-  const url = new URL(admin.connectionString);
-  url.pathname = `/${scratch}`;
-  const pool = createPool(url.toString(), 2);
-  const db = createDatabase(pool);
+  const { db } = await server.create(scratch);
   try {
-    await migrateToLatest(db);
     // --unlogged: the match tables as they were before they were made crash-safe, for comparison.
     if (options.unlogged) {
       for (const t of ['transaction_matches', 'return_matches', 'notification_matches', 'source_matches'])
@@ -117,11 +105,9 @@ export async function benchMatching(
   } finally {
     await db.destroy();
     // RECON_BENCH_KEEP=1 keeps the scratch database for EXPLAIN sessions.
-    if (process.env.RECON_BENCH_KEEP !== '1')
-      await client.query(`drop database if exists ${scratch} with (force)`);
+    if (process.env.RECON_BENCH_KEEP !== '1') await server.drop(scratch);
     else log(`  kept database ${scratch}`);
-    await client.end();
-    await admin.close();
+    await server.close();
   }
 }
 
