@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { UnreadableInput } from '../../domain/errors.ts';
-import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { loadReport } from '../../ingest/load/load-report.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   adjustment,
@@ -10,6 +10,7 @@ import {
   fakeParser,
   transaction,
   warehouseChecksum,
+  reportRequest as report,
 } from '../support/ingest-records.ts';
 
 // Loads merged batch by batch (the next batch staged while the previous one merges), with batches of
@@ -21,16 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await handle?.close();
-});
-
-const report = (over: Partial<LoadRequest> = {}): LoadRequest => ({
-  source: 'report-transactions',
-  format: 'report-json',
-  queryType: 'TRANSACTION',
-  fileName: 'report.json',
-  origin: 'file',
-  environment: 'staging',
-  ...over,
 });
 
 const amountOf = async (id: string) =>

@@ -15,6 +15,7 @@ import {
   returnRecord,
   transaction,
   warehouseChecksum,
+  reportRequest as report,
 } from '../support/ingest-records.ts';
 
 // The loader driven by hand-made parsed rows: the load protocol without depending on parser details.
@@ -27,15 +28,6 @@ afterAll(async () => {
   await handle?.close();
 });
 
-const report = (over: Partial<LoadRequest> = {}): LoadRequest => ({
-  source: 'report-transactions',
-  format: 'report-json',
-  queryType: 'TRANSACTION',
-  fileName: 'report.json',
-  origin: 'file',
-  environment: 'staging',
-  ...over,
-});
 const legacy5 = (over: Partial<LoadRequest> = {}) =>
   report({
     source: 'legacy-transactions',

@@ -9,6 +9,7 @@ import type {
   TransactionRecord,
 } from '../../domain/records.ts';
 import type { Db } from '../../db/database.ts';
+import type { LoadRequest } from '../../ingest/load/load-report.ts';
 import { sql } from 'kysely';
 
 /** Hand-made normalised records for loader tests (what a parser would yield). */
@@ -170,6 +171,17 @@ export function fakeParser(items: Item[]) {
     }
   };
 }
+
+/** A load of a JSON report file of transactions (staging); `over` changes any field. */
+export const reportRequest = (over: Partial<LoadRequest> = {}): LoadRequest => ({
+  source: 'report-transactions',
+  format: 'report-json',
+  queryType: 'TRANSACTION',
+  fileName: 'report.json',
+  origin: 'file',
+  environment: 'staging',
+  ...over,
+});
 
 export const bytesOf = (text: string) => Readable.from([Buffer.from(text)]);
 
