@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
-import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { loadReport } from '../../ingest/load/load-report.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   adjustment,
@@ -12,6 +12,7 @@ import {
   legacyTransaction,
   returnRecord,
   transaction,
+  reportRequest as req,
 } from '../support/ingest-records.ts';
 
 // The warehouse tables' load_id / first_load_id are not foreign keys (migration 0001_warehouse_tables:
@@ -24,16 +25,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await handle?.close();
-});
-
-const req = (over: Partial<LoadRequest>): LoadRequest => ({
-  source: 'report-transactions',
-  format: 'report-json',
-  queryType: 'TRANSACTION',
-  fileName: 'report.json',
-  origin: 'file',
-  environment: 'staging',
-  ...over,
 });
 
 /** Lineage ids of every warehouse table that point to no loads row, per table and column. */
