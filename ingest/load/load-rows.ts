@@ -199,16 +199,12 @@ export async function loadParsedRows(
     plan.onProgress?.({ rowsRead, bytes: meter.bytes });
     if (inBatch > 0) await merger.submit(batch);
     if (PROFILE) writeProfileLine(started, `read, parsed and staged ${rowsRead} rows`);
-    await wholeFile.finish();
+    // The whole file's kinds merge last, after every batch, like one more batch.
+    await merger.submit(wholeFile);
 
     const fileSha256 = meter.sha256();
     const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
     const merged = await merger.commit(async (trx) => {
-      for (const kind of wholeFile.kinds()) {
-        const r = await mergeKind(trx, kind, wholeFile.tableOf(kind), loadId, plan, plan.carried?.get(kind));
-        merger.result.inserted += r.inserted;
-        merger.result.updated += r.updated;
-      }
       const result = merger.result;
       await trx
         .updateTable('loads')

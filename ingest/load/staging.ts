@@ -60,11 +60,6 @@ export class StagingTables {
     return this.sinks.has(kind);
   }
 
-  /** Kinds that received at least one record. */
-  kinds(): RecordKind[] {
-    return [...this.sinks.keys()].filter((k): k is RecordKind => k !== 'rejected');
-  }
-
   add(kind: RecordKind, seq: number, line: number, record: Record<string, unknown>): Promise<void> | void {
     const sink = this.sinks.get(kind);
     if (!sink) return this.open(kind).then((s) => this.push(s, seq, line, record));
@@ -153,12 +148,6 @@ export class StagingTables {
     }
   }
 
-  /** Ends every COPY ({@link endCopy}) and readies the rows for the merge ({@link prepare}). */
-  async finish(): Promise<void> {
-    await this.endCopy();
-    await this.prepare((text) => this.pool.query(text));
-  }
-
   /** Flushes and ends every COPY; the staged rows are then visible to the merge transaction. */
   async endCopy(): Promise<void> {
     const errors: unknown[] = [];
@@ -182,7 +171,7 @@ export class StagingTables {
 
   /**
    * Keeps the last of duplicate keys and analyses the tables (after {@link endCopy}), through `query`:
-   * the pool, or the merging transaction's own connection, which then needs no second one.
+   * the merging transaction's own connection, which then needs no second one.
    */
   async prepare(query: (text: string) => Promise<unknown>): Promise<void> {
     for (const sink of this.sinks.values()) {
