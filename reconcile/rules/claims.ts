@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 
@@ -16,6 +16,27 @@ const RANK_1_LEDGER = [
 ]
   .map(([col, as]) => `case when coalesce(r.rank, 1) = 1 then l.${col} end as ${as}`)
   .join(', ');
+
+/**
+ * Deletes the claims of `table` whose `column` is a key that `keys` selects from facts. The keys are
+ * settled into a table of their own and analysed first: with the condition on facts inside the
+ * delete, the planner guessed a row or two, scanned facts once per claim of the table, and a month's
+ * first run among 1,000,000 rows took 10 minutes (bench/nightly.ts).
+ */
+async function deleteStaleClaims(
+  ctx: RuleContext,
+  table: 'notification_matches' | 'transaction_matches',
+  column: string,
+  keys: RawBuilder<unknown>,
+): Promise<void> {
+  const stale = `stale_${table}`;
+  await exec(ctx, sql`create temp table ${sql.raw(stale)} on commit drop as ${keys}`);
+  await exec(ctx, sql`analyze ${sql.raw(stale)}`);
+  await exec(
+    ctx,
+    sql`delete from ${sql.table(table)} m using ${sql.raw(stale)} s where m.${sql.id(column)} = s.key`,
+  );
+}
 
 /**
  * Claims: provider transactions ↔ ledger (rank 1 of each merchant transaction id), notifications ↔
@@ -80,16 +101,13 @@ export async function claimTransactions(
 
   // Claims are written only where they changed (a re-run over unchanged data writes nothing), and
   // the other side's UNIQUE constraint is only probed for those.
-  // The stale claims are settled and analysed before they are deleted by key: with the condition on
-  // facts inside the delete, the planner guessed a row or two, scanned facts once per claim of the
-  // table, and a month's first run among 1,000,000 rows took 10 minutes (bench/nightly.ts).
-  await exec(
+  await deleteStaleClaims(
     ctx,
-    sql`create temp table stale_nm on commit drop as select nm_id from facts where nm_id is not null
+    'notification_matches',
+    'notification_id',
+    sql`select nm_id as key from facts where nm_id is not null
       and (nm_id, nm_first_received_at) is distinct from (notification_id, first_received_at)`,
   );
-  await exec(ctx, sql`analyze stale_nm`);
-  await exec(ctx, sql`delete from notification_matches m using stale_nm s where m.notification_id = s.nm_id`);
   // Inserted from a settled set (an anti-join against the table being filled would rescan it per row),
   // without ON CONFLICT: the set excludes what is claimed, and speculative insertion doubles the cost.
   await exec(
@@ -119,15 +137,11 @@ export async function claimTransactions(
       on conflict do nothing`,
   );
 
-  await exec(
+  await deleteStaleClaims(
     ctx,
-    sql`create temp table stale_tm on commit drop as
-      select transaction_id from facts where tm_mtid is not null and tm_mtid is distinct from l_mtid`,
-  );
-  await exec(ctx, sql`analyze stale_tm`);
-  await exec(
-    ctx,
-    sql`delete from transaction_matches tm using stale_tm s where tm.transaction_id = s.transaction_id`,
+    'transaction_matches',
+    'transaction_id',
+    sql`select transaction_id as key from facts where tm_mtid is not null and tm_mtid is distinct from l_mtid`,
   );
   // Rows of another range that lost their claim to a row of this one (their rank is no longer 1).
   await exec(
