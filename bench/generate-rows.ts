@@ -1,5 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { addDays, daysInMonth } from '../domain/time/calendar.ts';
+import { reconcileRange } from '../reconcile/reconcile-range.ts';
 
 /** Warehouse rows for the reconciliation benchmarks, generated in SQL: a load, provider transactions, ledger, notifications. */
 
@@ -76,4 +78,22 @@ export async function generateRows(
     from provider_transactions p, lateral (select substr(p.transaction_id, 2)::int as i) x
     where p.transaction_id between ${'T' + String(first).padStart(10, '0')} and ${'T' + String(last).padStart(10, '0')}
       and i % 200 <> 5 and p.notify_status = 'C'`.execute(db);
+}
+
+/**
+ * Reconciles from..to one calendar month at a time (the last cut at `to`), judged at `now`: a history
+ * as the nightly runs would have left it, claims and discrepancies included.
+ */
+export async function reconcileMonthByMonth(
+  db: Kysely<Database>,
+  range: { from: string; to: string; now: string },
+  progress?: (month: string) => void,
+): Promise<void> {
+  for (let from = range.from; from <= range.to;) {
+    const days = daysInMonth(Number(from.slice(0, 4)), Number(from.slice(5, 7)));
+    const monthEnd = `${from.slice(0, 7)}-${String(days).padStart(2, '0')}`;
+    await reconcileRange(db, { from, to: monthEnd < range.to ? monthEnd : range.to, now: range.now });
+    progress?.(from.slice(0, 7));
+    from = addDays(monthEnd, 1);
+  }
 }

@@ -13,7 +13,7 @@ import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { loadMerchantSide } from '../sandbox/load-merchant-side.ts';
 import { deriveMerchantView, type MerchantView } from '../sandbox/merchant-view.ts';
 import { startSandbox } from '../sandbox/server.ts';
-import { generateRows, insertBenchLoad } from './generate-rows.ts';
+import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
 import { type BenchServer, openBenchServer } from './scratch-databases.ts';
 import type { BenchStep } from './steps.ts';
 
@@ -196,7 +196,11 @@ async function prepare(
         ),
       );
       await sql`vacuum analyze`.execute(handle.db);
-      await reconcileHistory(handle.db, (month) => log(`  ${name}: reconciled ${month} (${elapsed()})`));
+      await reconcileMonthByMonth(
+        handle.db,
+        { from: '2024-03-01', to: addDays(SANDBOX_DAYS.from, -1), now: `${SANDBOX_DAYS.from}T06:30:00Z` },
+        (month) => log(`  ${name}: reconciled ${month} (${elapsed()})`),
+      );
     }
     await loadMerchantSide(handle, view, 'staging');
     // The night before: its pulls leave the look-back days loaded, as they are when the timed night comes.
@@ -223,23 +227,6 @@ async function generateHistory(
     });
     progress(first + count - 1);
   }
-}
-
-/** Every past month reconciled once, as the nightly runs would have left it. */
-async function reconcileHistory(db: Kysely<Database>, progress: (month: string) => void): Promise<void> {
-  const last = addDays(SANDBOX_DAYS.from, -1);
-  for (let from = '2024-03-01'; from <= last;) {
-    const next = `${nextMonth(from)}-01`;
-    const to = addDays(next, -1) < last ? addDays(next, -1) : last;
-    await reconcileRange(db, { from, to, now: `${SANDBOX_DAYS.from}T06:30:00Z` });
-    progress(from.slice(0, 7));
-    from = next;
-  }
-}
-
-function nextMonth(date: string): string {
-  const [y, m] = [Number(date.slice(0, 4)), Number(date.slice(5, 7))];
-  return m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
 }
 
 /** The figures of a run that measured one warehouse: the other's are zero, and so is the ratio. */
