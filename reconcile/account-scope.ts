@@ -8,7 +8,7 @@ import type { Database } from '../db/database.ts';
  * `account` and a check option. Every rule, join and write of the run then stays within the account
  * without naming it, so no join key can forget it.
  */
-const SCOPED = [
+export const SCOPED = [
   'provider_transactions',
   'legacy_transactions',
   'provider_returns',

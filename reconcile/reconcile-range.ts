@@ -6,6 +6,7 @@ import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
+import { keepMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
 import { matchRange, RULES } from './rules/run-rules.ts';
 import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
@@ -46,6 +47,12 @@ export interface ReconcileSummary {
     readonly notifications: number;
     readonly legacy: number;
   };
+  /**
+   * `reused` when nothing matching reads had been written since the last run of this exact range with
+   * the same code, settings and due date: its findings were taken instead of matching again
+   * (reconcile/matching-reuse.ts). The lifecycle ran either way.
+   */
+  readonly matching: 'matched' | 'reused';
   /**
    * Discrepancies that hold for the range after this run, by kind and currency: how many and the
    * money they concern (never added across currencies). Sorted by kind, then currency.
@@ -140,7 +147,10 @@ export async function reconcileRange(
       .executeTakeFirstOrThrow();
     const ctx: RuleContext = { trx, from, to, asOf, runId: run.run_id, settings, dueThrough };
 
-    const matched = await matchRange(ctx, rules);
+    const fingerprint = matchingFingerprint(ctx, rules);
+    const reused = await reuseMatching(ctx, account, fingerprint);
+    const matched = reused ?? (await matchRange(ctx, rules));
+    if (!reused) await keepMatching(ctx, account, fingerprint, matched);
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
 
     const byKind = await sql<DiscrepancyTotal>`
@@ -155,6 +165,7 @@ export async function reconcileRange(
       asOf,
       settings,
       matched,
+      matching: reused ? ('reused' as const) : ('matched' as const),
       discrepancies: byKind.rows,
       totalDiscrepancies: byKind.rows.reduce((n, r) => n + r.count, 0),
       lifecycle,

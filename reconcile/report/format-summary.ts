@@ -60,7 +60,10 @@ export function formatSummary(s: ReconcileSummary): string {
   return (
     `reconciled ${s.from}..${s.to} as of ${s.asOf} (run ${s.runId}, ${s.durationMs} ms)\n` +
     `matched: ${s.matched.transactions} transactions to the ledger, ${s.matched.returns} returns to ledger RETURN entries, ` +
-    `${s.matched.notifications} notifications, ${s.matched.legacy} legacy rows\n` +
+    `${s.matched.notifications} notifications, ${s.matched.legacy} legacy rows` +
+    (s.matching === 'reused'
+      ? ' (reused: nothing matching reads changed since the last run of this range)\n'
+      : '\n') +
     `discrepancies: ${s.totalDiscrepancies} (opened ${s.lifecycle.opened}, reopened ${s.lifecycle.reopened}, ` +
     `changed ${s.lifecycle.changed}, resolved ${s.lifecycle.resolved})\n` +
     (rows.length

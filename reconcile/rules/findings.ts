@@ -37,10 +37,11 @@ export type FindingSelect = { readonly [K in RequiredColumn]: Sql } & {
   readonly [K in Exclude<FindingColumn, RequiredColumn>]?: Sql;
 };
 
-const COLUMN_NAMES = Object.keys(FINDING_COLUMNS) as FindingColumn[];
+/** The columns of `findings`, in the table's order. */
+export const FINDING_COLUMN_NAMES = Object.keys(FINDING_COLUMNS) as FindingColumn[];
 
 export function createFindingsTable(): RawBuilder<unknown> {
-  const columns = COLUMN_NAMES.map((c) => `${c} ${FINDING_COLUMNS[c]}`).join(', ');
+  const columns = FINDING_COLUMN_NAMES.map((c) => `${c} ${FINDING_COLUMNS[c]}`).join(', ');
   return sql`create temp table findings (${sql.raw(columns)}) on commit drop`;
 }
 
@@ -49,7 +50,7 @@ export function createFindingsTable(): RawBuilder<unknown> {
  * A key already found by an earlier rule of the run is kept (one finding per discrepancy key).
  */
 export function insertFindings(select: FindingSelect, from: Sql, where: Sql): RawBuilder<unknown> {
-  const columns = COLUMN_NAMES.filter((c) => select[c] !== undefined);
+  const columns = FINDING_COLUMN_NAMES.filter((c) => select[c] !== undefined);
   return sql`insert into findings (${sql.raw(columns.join(', '))})
     select ${sql.join(columns.map((c) => toSql(select[c]!)))}
     from ${toSql(from)} where ${toSql(where)}

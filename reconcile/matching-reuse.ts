@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { createFindingsTable, FINDING_COLUMN_NAMES } from './rules/findings.ts';
+import { type Rule, ruleStatement } from './rules/rule.ts';
+import type { MatchCounts } from './rules/run-rules.ts';
+import { exec, type RuleContext } from './rules/statement.ts';
+
+/**
+ * Reusing the last matching of a range (migration 0013). Matching is a function of the data, the
+ * range, the settings, the due date and the code of the rules: a run of a range whose last matching
+ * saw the same data (the same sum of recon_work.data_changes) with the same fingerprint finds what
+ * that matching found. It then fills `findings` from the stored copy instead of matching again, and
+ * the lifecycle (reconcile/apply-findings.ts) runs as always: last_seen_at moves, a discrepancy a
+ * person resolved as fixed_in_ledger and still found is reopened, the run is recorded.
+ *
+ * Only the exact range is reused: a run of a different range (a night's window, a month) matches.
+ */
+
+/**
+ * The code that decides what a run finds: the rules and claims (reconcile/rules/) and the account
+ * scope. Read once per process: a deployment of other rules is another fingerprint, so nothing stored
+ * by the old code is reused by the new.
+ */
+const SOURCES_SHA256 = (() => {
+  const hash = createHash('sha256');
+  const rules = new URL('./rules/', import.meta.url);
+  const files = readdirSync(rules)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()
+    .map((f) => new URL(f, rules));
+  for (const file of [...files, new URL('./account-scope.ts', import.meta.url)]) {
+    hash.update(file.pathname.slice(file.pathname.lastIndexOf('/reconcile/'))).update('\0');
+    hash.update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+})();
+
+/** Keep the matchings of this many ranges per account (the latest stored); older ones are dropped. */
+const RANGES_KEPT = 60;
+/** Fold recon_work.data_changes into one row once it holds more rows than this. */
+const COMPACT_AFTER_ROWS = 10_000;
+
+/** The fingerprint of everything but the data and the range: code, settings, due date, the rules run. */
+export function matchingFingerprint(ctx: RuleContext, rules: readonly Rule[]): string {
+  const hash = createHash('sha256').update(SOURCES_SHA256);
+  hash.update(JSON.stringify(ctx.settings)).update(`\0${ctx.dueThrough}\0`);
+  for (const rule of rules) {
+    const compiled = ruleStatement(rule, ctx).compile(ctx.trx);
+    hash.update(`${rule.name}\0${compiled.sql}\0${JSON.stringify(compiled.parameters)}\0`);
+  }
+  return hash.digest('hex');
+}
+
+/** The sum of recon_work.data_changes this transaction sees (as text: a bigint). */
+async function dataChanges(ctx: RuleContext): Promise<string> {
+  const r = await sql<{ total: string }>`
+    select coalesce(sum(weight), 0)::text as total from recon_work.data_changes`.execute(ctx.trx);
+  return r.rows[0]!.total;
+}
+
+/**
+ * When the range's last matching saw the data this run sees, with the same fingerprint: creates
+ * `findings` with its findings and returns its counts. Otherwise null (the run matches).
+ */
+export async function reuseMatching(
+  ctx: RuleContext,
+  account: string,
+  fingerprint: string,
+): Promise<MatchCounts | null> {
+  const stored = await sql<{ matched: MatchCounts; data_changes: string }>`
+    select matched, data_changes::text as data_changes from recon_work.matched_ranges
+    where account = ${account} and range_from = ${ctx.from}::date and range_to = ${ctx.to}::date
+      and fingerprint = ${fingerprint}`.execute(ctx.trx);
+  const last = stored.rows[0];
+  if (!last || last.data_changes !== (await dataChanges(ctx))) return null;
+  const columns = sql.raw(FINDING_COLUMN_NAMES.join(', '));
+  await exec(ctx, createFindingsTable());
+  await exec(
+    ctx,
+    sql`insert into findings (${columns}) select ${columns} from recon_work.matched_range_findings
+      where account = ${account} and range_from = ${ctx.from}::date and range_to = ${ctx.to}::date`,
+  );
+  return last.matched;
+}
+
+/**
+ * Stores this run's matching of its range: the fingerprint, the data_changes sum it saw (its own
+ * claims' writes included: the transaction sees them), its counts and a copy of `findings`. Replaces
+ * the range's earlier matching and drops the account's oldest beyond RANGES_KEPT.
+ */
+export async function keepMatching(
+  ctx: RuleContext,
+  account: string,
+  fingerprint: string,
+  matched: MatchCounts,
+): Promise<void> {
+  const count = await sql<{ n: number }>`
+    select count(*)::int as n from recon_work.data_changes`.execute(ctx.trx);
+  // Under the reconcile lock, so no other run compacts at once; rows of writers still running are
+  // not seen here and stay, so the sum only ever grows.
+  if (count.rows[0]!.n > COMPACT_AFTER_ROWS) {
+    await exec(
+      ctx,
+      sql`with folded as (delete from recon_work.data_changes returning weight)
+        insert into recon_work.data_changes (weight) select sum(weight) from folded`,
+    );
+  }
+  const key = sql`${account}, ${ctx.from}::date, ${ctx.to}::date`;
+  await exec(
+    ctx,
+    sql`delete from recon_work.matched_ranges
+      where (account, range_from, range_to) = (${key})`,
+  );
+  await exec(
+    ctx,
+    sql`insert into recon_work.matched_ranges (account, range_from, range_to, fingerprint, data_changes, run_id, matched)
+      values (${key}, ${fingerprint}, ${await dataChanges(ctx)}::bigint, ${ctx.runId}::bigint,
+        ${JSON.stringify(matched)}::jsonb)`,
+  );
+  const columns = sql.raw(FINDING_COLUMN_NAMES.join(', '));
+  await exec(
+    ctx,
+    sql`insert into recon_work.matched_range_findings (account, range_from, range_to, ${columns})
+      select ${key}, ${columns} from findings`,
+  );
+  await exec(
+    ctx,
+    sql`delete from recon_work.matched_ranges m where m.account = ${account} and (m.range_from, m.range_to) not in (
+      select range_from, range_to from recon_work.matched_ranges where account = ${account}
+      order by stored_at desc, run_id desc limit ${RANGES_KEPT})`,
+  );
+}

@@ -1,0 +1,178 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { SCOPED } from '../../reconcile/account-scope.ts';
+import { reconcileRange, type ReconcileRequest } from '../../reconcile/reconcile-range.ts';
+import { formatSummary } from '../../reconcile/report/format-summary.ts';
+import { RULES } from '../../reconcile/rules/run-rules.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+
+// A run of a range nothing has written to since its last run takes that run's findings instead of
+// matching again (reconcile/matching-reuse.ts). It must find exactly what matching would, and any
+// write that matching reads, committed by anyone at any time, must make the next run match.
+
+let h: DatabaseHandle;
+beforeAll(async () => {
+  h = await createTestDatabase();
+});
+afterAll(async () => h.close());
+
+const MARCH: ReconcileRequest = { from: '2026-03-01', to: '2026-03-31', now: '2026-04-20T12:00:00Z' };
+const at = (day: number) => `2026-04-${day}T12:00:00Z`;
+
+beforeEach(async () => {
+  await sql`truncate provider_transactions, merchant_ledger, notifications, transaction_matches,
+    notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
+    h.db,
+  );
+  const load = await insertLoad(h.db, 'report-transactions');
+  await insertTransactions(
+    h.db,
+    load,
+    [
+      { transaction_id: 'T-OK' },
+      { transaction_id: 'T-AMT', amount_cents: 2000 },
+      { transaction_id: 'T-MIL' },
+    ].map((t) => ({ ...t, notify_status: null })),
+  );
+  await insertLedger(h.db, [
+    { merchant_transaction_id: 'M-T-OK' },
+    { merchant_transaction_id: 'M-T-AMT' },
+    { merchant_transaction_id: 'M-GONE', booked_at: '2026-03-03T15:00:00Z' },
+  ]);
+});
+
+async function discrepancies() {
+  const r = await sql<{ discrepancy_key: string; status: string; last_seen_at: string }>`
+    select discrepancy_key, status, last_seen_at from discrepancies order by discrepancy_key`.execute(h.db);
+  return r.rows;
+}
+
+const keys = async () =>
+  (await discrepancies()).filter((d) => d.status !== 'resolved').map((d) => d.discrepancy_key);
+const FOUND = ['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE', 'missing_in_ledger:T-MIL'];
+
+describe('a run over data nothing wrote since the last run of its range', () => {
+  it('reuses that run’s findings: the same discrepancies and counts, last_seen_at moved', async () => {
+    const first = await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    expect(first.matching).toBe('matched');
+    expect(await keys()).toEqual(FOUND);
+    const second = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    expect(second.matching).toBe('reused');
+    expect(formatSummary(second)).toContain(
+      '(reused: nothing matching reads changed since the last run of this range)',
+    );
+    expect(formatSummary(first)).not.toContain('reused');
+    expect(second.matched).toEqual(first.matched);
+    expect(second.discrepancies).toEqual(first.discrepancies);
+    expect(second.lifecycle).toEqual({ opened: 0, reopened: 0, changed: 0, resolved: 0, unchanged: 3 });
+    for (const d of await discrepancies())
+      expect(new Date(d.last_seen_at).toISOString()).toBe('2026-04-21T12:00:00.000Z');
+  });
+
+  it('matches again after a write to any table matching reads, and finds what changed', async () => {
+    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    await insertLedger(h.db, [{ merchant_transaction_id: 'M-T-MIL' }]);
+    const afterLedger = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    expect(afterLedger.matching).toBe('matched');
+    expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
+
+    await sql`update provider_transactions set amount_cents = 1000 where transaction_id = 'T-AMT'`.execute(
+      h.db,
+    );
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).matching).toBe('matched');
+    expect(await keys()).toEqual(['missing_at_provider:M-GONE']);
+
+    // An update that changes no row is still a write: matching runs (never a stale reuse).
+    await sql`update fee_schedule set fixed_cents = fixed_cents where false`.execute(h.db);
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(23) })).matching).toBe('matched');
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(24) })).matching).toBe('reused');
+  });
+
+  it('matches again when a write that was under way during the last run commits after it', async () => {
+    const writer = new pg.Client({ connectionString: h.connectionString });
+    await writer.connect();
+    try {
+      await writer.query('begin');
+      await writer.query(
+        `insert into merchant_ledger (merchant_transaction_id, transaction_type, amount_cents, currency, status, booked_at)
+         values ('M-T-MIL', 'DEBIT', 1000, 'CAD', 'SUCCESSFUL', '2026-03-02T15:00:01Z')`,
+      );
+      // The run does not see the uncommitted entry, and another write commits meanwhile.
+      await reconcileRange(h.db, { ...MARCH, now: at(20) });
+      await reconcileRange(h.db, { ...MARCH, now: at(21) });
+      const load = await insertLoad(h.db, 'report-transactions');
+      await insertTransactions(h.db, load, [{ transaction_id: 'T-LATER', transaction_on: '2026-04-02' }]);
+      expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).matching).toBe('matched');
+      expect(await keys()).toEqual(FOUND);
+      await writer.query('commit');
+    } finally {
+      await writer.end();
+    }
+    const after = await reconcileRange(h.db, { ...MARCH, now: at(23) });
+    expect(after.matching).toBe('matched');
+    expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
+  });
+
+  it('matches again under other settings, another due date or other rules', async () => {
+    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    const graver = await reconcileRange(h.db, { ...MARCH, now: at(21), settings: { graceBusinessDays: 40 } });
+    expect(graver.matching).toBe('matched');
+    // With 40 business days of grace on 2026-04-21, M-GONE (booked 2026-03-03) is not due yet.
+    expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_in_ledger:T-MIL']);
+    expect(
+      (await reconcileRange(h.db, { ...MARCH, now: at(21), settings: { graceBusinessDays: 40 } })).matching,
+    ).toBe('reused');
+    // A later day makes M-GONE due: the due date is part of what a run is reused for.
+    const due = await reconcileRange(h.db, {
+      ...MARCH,
+      now: '2026-05-20T12:00:00Z',
+      settings: { graceBusinessDays: 40 },
+    });
+    expect(due.matching).toBe('matched');
+    expect(await keys()).toEqual(FOUND);
+    const fewer = await reconcileRange(
+      h.db,
+      { ...MARCH, now: '2026-05-20T12:00:00Z', settings: { graceBusinessDays: 40 } },
+      RULES.filter((r) => r.name !== 'missing_in_ledger'),
+    );
+    expect(fewer.matching).toBe('matched');
+    expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
+  });
+
+  it('keeps the lifecycle: a discrepancy resolved as fixed in the ledger but still found is reopened', async () => {
+    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    await sql`update discrepancies set status = 'resolved', resolution = 'fixed_in_ledger', resolved_by = 'ops',
+      resolved_at = '2026-04-20T13:00:00Z' where discrepancy_key = 'amount_mismatch:T-AMT'`.execute(h.db);
+    const again = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    expect(again.matching).toBe('reused');
+    expect(again.lifecycle.reopened).toBe(1);
+    expect(await keys()).toEqual(FOUND);
+  });
+
+  it('folds the change log without losing a change, and only another range than the stored one matches', async () => {
+    await sql`insert into recon_work.data_changes (weight) select 1 from generate_series(1, 10001)`.execute(
+      h.db,
+    );
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(20) })).matching).toBe('matched');
+    const rows = await sql<{ n: number }>`select count(*)::int as n from recon_work.data_changes`.execute(
+      h.db,
+    );
+    expect(rows.rows[0]!.n).toBe(1);
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(21) })).matching).toBe('reused');
+    expect((await reconcileRange(h.db, { ...MARCH, from: '2026-03-02', now: at(21) })).matching).toBe(
+      'matched',
+    );
+  });
+
+  it('is told by a trigger on every table a run reads, and on none it writes after matching', async () => {
+    const r = await sql<{ table: string }>`select tgrelid::regclass::text as table from pg_trigger
+      where tgname like '%\_data\_change' order by 1`.execute(h.db);
+    // The lifecycle's own tables change on every run; they are written after the matching is stored.
+    const lifecycle = ['discrepancies', 'discrepancy_events', 'discrepancy_totals', 'reconcile_runs'];
+    const read = [...SCOPED.filter((t) => !lifecycle.includes(t)), 'fee_schedule'].sort();
+    expect(r.rows.map((x) => x.table)).toEqual(read);
+  });
+});
