@@ -47,7 +47,7 @@ export async function* parseReportJson(
     for (const element of batch) {
       let value: unknown;
       try {
-        value = JSON.parse(element.text, keepAmountLiterals);
+        value = parseElement(element.text);
       } catch (error) {
         throw new UnreadableInput(
           fileName,
@@ -134,6 +134,25 @@ interface JsonExtras {
 /** Amount fields, whose number must be written as an integer: cents are never rounded from a float. */
 const AMOUNT_KEYS = new Set(['transactionAmount', 'transactionFee']);
 const INTEGER_LITERAL = /^(?:0|-?[1-9]\d*)$/;
+
+/** An amount key and the number literal after it, as the text writes them. */
+const AMOUNT_LITERALS = /"(?:transactionAmount|transactionFee)"\s*:\s*(-?[0-9][0-9.eE+-]*)/g;
+
+/**
+ * JSON.parse of one element, the amounts kept as their literals say (see keepAmountLiterals). A
+ * reviver makes JSON.parse call back for every value: 9.6 µs an element against 1.7 µs without one,
+ * measured on the report fixture's records, which was most of a JSON load's parsing. So the text is
+ * parsed without it when the text shows that the reviver would change nothing: it has no `\u` escape
+ * (the only way to write an amount key other than as its plain name) and every amount key's number
+ * is written as an integer literal. Any other text, or any doubt, takes the reviver.
+ */
+function parseElement(text: string): unknown {
+  if (text.includes('\\u')) return JSON.parse(text, keepAmountLiterals);
+  for (const m of text.matchAll(AMOUNT_LITERALS)) {
+    if (!INTEGER_LITERAL.test(m[1]!)) return JSON.parse(text, keepAmountLiterals);
+  }
+  return JSON.parse(text);
+}
 
 /**
  * JSON.parse reviver: an amount written as anything but an integer literal becomes a

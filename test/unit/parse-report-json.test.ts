@@ -193,6 +193,29 @@ describe('JSON report', () => {
     expect([record.amount_cents, record.fee_cents]).toEqual([0, 0]);
   });
 
+  it('judges the amount as written however the key and the literal are spelled', async () => {
+    // The parser skips JSON.parse's reviver when the text shows it would change nothing: a key
+    // written with a \\u escape, spaces around the colon, or a key that merely ends in an amount's
+    // name must not get a non-integer amount through.
+    const el = (amountPart: string) =>
+      `{"transactionId":"T1","transactionType":"DEBIT","transactionStatus":"SUCCESSFUL",${amountPart},"transactionFee":25,"currencyCode":"CAD","transactionDateTime":"2026-03-08T07:30:00.123456Z","errorMessage":"\\"transactionAmount\\": 1.5"}`;
+    const text = `[${[
+      el('"transaction\\u0041mount":100.0'),
+      el('"transactionAmount" :\n 100.5'),
+      el('"transactionAmount":1500'),
+      el('"transaction\\u0041mount":1500'),
+    ].join(',\n')}]`;
+    const rows = await json(text);
+    const not = (amount: string) =>
+      `transactionAmount: amount ${amount} is not written as an integer number of cents`;
+    expect(rejections(rows)).toEqual([
+      { line: 1, reason: not('100.0') },
+      { line: 2, reason: not('100.5') },
+    ]);
+    const ok = rows.filter((r) => r.ok);
+    expect(ok.map((r) => (r.record as TransactionRecord).amount_cents)).toEqual([1500, 1500]);
+  });
+
   it('yields nothing for [] and throws for an empty file', async () => {
     expect(await json('[]')).toEqual([]);
     expect(await json(' \n[\n]\n')).toEqual([]);
