@@ -15,7 +15,10 @@ import { type Kysely, sql } from 'kysely';
  * write. A sum, not a greatest id: a writer that took an id before a run and committed after it would
  * hide behind a greater id another writer committed in between.
  *
- * Statement triggers, not row triggers: a load of a million rows adds a handful of rows here.
+ * Statement triggers, not row triggers: a load of a million rows adds a handful of rows here. A
+ * change counts for every account, except the claims a reconcile run writes: the run names its
+ * account in the setting `recon.run_account` (reconcile/account-scope.ts), so that reconciling one
+ * account does not make the next run of another match again.
  */
 const WATCHED = [
   'provider_transactions',
@@ -50,10 +53,11 @@ const FINDING_COLUMNS = `discrepancy_key text not null,
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create table recon_work.data_changes (
     change_id bigint generated always as identity primary key,
+    account text,
     weight bigint not null default 1 check (weight > 0),
     noted_at timestamptz not null default now()
   )`.execute(db);
-  await sql`comment on table recon_work.data_changes is 'One row per statement that wrote a table matching reads (statement triggers); a reconcile run compares the sum of weight with the one its range was last matched at.'`.execute(
+  await sql`comment on table recon_work.data_changes is 'One row per statement that wrote a table matching reads (statement triggers), for the account of the reconcile run that wrote it, or for every account (null); a reconcile run compares the sum of weight with the one its range was last matched at.'`.execute(
     db,
   );
   // SECURITY DEFINER: every role that may write a watched table (the receiver, a load) notes the change,
@@ -61,7 +65,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create function recon_work.note_data_change() returns trigger
     language plpgsql security definer set search_path = pg_catalog, recon_work as $$
     begin
-      insert into recon_work.data_changes default values;
+      insert into recon_work.data_changes (account) values (nullif(current_setting('recon.run_account', true), ''));
       return null;
     end $$`.execute(db);
   for (const table of WATCHED) {

@@ -33,6 +33,8 @@ export async function beginAccountScope(trx: Transaction<Database>, account: str
   if (!ACCOUNT.test(account))
     throw new RangeError(`account ${JSON.stringify(account)} is not an account name`);
   const literal = sql.lit(account);
+  // The claims this run writes are changes of this account only (migration 0013's data_changes).
+  await sql`select set_config('recon.run_account', ${account}, true)`.execute(trx);
   for (const table of SCOPED) {
     await sql`create temporary view ${sql.id(table)} as
       select * from ${sql.id('public', table)} where account = ${literal}
@@ -47,4 +49,5 @@ export async function beginAccountScope(trx: Transaction<Database>, account: str
  */
 export async function endAccountScope(trx: Transaction<Database>): Promise<void> {
   await sql`drop view ${sql.join(SCOPED.map((t) => sql.id('pg_temp', t)))}`.execute(trx);
+  await sql`select set_config('recon.run_account', '', true)`.execute(trx);
 }

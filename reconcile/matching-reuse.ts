@@ -38,7 +38,7 @@ const SOURCES_SHA256 = (() => {
 
 /** Keep the matchings of this many ranges per account (the latest stored); older ones are dropped. */
 const RANGES_KEPT = 60;
-/** Fold recon_work.data_changes into one row once it holds more rows than this. */
+/** Fold recon_work.data_changes into one row per account once it holds more rows than this. */
 const COMPACT_AFTER_ROWS = 10_000;
 
 /** The fingerprint of everything but the data and the range: code, settings, due date, the rules run. */
@@ -52,10 +52,11 @@ export function matchingFingerprint(ctx: RuleContext, rules: readonly Rule[]): s
   return hash.digest('hex');
 }
 
-/** The sum of recon_work.data_changes this transaction sees (as text: a bigint). */
-async function dataChanges(ctx: RuleContext): Promise<string> {
+/** The sum of the account's recon_work.data_changes this transaction sees (as text: a bigint). */
+async function dataChanges(ctx: RuleContext, account: string): Promise<string> {
   const r = await sql<{ total: string }>`
-    select coalesce(sum(weight), 0)::text as total from recon_work.data_changes`.execute(ctx.trx);
+    select coalesce(sum(weight), 0)::text as total from recon_work.data_changes
+    where account is null or account = ${account}`.execute(ctx.trx);
   return r.rows[0]!.total;
 }
 
@@ -73,7 +74,7 @@ export async function reuseMatching(
     where account = ${account} and range_from = ${ctx.from}::date and range_to = ${ctx.to}::date
       and fingerprint = ${fingerprint}`.execute(ctx.trx);
   const last = stored.rows[0];
-  if (!last || last.data_changes !== (await dataChanges(ctx))) return null;
+  if (!last || last.data_changes !== (await dataChanges(ctx, account))) return null;
   const columns = sql.raw(FINDING_COLUMN_NAMES.join(', '));
   await exec(ctx, createFindingsTable());
   await exec(
@@ -102,8 +103,8 @@ export async function keepMatching(
   if (count.rows[0]!.n > COMPACT_AFTER_ROWS) {
     await exec(
       ctx,
-      sql`with folded as (delete from recon_work.data_changes returning weight)
-        insert into recon_work.data_changes (weight) select sum(weight) from folded`,
+      sql`with folded as (delete from recon_work.data_changes returning account, weight)
+        insert into recon_work.data_changes (account, weight) select account, sum(weight) from folded group by account`,
     );
   }
   const key = sql`${account}, ${ctx.from}::date, ${ctx.to}::date`;
@@ -115,7 +116,7 @@ export async function keepMatching(
   await exec(
     ctx,
     sql`insert into recon_work.matched_ranges (account, range_from, range_to, fingerprint, data_changes, run_id, matched)
-      values (${key}, ${fingerprint}, ${await dataChanges(ctx)}::bigint, ${ctx.runId}::bigint,
+      values (${key}, ${fingerprint}, ${await dataChanges(ctx, account)}::bigint, ${ctx.runId}::bigint,
         ${JSON.stringify(matched)}::jsonb)`,
   );
   const columns = sql.raw(FINDING_COLUMN_NAMES.join(', '));

@@ -27,6 +27,7 @@ beforeEach(async () => {
     notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
     h.db,
   );
+  await sql`truncate recon_work.data_changes, recon_work.matched_ranges cascade`.execute(h.db);
   const load = await insertLoad(h.db, 'report-transactions');
   await insertTransactions(
     h.db,
@@ -142,6 +143,22 @@ describe('a run over data nothing wrote since the last run of its range', () => 
     expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
   });
 
+  it('is not undone by a run of another account; a load counts for every account', async () => {
+    const acme = await insertLoad(h.db, 'report-transactions', 'acme');
+    await insertTransactions(h.db, acme, [
+      { transaction_id: 'T-ACME', account: 'acme', notify_status: null },
+    ]);
+    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    const other = await reconcileRange(h.db, { ...MARCH, account: 'acme', now: at(20) });
+    expect(other.matching).toBe('matched');
+    expect(other.totalDiscrepancies).toBe(1);
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(21) })).matching).toBe('reused');
+    await insertLedger(h.db, [{ merchant_transaction_id: 'M-T-ACME', account: 'acme' }]);
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).matching).toBe('matched');
+    const acmeAgain = await reconcileRange(h.db, { ...MARCH, account: 'acme', now: at(22) });
+    expect([acmeAgain.matching, acmeAgain.totalDiscrepancies]).toEqual(['matched', 0]);
+  });
+
   it('keeps the lifecycle: a discrepancy resolved as fixed in the ledger but still found is reopened', async () => {
     await reconcileRange(h.db, { ...MARCH, now: at(20) });
     await sql`update discrepancies set status = 'resolved', resolution = 'fixed_in_ledger', resolved_by = 'ops',
@@ -157,10 +174,13 @@ describe('a run over data nothing wrote since the last run of its range', () => 
       h.db,
     );
     expect((await reconcileRange(h.db, { ...MARCH, now: at(20) })).matching).toBe('matched');
-    const rows = await sql<{ n: number }>`select count(*)::int as n from recon_work.data_changes`.execute(
-      h.db,
-    );
-    expect(rows.rows[0]!.n).toBe(1);
+    // One row per account left: the loads' (every account, null) and this run's claims (default).
+    const rows = await sql<{ account: string | null; n: number }>`select account, count(*)::int as n
+      from recon_work.data_changes group by account order by account nulls first`.execute(h.db);
+    expect(rows.rows).toEqual([
+      { account: null, n: 1 },
+      { account: 'default', n: 1 },
+    ]);
     expect((await reconcileRange(h.db, { ...MARCH, now: at(21) })).matching).toBe('reused');
     expect((await reconcileRange(h.db, { ...MARCH, from: '2026-03-02', now: at(21) })).matching).toBe(
       'matched',
