@@ -111,7 +111,7 @@ async function loaderSection(
   queryType: string,
   /** The tables the load writes (a legacy type 5 load writes two). */
   tables: string[],
-): Promise<BenchResult[]> {
+): Promise<{ results: BenchResult[]; figures: LoaderFigures }> {
   const url = await ctx.newDatabase();
   ctx.log(`loading ${label} with the loader (child process)`);
   const first = await loadInChild(url, source, format, queryType, file);
@@ -134,7 +134,15 @@ async function loaderSection(
   ctx.log(`psql \\copy baseline for ${label}`);
   const copy = await copyBaseline(ctx, url, tables);
   const written = tables.join(' + ');
-  return [
+  const figures: LoaderFigures = {
+    rows: load.rows,
+    loadSeconds: load.seconds,
+    reloadSeconds: reload.seconds,
+    peakRssMiB: Math.max(load.peakRssMiB!, reload.peakRssMiB!),
+    copyBareSeconds: copy.seconds,
+    copySameTablesSeconds: copy.warehouseSeconds,
+  };
+  const results = [
     load,
     reload,
     {
@@ -150,6 +158,7 @@ async function loaderSection(
       note: `loader/\\copy = ${(load.seconds / copy.warehouseSeconds).toFixed(2)}x`,
     },
   ];
+  return { results, figures };
 }
 
 /**
@@ -163,10 +172,10 @@ export async function pgloaderSection(
   file: string,
   rows: number,
   loaderSeconds?: number,
-): Promise<BenchResult[]> {
+): Promise<{ results: BenchResult[]; figures?: PgloaderFigures }> {
   if (!existsSync(PGLOADER)) {
     ctx.log('pgloader not installed: skipped (apt-get install -y pgloader)');
-    return [];
+    return { results: [] };
   }
   const date = (f: string) => `(format nil "~a-~a-~a" (subseq ${f} 0 4) (subseq ${f} 4 6) (subseq ${f} 6 8))`;
   // pgloader's column list needs a parenthesised expression after every `using`.
@@ -244,39 +253,79 @@ ${cols}
   );
   ctx.log('loading the legacy file with pgloader (into legacy_transactions)');
   const warehouse = await pgload(same, 'legacy_transactions', warehouseColumns);
-  return [
-    { name: 'pgloader, legacy type 5 (same conversions, own table: primary key only)', rows, ...own },
-    {
-      name: 'pgloader, legacy type 5 (same conversions, into legacy_transactions: logged, its indexes)',
-      rows,
-      ...warehouse,
-    },
-  ];
+  return {
+    results: [
+      { name: 'pgloader, legacy type 5 (same conversions, own table: primary key only)', rows, ...own },
+      {
+        name: 'pgloader, legacy type 5 (same conversions, into legacy_transactions: logged, its indexes)',
+        rows,
+        ...warehouse,
+      },
+    ],
+    figures: { ownTableSeconds: own.seconds, legacyTableSeconds: warehouse.seconds },
+  };
+}
+
+/** One format's load, re-load and `\copy` baselines, at `ctx.rows` rows. */
+export interface LoaderFigures {
+  readonly rows: number;
+  readonly loadSeconds: number;
+  readonly reloadSeconds: number;
+  /** The larger of the two loads' peak RSS. */
+  readonly peakRssMiB: number;
+  readonly copyBareSeconds: number;
+  readonly copySameTablesSeconds: number;
+}
+
+export interface PgloaderFigures {
+  readonly ownTableSeconds: number;
+  readonly legacyTableSeconds: number;
+}
+
+/** The legacy type 5 section: a generated file of `ctx.rows` rows, the loader, `\copy` and pgloader. */
+export async function benchLegacyIngest(
+  ctx: BenchContext,
+): Promise<{ results: BenchResult[]; loader: LoaderFigures; pgloader?: PgloaderFigures }> {
+  const file = join(ctx.workDir, 'legacy-type5.csv');
+  ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
+  await generateLegacyType5(file, ctx.rows);
+  const { results, figures } = await loaderSection(
+    ctx,
+    'legacy type 5',
+    file,
+    'legacy-transactions',
+    'legacy',
+    '5',
+    ['legacy_transactions', 'provider_transactions'],
+  );
+  const pgloader = await pgloaderSection(ctx, file, ctx.rows, figures.loadSeconds);
+  return {
+    results: [...results, ...pgloader.results],
+    loader: figures,
+    ...(pgloader.figures ? { pgloader: pgloader.figures } : {}),
+  };
+}
+
+/** The JSON report section: a generated report of `ctx.rows` records, the loader and `\copy`. */
+export async function benchJsonIngest(
+  ctx: BenchContext,
+): Promise<{ results: BenchResult[]; loader: LoaderFigures }> {
+  const file = join(ctx.workDir, 'report.json');
+  ctx.log(`generating ${ctx.rows} JSON report records`);
+  await generateReportJson(file, ctx.rows);
+  const { results, figures } = await loaderSection(
+    ctx,
+    'report JSON',
+    file,
+    'report-transactions',
+    'report-json',
+    'TRANSACTION',
+    ['provider_transactions'],
+  );
+  return { results, loader: figures };
 }
 
 export const ingestSteps: BenchStep[] = [
-  {
-    name: 'legacy type 5',
-    async run(ctx) {
-      const file = join(ctx.workDir, 'legacy-type5.csv');
-      ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
-      await generateLegacyType5(file, ctx.rows);
-      const results = await loaderSection(ctx, 'legacy type 5', file, 'legacy-transactions', 'legacy', '5', [
-        'legacy_transactions',
-        'provider_transactions',
-      ]);
-      return [...results, ...(await pgloaderSection(ctx, file, ctx.rows, results[0]!.seconds))];
-    },
-  },
-  {
-    name: 'json report',
-    async run(ctx) {
-      const file = join(ctx.workDir, 'report.json');
-      ctx.log(`generating ${ctx.rows} JSON report records`);
-      await generateReportJson(file, ctx.rows);
-      return loaderSection(ctx, 'report JSON', file, 'report-transactions', 'report-json', 'TRANSACTION', [
-        'provider_transactions',
-      ]);
-    },
-  },
+  { name: 'legacy type 5', run: async (ctx) => (await benchLegacyIngest(ctx)).results },
+  { name: 'json report', run: async (ctx) => (await benchJsonIngest(ctx)).results },
 ];

@@ -38,6 +38,8 @@ export interface NightlyFigures {
   readonly empty: NightTimes;
   readonly large: NightTimes;
   readonly ratio: number;
+  /** Every measured night's times, in the order run (the medians above are taken over these). */
+  readonly nights: Record<'empty' | 'large', readonly NightTimes[]>;
 }
 
 export interface NightTimes {
@@ -146,7 +148,8 @@ export async function benchNightly(
         }
       }
     }
-    if (options.only) return { historyRows, dayRows, rowsPulled, ...measuredOnly(measured) };
+    if (options.only)
+      return { historyRows, dayRows, rowsPulled, ...measuredOnly(measured), nights: measured };
     const empty = median(measured.empty);
     const large = median(measured.large);
     const figures = {
@@ -156,6 +159,7 @@ export async function benchNightly(
       empty,
       large,
       ratio: round2(large.totalSeconds / empty.totalSeconds),
+      nights: measured,
     };
     log(
       `  nightly job (median of ${repeat}) among ${historyRows.toLocaleString('en')} history rows / on an empty warehouse: ${large.totalSeconds} s / ${empty.totalSeconds} s, ratio ${figures.ratio} (target <= 1.2); ` +

@@ -2,9 +2,9 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { createDatabase, createPool, startEmbeddedPostgres } from '../db/connect.ts';
-import { migrateToLatest } from '../db/migrate.ts';
+import { startEmbeddedPostgres } from '../db/connect.ts';
+import { openBenchContext } from './context.ts';
+import { growthSteps } from './growth.ts';
 import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
@@ -17,7 +17,8 @@ import { workbenchSteps } from './workbench.ts';
  * them into a fresh PostgreSQL (embedded, or DATABASE_URL's server: a database per load is created
  * and dropped there), and prints rows/s, peak RSS and the comparison with psql \copy and pgloader.
  * Other sections join by exporting `steps: BenchStep[]` from bench/matching.ts.
- * BENCH_ROWS sets the rows per file (default 1,000,000); BENCH_STEPS selects sections.
+ * BENCH_ROWS sets the rows per file (default 1,000,000); BENCH_STEPS selects sections. The growth
+ * section (bench/growth.ts: every measure at several sizes) runs only when BENCH_STEPS names it.
  */
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const workDir = mkdtempSync(join(tmpdir(), 'recon-bench-'));
@@ -34,51 +35,14 @@ if (!adminUrl) {
   stop = server.stop;
 }
 
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-const template = `recon_bench_template_${process.pid}`;
-const created: string[] = [];
-await admin(`create database ${template}`);
-created.push(template);
-{
-  const pool = createPool(withDatabase(adminUrl, template), 2);
-  const db = createDatabase(pool);
-  await migrateToLatest(db);
-  await db.destroy();
-}
-
-const ctx: BenchContext = {
-  workDir,
-  rows,
-  log,
-  async newDatabase() {
-    const name = `recon_bench_${process.pid}_${created.length}`;
-    await admin(`create database ${name} template ${template}`);
-    created.push(name);
-    return withDatabase(adminUrl, name);
-  },
-};
+const ctx = await openBenchContext(adminUrl, { workDir, rows, log });
 
 // window-cost and nightly open DATABASE_URL themselves: point it at this run's server.
 const steps: BenchStep[] = [
   ...ingestSteps,
   ...receiverSteps,
   ...workbenchSteps,
-  ...[...windowCostSteps, ...nightlySteps].map((s) => ({
+  ...[...windowCostSteps, ...nightlySteps, ...growthSteps].map((s) => ({
     ...s,
     run: (c: BenchContext) => ((process.env.DATABASE_URL = adminUrl), s.run(c)),
   })),
@@ -126,7 +90,9 @@ if (existsSync(matching)) {
 
 // BENCH_STEPS=legacy,json,matching runs only the named sections (matched on the start of the name).
 const only = process.env.BENCH_STEPS?.split(',').map((x) => x.trim().toLowerCase());
-const selected = only ? steps.filter((s) => only.some((o) => s.name.toLowerCase().startsWith(o))) : steps;
+const selected = only
+  ? steps.filter((s) => only.some((o) => s.name.toLowerCase().startsWith(o)))
+  : steps.filter((s) => !s.onlyWhenNamed);
 const results: BenchResult[] = [];
 try {
   for (const step of selected) {
@@ -134,8 +100,7 @@ try {
     results.push(...(await step.run(ctx)));
   }
 } finally {
-  for (const name of created.reverse())
-    await admin(`drop database if exists ${name} with (force)`).catch(() => {});
+  await ctx.close();
   await stop();
   rmSync(workDir, { recursive: true, force: true });
 }
@@ -149,4 +114,5 @@ const lines = [
       `| ${r.name} | ${fmt(r.rows)} | ${r.seconds.toFixed(2)} | ${fmt(r.rows / r.seconds)} | ${r.peakRssMiB === undefined ? '' : r.peakRssMiB.toFixed(0)} | ${r.note ?? ''} |`,
   ),
 ];
-process.stdout.write(`${lines.join('\n')}\n`);
+// A section that prints tables of its own (growth) returns no rows: no empty table after them.
+if (results.length > 0) process.stdout.write(`${lines.join('\n')}\n`);

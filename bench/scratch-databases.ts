@@ -8,6 +8,8 @@ import { loadConfig, loadDotEnv } from '../config/config.ts';
  * data directory) and their scratch databases on it. A scratch database is never the warehouse itself.
  */
 export interface BenchServer {
+  /** The server's own connection string (its default database): for bench/context.ts. */
+  readonly adminUrl: string;
   /** A database created here, migrated unless it is a copy of `template`. */
   create(name: string, options?: { template?: string; poolSize?: number }): Promise<DatabaseHandle>;
   /** Opens an existing database of this server (one prepared by an earlier run). */
@@ -34,6 +36,7 @@ export async function openBenchServer(): Promise<BenchServer> {
     return { db, pool, connectionString, close: () => db.destroy() };
   };
   return {
+    adminUrl: admin.connectionString,
     async create(name, options = {}) {
       await client.query(`drop database if exists ${name} with (force)`);
       // FILE_COPY: a copy of a multi-gigabyte template without writing all of it to the WAL again.

@@ -24,5 +24,7 @@ export interface BenchResult {
 
 export interface BenchStep {
   readonly name: string;
+  /** Left out of a run without BENCH_STEPS (it repeats the other sections at several sizes: hours). */
+  readonly onlyWhenNamed?: boolean;
   run(ctx: BenchContext): Promise<BenchResult[]>;
 }

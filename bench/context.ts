@@ -1,0 +1,66 @@
+import pg from 'pg';
+import { createDatabase, createPool } from '../db/connect.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import type { BenchContext } from './steps.ts';
+
+/**
+ * A {@link BenchContext} on the server of `adminUrl`: a migrated template database, copied for each
+ * `newDatabase()`. `dropDatabases()` drops the copies made so far (a large run frees its disk between
+ * sizes); `close()` drops them and the template.
+ */
+export interface ServerBenchContext extends BenchContext {
+  dropDatabases(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function openBenchContext(
+  adminUrl: string,
+  options: { workDir: string; rows: number; log: (message: string) => void; tag?: string },
+): Promise<ServerBenchContext> {
+  const admin = async (text: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  const prefix = `recon_bench_${options.tag ?? ''}${process.pid}`;
+  const template = `recon_bench_template_${options.tag ?? ''}${process.pid}`;
+  await admin(`create database ${template}`);
+  {
+    const pool = createPool(withDatabase(adminUrl, template), 2);
+    const db = createDatabase(pool);
+    await migrateToLatest(db);
+    await db.destroy();
+  }
+  let made = 0;
+  const copies: string[] = [];
+  const dropDatabases = async () => {
+    for (const name of copies.splice(0).reverse())
+      await admin(`drop database if exists ${name} with (force)`).catch(() => {});
+  };
+  return {
+    workDir: options.workDir,
+    rows: options.rows,
+    log: options.log,
+    async newDatabase() {
+      const name = `${prefix}_${++made}`;
+      await admin(`create database ${name} template ${template}`);
+      copies.push(name);
+      return withDatabase(adminUrl, name);
+    },
+    dropDatabases,
+    async close() {
+      await dropDatabases();
+      await admin(`drop database if exists ${template} with (force)`).catch(() => {});
+    },
+  };
+}
