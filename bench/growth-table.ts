@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import type { GrowthSize } from './growth.ts';
+import type { MatchingFigures } from './matching.ts';
 
 /**
  * The growth bench's printout: one table of seconds per size with the growth factor against the
@@ -24,7 +25,11 @@ const MEASURES: readonly [string, Seconds][] = [
   ['ingest: `\\copy` same rows, JSON, into the same table', (s) => s.ingest?.json.copySameTablesSeconds],
   ['ingest: `\\copy` same rows, JSON, into a bare UNLOGGED table', (s) => s.ingest?.json.copyBareSeconds],
   ['matching: `reconcileRange`, first run', (s) => s.matching?.firstRunSeconds],
-  ['matching: `reconcileRange`, re-run', (s) => s.matching?.rerunSeconds],
+  ['matching: `reconcileRange`, re-run (nothing changed: reused)', (s) => s.matching?.rerunSeconds],
+  [
+    'matching: `reconcileRange`, re-run after one changed ledger entry',
+    (s) => s.matching?.changedRerunSeconds,
+  ],
   ['nightly: among the history, total (median)', (s) => s.nightly?.large.totalSeconds],
   ['nightly: among the history, pull and load', (s) => s.nightly?.large.pullSeconds],
   ['nightly: among the history, reconcile', (s) => s.nightly?.large.reconcileSeconds],
@@ -141,12 +146,18 @@ const TARGETS: readonly Target[] = [
     label: 'nightly: among the history / empty warehouse ≤ 1.2',
     at: (s) => s.nightly && of(s.nightly.ratio, (r) => r <= 1.2),
   },
-  ...(['first run', 're-run'] as const).map((run): Target => ({
+  ...(
+    [
+      ['first run', (m) => m.firstRunSeconds],
+      ['re-run, nothing changed', (m) => m.rerunSeconds],
+      ['re-run after one changed ledger entry', (m) => m.changedRerunSeconds],
+    ] as const satisfies readonly (readonly [string, (m: MatchingFigures) => number])[]
+  ).map(([run, seconds]): Target => ({
     label: `matching 1,000,000 × 1,000,000 × 1,000,000, ${run} < 10 s`,
     at: (s) => {
       if (!s.matching || s.rows !== 1_000_000) return undefined;
-      const seconds = run === 'first run' ? s.matching.firstRunSeconds : s.matching.rerunSeconds;
-      return { text: `${seconds.toFixed(1)} s`, met: seconds < 10 };
+      const t = seconds(s.matching);
+      return { text: `${t.toFixed(1)} s`, met: t < 10 };
     },
   })),
 ];

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig } from '../config/config.ts';
 import { SOURCES } from '../domain/records.ts';
 import { addDays } from '../domain/time/calendar.ts';
@@ -120,7 +121,17 @@ export async function benchNightly(
   try {
     for (const [which, name] of Object.entries(templates)) {
       if (options.reuse && (await server.exists(name))) {
-        log(`nightly bench: reusing the prepared ${which} warehouse ${name}`);
+        // Prepared by an earlier version: brought to this version's schema first, as `recon migrate`
+        // would bring a warehouse (the copies are made from it as it is).
+        log(
+          `nightly bench: reusing the prepared ${which} warehouse ${name} (migrating it to the latest schema)`,
+        );
+        const prepared = server.open(name, 1);
+        try {
+          await migrateToLatest(prepared.db);
+        } finally {
+          await prepared.close();
+        }
         continue;
       }
       await prepare(server, name, which === 'large' ? historyRows : 0, view, runNight, log);

@@ -30,6 +30,7 @@ function size(rows: number, scale: number, extra: Partial<GrowthSize> = {}): Gro
       generateSeconds: 1,
       firstRunSeconds: 2 * scale,
       rerunSeconds: scale,
+      changedRerunSeconds: 1.5 * scale,
       firstRunCpuSeconds: null,
       rerunCpuSeconds: null,
       discrepancies: 0,
@@ -74,7 +75,12 @@ describe('the growth bench printout', () => {
     expect(line('matching 1,000,000 × 1,000,000 × 1,000,000, first run')).toBe(
       '| matching 1,000,000 × 1,000,000 × 1,000,000, first run < 10 s |  | 20.0 s **missed** |',
     );
-    expect(text).toMatch(/Missed: .*matching 1,000,000 .* re-run < 10 s at 1,000,000 rows \(10\.0 s\)/);
+    expect(text).toMatch(
+      /Missed: .*matching 1,000,000 .* re-run, nothing changed < 10 s at 1,000,000 rows \(10\.0 s\)/,
+    );
+    expect(line('matching 1,000,000 × 1,000,000 × 1,000,000, re-run after one changed')).toContain(
+      '| 15.0 s **missed** |',
+    );
     expect(text).toMatch(/Load average \(1, 5, 15 min\) at the end: \d/);
   });
 
