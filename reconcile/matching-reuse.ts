@@ -41,6 +41,17 @@ const RANGES_KEPT = 60;
 /** Fold recon_work.data_changes into one row per account once it holds more rows than this. */
 const COMPACT_AFTER_ROWS = 10_000;
 
+/** The findings table's columns, for the copies made of it and taken from it. */
+const FINDING_COLUMNS = sql.raw(FINDING_COLUMN_NAMES.join(', '));
+
+/**
+ * The key of one account's range in matched_ranges and matched_range_findings: the values of
+ * (account, range_from, range_to), in that order.
+ */
+function rangeKey(ctx: RuleContext, account: string) {
+  return sql`${account}, ${ctx.from}::date, ${ctx.to}::date`;
+}
+
 /** The fingerprint of everything but the data and the range: code, settings, due date, the rules run. */
 export function matchingFingerprint(ctx: RuleContext, rules: readonly Rule[]): string {
   const hash = createHash('sha256').update(SOURCES_SHA256);
@@ -71,16 +82,16 @@ export async function reuseMatching(
 ): Promise<MatchCounts | null> {
   const stored = await sql<{ matched: MatchCounts; data_changes: string }>`
     select matched, data_changes::text as data_changes from recon_work.matched_ranges
-    where account = ${account} and range_from = ${ctx.from}::date and range_to = ${ctx.to}::date
-      and fingerprint = ${fingerprint}`.execute(ctx.trx);
+    where (account, range_from, range_to) = (${rangeKey(ctx, account)}) and fingerprint = ${fingerprint}`.execute(
+    ctx.trx,
+  );
   const last = stored.rows[0];
   if (!last || last.data_changes !== (await dataChanges(ctx, account))) return null;
-  const columns = sql.raw(FINDING_COLUMN_NAMES.join(', '));
   await exec(ctx, createFindingsTable());
   await exec(
     ctx,
-    sql`insert into findings (${columns}) select ${columns} from recon_work.matched_range_findings
-      where account = ${account} and range_from = ${ctx.from}::date and range_to = ${ctx.to}::date`,
+    sql`insert into findings (${FINDING_COLUMNS}) select ${FINDING_COLUMNS} from recon_work.matched_range_findings
+      where (account, range_from, range_to) = (${rangeKey(ctx, account)})`,
   );
   return last.matched;
 }
@@ -107,23 +118,21 @@ export async function keepMatching(
         insert into recon_work.data_changes (account, weight) select account, sum(weight) from folded group by account`,
     );
   }
-  const key = sql`${account}, ${ctx.from}::date, ${ctx.to}::date`;
+  const key = rangeKey(ctx, account);
   await exec(
     ctx,
-    sql`delete from recon_work.matched_ranges
-      where (account, range_from, range_to) = (${key})`,
+    sql`delete from recon_work.matched_ranges where (account, range_from, range_to) = (${key})`,
   );
   await exec(
     ctx,
     sql`insert into recon_work.matched_ranges (account, range_from, range_to, fingerprint, data_changes, run_id, matched)
-      values (${key}, ${fingerprint}, ${await dataChanges(ctx, account)}::bigint, ${ctx.runId}::bigint,
-        ${JSON.stringify(matched)}::jsonb)`,
+      select ${key}, ${fingerprint}, ${await dataChanges(ctx, account)}::bigint, ${ctx.runId}::bigint,
+        ${JSON.stringify(matched)}::jsonb`,
   );
-  const columns = sql.raw(FINDING_COLUMN_NAMES.join(', '));
   await exec(
     ctx,
-    sql`insert into recon_work.matched_range_findings (account, range_from, range_to, ${columns})
-      select ${key}, ${columns} from findings`,
+    sql`insert into recon_work.matched_range_findings (account, range_from, range_to, ${FINDING_COLUMNS})
+      select ${key}, ${FINDING_COLUMNS} from findings`,
   );
   await exec(
     ctx,
