@@ -16,7 +16,7 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description(
-      'the finance workbench: web pages and JSON API over the warehouse (worklist, evidence, actions, runs, coverage)',
+      'the finance workbench: web pages and JSON API over the warehouse (worklist, evidence, actions, runs, coverage); Prometheus GET /metrics for a viewer, and without sign-in on RECON_METRICS_PORT (RECON_METRICS_HOST) when it is set',
     )
     .option('--port <port>', 'TCP port (default: PORT, else 8080)', wholeNumberArg(0, 65535))
     .option('--host <address>', 'address to listen on', '127.0.0.1')
@@ -45,7 +45,10 @@ export function registerServe(program: Command): void {
           throw new ConfigError(
             '--tls-cert and --tls-key go together: give both or neither; see recon serve --help',
           );
+        const { metricsSettings } = await import('../observability/metrics-settings.ts');
+        const metricsAt = metricsSettings(process.env);
         const running = await startWorkbench(config, {
+          ...(metricsAt ? { metricsAt } : {}),
           port: opts.port ?? config.port ?? 8080,
           host: opts.host,
           sessions: { idleSeconds: opts.sessionIdleMinutes * 60 },
@@ -56,6 +59,7 @@ export function registerServe(program: Command): void {
             : {}),
         });
         process.stdout.write(`workbench listening on ${running.url} (Ctrl-C stops it)\n`);
+        if (running.metricsUrl) process.stdout.write(`metrics at ${running.metricsUrl}\n`);
         await new Promise<void>((resolve) => {
           process.once('SIGINT', resolve);
           process.once('SIGTERM', resolve);

@@ -9,7 +9,8 @@
  * - provider requests: from undici's diagnostics channels, so every request of the provider client
  *   is counted by endpoint and HTTP status (429s included), and network errors as `error`;
  * - open discrepancies and the last successful pull per source: read from the warehouse at scrape
- *   time (`collectWarehouseGauges`), so that every worker reports the same truth.
+ *   time (`collectWarehouseGauges`), so that every worker reports the same truth;
+ * - the workbench's requests and actions: `workbench-metrics.ts`, on a registry of its own.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { sql } from 'kysely';
@@ -26,10 +27,18 @@ export interface ReconMetrics {
   readonly receiverResponses: Counter<'status'>;
 }
 
-export function createMetrics(): ReconMetrics {
+/**
+ * A registry of one process with prom-client's defaults (`recon_process_*`: CPU, memory, event-loop
+ * lag, handles, `recon_process_start_time_seconds`).
+ */
+export function createRegistry(): Registry {
   const registry = new Registry();
-  // Process CPU, memory, event-loop lag and handles (prom-client's defaults, `recon_process_*`).
   collectDefaultMetrics({ register: registry, prefix: 'recon_' });
+  return registry;
+}
+
+export function createMetrics(): ReconMetrics {
+  const registry = createRegistry();
   return {
     registry,
     rowsLoaded: new Counter({
@@ -143,7 +152,10 @@ export function countProviderRequests(
  * (counts only: money never goes into a label), and the time of the last committed pull per source.
  * A scrape while the database is away reports `recon_warehouse_up 0` instead of failing.
  */
-export function collectWarehouseGauges(metrics: ReconMetrics, handle: Pick<DatabaseHandle, 'db'>): void {
+export function collectWarehouseGauges(
+  metrics: Pick<ReconMetrics, 'registry'>,
+  handle: Pick<DatabaseHandle, 'db'>,
+): void {
   new Gauge({
     name: 'recon_warehouse_up',
     help: 'Whether this scrape could read the warehouse (1) or not (0)',

@@ -14,7 +14,7 @@ export interface MetricsServer {
 }
 
 export async function startMetricsServer(options: {
-  metrics: ReconMetrics;
+  metrics: Pick<ReconMetrics, 'registry'>;
   host: string;
   port: number;
   runtimeMetricsUrl?: string;

@@ -15,6 +15,11 @@ import Fastify, {
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { ReconError } from '../../domain/errors.ts';
+import {
+  createWorkbenchMetrics,
+  recordWorkbenchRequest,
+  type WorkbenchMetrics,
+} from '../../observability/workbench-metrics.ts';
 import { InvalidAccount, roleAllows, type Role } from './auth/accounts.ts';
 import { sameSecret } from './auth/secrets.ts';
 import {
@@ -33,7 +38,7 @@ import { registerDiscrepancyRoutes } from './routes/discrepancies.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
 import { registerSessionRoutes } from './routes/session.ts';
-import { registerSystemRoutes, type Metrics } from './routes/system.ts';
+import { registerSystemRoutes } from './routes/system.ts';
 import { addSchemas } from './schemas.ts';
 
 declare module 'fastify' {
@@ -64,12 +69,14 @@ export interface WorkbenchOptions {
   readonly log?: (line: string) => void;
   /** The nightly schedule's state (from Temporal); without it, the pages say none is configured. */
   readonly schedule?: ScheduleReader;
+  /** The registry `/metrics` answers from; without it, one of the server's own over `db`. */
+  readonly metrics?: WorkbenchMetrics;
 }
 
 export interface WorkbenchContext {
   readonly db: Kysely<Database>;
   readonly sessions: SessionSettings;
-  readonly metrics: Metrics;
+  readonly metrics: WorkbenchMetrics;
   readonly schedule: ScheduleReader;
 }
 
@@ -140,7 +147,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   const ctx: WorkbenchContext = {
     db: options.db,
     sessions: { ...DEFAULT_SESSION_SETTINGS, ...options.sessions },
-    metrics: { requests: new Map(), started: Date.now() },
+    metrics: options.metrics ?? createWorkbenchMetrics({ db: options.db }),
     schedule:
       options.schedule ??
       (async (): Promise<ScheduleState> => ({
@@ -210,8 +217,12 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    const key = `${request.method} ${request.routeOptions.url ?? 'unmatched'} ${reply.statusCode}`;
-    ctx.metrics.requests.set(key, (ctx.metrics.requests.get(key) ?? 0) + 1);
+    recordWorkbenchRequest(ctx.metrics, {
+      method: request.method,
+      route: request.routeOptions.url,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
   });
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {

@@ -193,8 +193,12 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
           response: eventResponse,
         },
       },
-      async (request) =>
-        actOnDiscrepancy(ctx.db, request.params.id, a.toAction(request.body ?? {}), request.principal!.name),
+      async (request) => {
+        const act = a.toAction(request.body ?? {});
+        const done = await actOnDiscrepancy(ctx.db, request.params.id, act, request.principal!.name);
+        ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'single' });
+        return done;
+      },
     );
   }
 
@@ -247,7 +251,9 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         b.action === 'ack'
           ? { action: 'ack' as const, note: b.note ?? '' }
           : { action: 'assign' as const, user: b.user ? b.user : null };
-      return bulkAct(ctx.db, selection, act, request.principal!.name);
+      const done = await bulkAct(ctx.db, selection, act, request.principal!.name);
+      ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'bulk' }, done.count);
+      return done;
     },
   );
 }

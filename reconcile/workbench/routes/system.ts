@@ -1,13 +1,7 @@
-/** /health (alive and ready, separately) and /metrics (Prometheus text). */
+/** /health (alive and ready, separately) and /metrics (Prometheus text, from prom-client's registry). */
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { WorkbenchContext } from '../server.ts';
-
-export interface Metrics {
-  /** Requests by "METHOD route status". */
-  requests: Map<string, number>;
-  started: number;
-}
 
 export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get(
@@ -41,25 +35,16 @@ export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext
     '/metrics',
     {
       config: { role: 'viewer' },
-      schema: { summary: 'Prometheus metrics of this process', tags: ['system'], produces: ['text/plain'] },
+      schema: {
+        summary:
+          'Prometheus metrics: requests by route pattern and their durations, discrepancy actions, open discrepancies by kind, currency and status, process metrics',
+        tags: ['system'],
+        produces: ['text/plain'],
+      },
     },
     async (_request, reply) => {
-      const lines = [
-        '# HELP recon_workbench_requests_total Requests answered, by method, route and status.',
-        '# TYPE recon_workbench_requests_total counter',
-      ];
-      for (const [key, n] of ctx.metrics.requests) {
-        const [method, route, status] = key.split(' ');
-        lines.push(
-          `recon_workbench_requests_total{method="${method}",route="${route}",status="${status}"} ${n}`,
-        );
-      }
-      lines.push(
-        '# HELP recon_workbench_uptime_seconds Seconds since the server started.',
-        '# TYPE recon_workbench_uptime_seconds gauge',
-        `recon_workbench_uptime_seconds ${Math.round((Date.now() - ctx.metrics.started) / 1000)}`,
-      );
-      return reply.type('text/plain; version=0.0.4').send(`${lines.join('\n')}\n`);
+      const { registry } = ctx.metrics;
+      return reply.type(registry.contentType).send(await registry.metrics());
     },
   );
 }
