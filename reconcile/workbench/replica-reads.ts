@@ -99,7 +99,7 @@ export function createReplicaReads(
     downSince = Date.now();
     if (first)
       log(
-        `workbench: the read replica ${replica!.address} failed (${(error as Error).message}): reading from the primary, trying the replica again every ${Math.round(retryAfterMs / 1000)} s`,
+        `workbench: the read replica ${replica!.address} failed (${error instanceof Error ? error.message : String(error)}): reading from the primary, trying the replica again every ${Math.round(retryAfterMs / 1000)} s`,
       );
   }
 
