@@ -14,6 +14,7 @@ import type { Database } from '../../db/database.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { addUser } from '../../reconcile/workbench/auth/accounts.ts';
 import { buildWorkbench } from '../../reconcile/workbench/server.ts';
+import { startWorkbench } from '../../reconcile/workbench/start.ts';
 import { startFaultPostgres, type FaultPostgres } from '../support/fault-postgres.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 import { startStreamingReplica, type StreamingReplica } from '../support/streaming-replica.ts';
@@ -280,6 +281,38 @@ describe('workbench with a streaming read replica', () => {
       expect(await listed(bob, 'T-AFTER')).toEqual([]);
     } finally {
       await replica.resumeReplay();
+    }
+  });
+
+  it('recon serve reads the replica named by RECON_WORKBENCH_READ_URL (config to pool)', async () => {
+    const running = await startWorkbench(
+      {
+        databaseUrl: primary.url,
+        workbenchReadUrl: replica.url,
+        dataDir: '/nonexistent',
+        temporalAddress: undefined,
+        temporalNamespace: 'default',
+      },
+      { port: 0, host: '127.0.0.1' },
+    );
+    const saved = base;
+    try {
+      base = running.url.replace(/\/$/, '');
+      const victor = await signIn('victor');
+      await replica.caughtUp();
+      await replica.pauseReplay();
+      try {
+        const id = await newDiscrepancyOnPrimary('T-SERVE');
+        expect(await listed(victor, 'T-SERVE')).toEqual([]);
+        expect((await call('GET', `/api/discrepancies/${id}`, victor)).status).toBe(200);
+      } finally {
+        await replica.resumeReplay();
+      }
+      await replica.caughtUp();
+      expect(await listed(victor, 'T-SERVE')).toEqual([{ id: await idOf('T-SERVE'), status: 'open' }]);
+    } finally {
+      base = saved;
+      await running.close();
     }
   });
 });
