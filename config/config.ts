@@ -43,6 +43,12 @@ export interface Config {
   readonly alertWebhooks?: string | undefined;
   /** RECON_WORKBENCH_URL: public base URL of `recon serve`, for the links in alerts. */
   readonly workbenchUrl?: string | undefined;
+  /**
+   * RECON_WORKBENCH_READ_URL (secret: it may hold a password): a streaming replica of the warehouse
+   * that `recon serve` reads its worklist, CSV, runs, loads and coverage from
+   * (reconcile/workbench/replica-reads.ts). Unset: everything reads the primary.
+   */
+  readonly workbenchReadUrl?: string | undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -106,6 +112,23 @@ function parseBaseUrl(name: string, value: string | undefined): string | undefin
   return url;
 }
 
+function parsePostgresUrl(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    // The value is not echoed: a connection string holds a password.
+    throw new ConfigError(
+      `${name} is not a PostgreSQL connection string: set it to postgres://USER:PASSWORD@HOST:PORT/DATABASE, or unset it`,
+    );
+  }
+  return value;
+}
+
 /** Reads `.env` from the working directory when present; variables already set win. */
 export function loadDotEnv(path = '.env'): void {
   try {
@@ -145,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
     alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
     workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
+    workbenchReadUrl: parsePostgresUrl('RECON_WORKBENCH_READ_URL', nonEmpty(env.RECON_WORKBENCH_READ_URL)),
   });
 }
 

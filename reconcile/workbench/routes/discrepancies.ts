@@ -72,10 +72,12 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
     async (request) => {
       const { limit, cursor, ...rest } = request.query;
       const filter = parseFilter(rest);
-      const [page, totals] = await Promise.all([
-        worklistPage(ctx.db, filter, { limit: limit ?? 50, ...(cursor ? { cursor } : {}) }),
-        cursor ? Promise.resolve(null) : worklistTotals(ctx.db, filter),
-      ]);
+      const [page, totals] = await ctx.reads.read(request.principal, (db) =>
+        Promise.all([
+          worklistPage(db, filter, { limit: limit ?? 50, ...(cursor ? { cursor } : {}) }),
+          cursor ? Promise.resolve(null) : worklistTotals(db, filter),
+        ]),
+      );
       return { ...page, totals };
     },
   );
@@ -95,7 +97,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
       const filter = parseFilter(request.query);
       async function* lines() {
         yield `${CSV_COLUMNS.join(',')}\r\n`;
-        for await (const item of worklistAll(ctx.db, filter)) {
+        for await (const item of ctx.reads.stream(request.principal, (db) => worklistAll(db, filter))) {
           yield `${CSV_COLUMNS.map((c) => csvField(item[c])).join(',')}\r\n`;
         }
       }
@@ -197,6 +199,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         const act = a.toAction(request.body ?? {});
         const done = await actOnDiscrepancy(ctx.db, request.params.id, act, request.principal!.name);
         ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'single' });
+        await ctx.reads.wrote(request.principal);
         return done;
       },
     );
@@ -253,6 +256,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
           : { action: 'assign' as const, user: b.user ? b.user : null };
       const done = await bulkAct(ctx.db, selection, act, request.principal!.name);
       ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'bulk' }, done.count);
+      await ctx.reads.wrote(request.principal);
       return done;
     },
   );

@@ -33,7 +33,9 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
         response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } }, ...errorResponses },
       },
     },
-    async (request) => ({ items: await listRuns(ctx.db, request.query) }),
+    async (request) => ({
+      items: await ctx.reads.read(request.principal, (db) => listRuns(db, request.query)),
+    }),
   );
 
   app.get<{ Querystring: { limit: number; before?: number } }>(
@@ -47,7 +49,9 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
         response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } }, ...errorResponses },
       },
     },
-    async (request) => ({ items: await listLoads(ctx.db, request.query) }),
+    async (request) => ({
+      items: await ctx.reads.read(request.principal, (db) => listLoads(db, request.query)),
+    }),
   );
 
   app.get(
@@ -124,7 +128,7 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
         return reply
           .code(400)
           .send({ error: 'bad_request', message: 'the range is longer than 400 days: narrow it' });
-      return { from, to, ...(await coverage(ctx.db, from, to)) };
+      return { from, to, ...(await ctx.reads.read(request.principal, (db) => coverage(db, from, to))) };
     },
   );
 }

@@ -74,9 +74,13 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
     async (request, reply) => {
       const { cursor, ...rest } = request.query;
       const filter = parseFilter(rest);
-      const [data, totals, users] = await Promise.all([
-        worklistData(ctx.db, filter, { limit: 50, ...(cursor ? { cursor } : {}) }),
-        cursor ? Promise.resolve(null) : worklistTotals(ctx.db, filter),
+      const [[data, totals], users] = await Promise.all([
+        ctx.reads.read(request.principal, (db) =>
+          Promise.all([
+            worklistData(db, filter, { limit: 50, ...(cursor ? { cursor } : {}) }),
+            cursor ? Promise.resolve(null) : worklistTotals(db, filter),
+          ]),
+        ),
         enabledUsers(ctx),
       ]);
       return reply
@@ -100,9 +104,10 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
   );
 
   app.get('/runs', { config: { role: 'viewer', page: true }, schema: hidden }, async (request, reply) => {
-    const [runs, loads, schedule] = await Promise.all([
-      listRuns(ctx.db, { limit: 100 }),
-      listLoads(ctx.db, { limit: 100 }),
+    const [[runs, loads], schedule] = await Promise.all([
+      ctx.reads.read(request.principal, (db) =>
+        Promise.all([listRuns(db, { limit: 100 }), listLoads(db, { limit: 100 })]),
+      ),
       ctx.schedule(),
     ]);
     return reply.type('text/html; charset=utf-8').send(runsPage(request.principal!, runs, loads, schedule));
@@ -117,7 +122,7 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
       let from =
         request.query.from && isValidDate(request.query.from) ? request.query.from : addDays(to, -34);
       if (daysInclusive(from, to) < 1 || daysInclusive(from, to) > 401) from = addDays(to, -34);
-      const data = await coverage(ctx.db, from, to);
+      const data = await ctx.reads.read(request.principal, (db) => coverage(db, from, to));
       return reply
         .type('text/html; charset=utf-8')
         .send(coveragePage(request.principal!, { from, to, ...data }));
