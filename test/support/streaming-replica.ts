@@ -9,13 +9,11 @@
  * by pg_basebackup. The primary's pg_hba.conf is given a replication line for 127.0.0.1 with the
  * superuser's password, in case initdb's default ever lacks it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import {
   appendFileSync,
   chmodSync,
   chownSync,
   cpSync,
-  existsSync,
   lstatSync,
   mkdtempSync,
   readdirSync,
@@ -27,7 +25,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../db/free-port.ts';
-import { canConnect, postgresBinary, postgresUserIds, type FaultPostgres } from './fault-postgres.ts';
+import { postgresUserIds, postmasterProcess, type FaultPostgres } from './fault-postgres.ts';
 
 export interface StreamingReplica {
   /** The replica's `recon` database (read-only: a hot standby). */
@@ -71,39 +69,16 @@ export async function startStreamingReplica(primary: FaultPostgres): Promise<Str
   const port = await freePort();
   const adminUrl = `postgres://${primaryAdmin.username}:${primaryAdmin.password}@127.0.0.1:${port}/postgres`;
   const url = `postgres://${primaryAdmin.username}:${primaryAdmin.password}@127.0.0.1:${port}/recon`;
-  const { postgres } = await postgresBinary();
-  let child: ChildProcess | undefined;
-  let log = '';
-  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
-
-  async function start(): Promise<void> {
-    if (running()) return;
-    const proc = spawn(postgres, ['-D', dataDir, '-p', String(port), ...FLAGS], {
-      ...(ids ?? {}),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child = proc;
-    proc.stderr?.on('data', (chunk: Buffer) => {
-      log = (log + chunk.toString()).slice(-20_000);
-    });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (!running()) throw new Error(`the replica exited on start:\n${log}`);
-      if (await canConnect(adminUrl)) return;
-      if (Date.now() > deadline) throw new Error(`the replica did not accept connections in 60 s:\n${log}`);
-      await sleep(100);
-    }
-  }
-
-  async function stop(): Promise<void> {
-    const proc = child;
-    if (!proc || !running()) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill('SIGINT');
-    await exited;
-    const pidFile = join(dataDir, 'postmaster.pid');
-    for (let i = 0; i < 100 && existsSync(pidFile); i++) await sleep(50);
-  }
+  const replica = await postmasterProcess({
+    dataDir,
+    port,
+    flags: FLAGS,
+    ids: ids ?? {},
+    adminUrl,
+    name: 'the replica',
+  });
+  const start = replica.start;
+  const stop = () => replica.stop('SIGINT');
 
   async function query<R extends pg.QueryResultRow>(
     connectionString: string,
@@ -139,7 +114,7 @@ export async function startStreamingReplica(primary: FaultPostgres): Promise<Str
           [lsn],
         );
         if (row?.replayed) return;
-        if (Date.now() > deadline) throw new Error(`the replica did not replay up to ${lsn}:\n${log}`);
+        if (Date.now() > deadline) throw new Error(`the replica did not replay up to ${lsn}`);
         await sleep(50);
       }
     },
