@@ -96,8 +96,14 @@ it('holds each account to its own queue rate, across two workers, while the acco
   expect(new Set(starts.map((s) => s.pid))).toEqual(new Set(['w1', 'w2']));
   for (const account of accounts) {
     const times = starts.filter((s) => s.account === account).map((s) => s.at);
-    // The server's limiter lets a first burst through; after it, LIMIT per second at most.
-    expect(peakPerSecond(times.sort((a, b) => a - b).slice(LIMIT))).toBeLessThanOrEqual(LIMIT + 1);
+    // The server's limiter lets a first burst through; after it, LIMIT per second. Measured as the
+    // average rate over the rest of the starts, not the busiest second: a worker whose event loop
+    // stalls (a loaded machine) starts tasks the server handed out at the limit's pace in a clump,
+    // which moves starts within the span but not its length. A limit held per worker instead of
+    // per queue starts them at twice the rate.
+    const afterBurst = times.sort((a, b) => a - b).slice(LIMIT);
+    const perSecond = ((afterBurst.length - 1) * 1000) / (afterBurst.at(-1)! - afterBurst[0]!);
+    expect(perSecond).toBeLessThanOrEqual(LIMIT + 1);
   }
   expect(peakPerSecond(starts.map((s) => s.at))).toBeGreaterThan(LIMIT + 1);
 });
