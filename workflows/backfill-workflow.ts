@@ -4,6 +4,7 @@ import {
   continueAsNew,
   defineQuery,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -24,6 +25,11 @@ import { type DayWindow, splitWindows } from './windows.ts';
 export const progressQuery = defineQuery<BackfillProgress>('progress');
 
 export const DEFAULT_PARALLELISM = 2;
+/**
+ * Backfills started before this change ended as cancelled when their first window's cancellation
+ * completed; the others were left running, to be terminated by the parent-close policy.
+ */
+export const CANCEL_WAITS_PATCH = 'backfill-cancel-waits-for-windows';
 export const DEFAULT_MAX_WINDOWS_PER_RUN = 100;
 
 /** The message a person should read for a failed child window. */
@@ -199,8 +205,15 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       inFlight.add(promise);
     }
     if (inFlight.size === 0) break;
-    // Wakes when any window ends; a cancellation rejects here and ends the backfill as cancelled.
-    await Promise.race(inFlight);
+    // Wakes when any window ends; a cancellation rejects here and ends the backfill as cancelled,
+    // once every running window has ended cancelled too: a backfill that says cancelled has no
+    // window still writing, and none is left to be terminated half-way by the parent-close policy.
+    try {
+      await Promise.race(inFlight);
+    } catch (error) {
+      if (isCancellation(error) && patched(CANCEL_WAITS_PATCH)) await Promise.allSettled(inFlight);
+      throw error;
+    }
   }
   if (pending.length > 0) {
     await continueAsNew<typeof backfillWorkflow>({ ...input, state });
