@@ -19,19 +19,22 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/** Runs one statement on its own connection (database DDL, which a pool's transaction cannot hold). */
+export async function runStatement(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function openBenchContext(
   adminUrl: string,
   options: { workDir: string; rows: number; log: (message: string) => void; tag?: string },
 ): Promise<ServerBenchContext> {
-  const admin = async (text: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (text: string) => runStatement(adminUrl, text);
   const prefix = `recon_bench_${options.tag ?? ''}${process.pid}`;
   const template = `recon_bench_template_${options.tag ?? ''}${process.pid}`;
   await admin(`create database ${template}`);

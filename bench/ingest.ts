@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { LoadSummary } from '../domain/load-summary.ts';
+import { runStatement } from './context.ts';
 import { generateLegacyType5, generateReportJson } from './generate-files.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
@@ -40,16 +41,6 @@ async function loadInChild(url: string, source: string, format: string, queryTyp
   });
 }
 
-async function query(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
 async function psql(url: string, command: string): Promise<void> {
   await run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url, '-c', command], { maxBuffer: 1 << 20 });
 }
@@ -70,9 +61,9 @@ async function copyBaseline(ctx: BenchContext, loadedUrl: string, tables: string
   }
   const bare = await ctx.newDatabase();
   for (const f of files)
-    await query(bare, `create unlogged table bench_${f.table} (like ${f.table} including defaults)`);
+    await runStatement(bare, `create unlogged table bench_${f.table} (like ${f.table} including defaults)`);
   const real = await ctx.newDatabase();
-  await query(
+  await runStatement(
     real,
     `insert into loads (source, environment, origin, format) values ('ledger', 'staging', 'direct', 'legacy')`,
   );
@@ -235,7 +226,7 @@ ${cols}
   }
 
   const bare = await ctx.newDatabase();
-  await query(
+  await runStatement(
     bare,
     `create table pgloader_legacy (
       transaction_id text primary key, transaction_on date not null, raw_transaction_type text not null,
@@ -247,7 +238,7 @@ ${cols}
   ctx.log('loading the legacy file with pgloader (own bare table)');
   const own = await pgload(bare, 'pgloader_legacy', columns);
   const same = await ctx.newDatabase();
-  await query(
+  await runStatement(
     same,
     `insert into loads (source, environment, origin, format) values ('legacy-transactions', 'staging', 'direct', 'legacy')`,
   );
