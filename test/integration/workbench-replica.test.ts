@@ -96,6 +96,16 @@ async function idOf(transactionId: string): Promise<number> {
   return row.discrepancy_id;
 }
 
+/** Runs `body` with the replica's replay paused (WAL still arrives), then resumes it, even on failure. */
+async function whileReplayPaused(body: () => Promise<void>): Promise<void> {
+  await replica.pauseReplay();
+  try {
+    await body();
+  } finally {
+    await replica.resumeReplay();
+  }
+}
+
 const replicaLines = () => logs.filter((l) => l.includes('read replica'));
 
 beforeAll(async () => {
@@ -158,8 +168,7 @@ describe('workbench with a streaming read replica', () => {
   it('reads the worklist, its totals, CSV and runs from the replica, and the detail from the primary', async () => {
     const before = await call('GET', '/api/discrepancies', bob);
     const runsBefore = (await call('GET', '/api/runs', bob)).body.items.length;
-    await replica.pauseReplay();
-    try {
+    await whileReplayPaused(async () => {
       const id = await newDiscrepancyOnPrimary('T-NEW');
       expect(await listed(bob, 'T-NEW')).toEqual([]);
       const now = await call('GET', '/api/discrepancies', bob);
@@ -174,9 +183,7 @@ describe('workbench with a streaming read replica', () => {
       // Sign-in and sessions are on the primary: a session opened now is found at once.
       const victor = await signIn('victor');
       expect((await call('GET', '/api/session', victor)).body.username).toBe('victor');
-    } finally {
-      await replica.resumeReplay();
-    }
+    });
     await replica.caughtUp();
     expect(await listed(bob, 'T-NEW')).toEqual([{ id: await idOf('T-NEW'), status: 'open' }]);
     expect((await call('GET', '/api/runs', bob)).body.items).toHaveLength(runsBefore + 1);
@@ -185,8 +192,7 @@ describe('workbench with a streaming read replica', () => {
 
   it("shows a user's own actions in that user's next reads while the replica lags, and only theirs", async () => {
     const id = await idOf('T-AMT1');
-    await replica.pauseReplay();
-    try {
+    await whileReplayPaused(async () => {
       // Actions are written on the primary: the standby would refuse them (25006, a 500).
       const ack = await call('POST', `/api/discrepancies/${id}/ack`, alice, { note: 'seen' });
       expect(ack.status).toBe(200);
@@ -218,20 +224,15 @@ describe('workbench with a streaming read replica', () => {
         'bob acknowledged',
         'bob commented',
       ]);
-    } finally {
-      await replica.resumeReplay();
-    }
+    });
     await replica.caughtUp();
     // Once the replica has replayed alice's write, alice reads the replica again: a write she did not
     // make, on the primary while replay is paused, is not in her list.
     expect(await listed(alice, 'T-AMT1')).toEqual([{ id, status: 'acknowledged' }]);
-    await replica.pauseReplay();
-    try {
+    await whileReplayPaused(async () => {
       await newDiscrepancyOnPrimary('T-LATER');
       expect(await listed(alice, 'T-LATER')).toEqual([]);
-    } finally {
-      await replica.resumeReplay();
-    }
+    });
     await replica.caughtUp();
     expect(replicaLines()).toEqual([]);
   });
@@ -270,13 +271,10 @@ describe('workbench with a streaming read replica', () => {
     expect(replicaLines()).toHaveLength(2);
     expect(replicaLines()[1]).toContain('answers again');
     // Back on the replica: a row it has not replayed is not listed.
-    await replica.pauseReplay();
-    try {
+    await whileReplayPaused(async () => {
       await newDiscrepancyOnPrimary('T-AFTER');
       expect(await listed(bob, 'T-AFTER')).toEqual([]);
-    } finally {
-      await replica.resumeReplay();
-    }
+    });
   });
 
   it('recon serve reads the replica named by RECON_WORKBENCH_READ_URL (config to pool)', async () => {
@@ -295,14 +293,11 @@ describe('workbench with a streaming read replica', () => {
       base = running.url.replace(/\/$/, '');
       const victor = await signIn('victor');
       await replica.caughtUp();
-      await replica.pauseReplay();
-      try {
+      await whileReplayPaused(async () => {
         const id = await newDiscrepancyOnPrimary('T-SERVE');
         expect(await listed(victor, 'T-SERVE')).toEqual([]);
         expect((await call('GET', `/api/discrepancies/${id}`, victor)).status).toBe(200);
-      } finally {
-        await replica.resumeReplay();
-      }
+      });
       await replica.caughtUp();
       expect(await listed(victor, 'T-SERVE')).toEqual([{ id: await idOf('T-SERVE'), status: 'open' }]);
     } finally {
