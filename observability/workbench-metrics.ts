@@ -12,8 +12,6 @@ import { collectWarehouseGauges, createRegistry } from './metrics.ts';
 /** What a request that matched no route is counted under (the 404 handler's answers). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-export type DiscrepancyActionName = 'ack' | 'assign' | 'comment' | 'resolve' | 'reopen';
-
 export interface WorkbenchMetrics {
   readonly registry: Registry;
   readonly requests: Counter<'method' | 'route' | 'status'>;

@@ -25,12 +25,12 @@ import { type DayWindow, splitWindows } from './windows.ts';
 export const progressQuery = defineQuery<BackfillProgress>('progress');
 
 export const DEFAULT_PARALLELISM = 2;
+export const DEFAULT_MAX_WINDOWS_PER_RUN = 100;
 /**
  * Backfills started before this change ended as cancelled when their first window's cancellation
  * completed; the others were left running, to be terminated by the parent-close policy.
  */
 export const CANCEL_WAITS_PATCH = 'backfill-cancel-waits-for-windows';
-export const DEFAULT_MAX_WINDOWS_PER_RUN = 100;
 
 /** The message a person should read for a failed child window. */
 export function childFailureMessage(error: unknown): string {
