@@ -35,9 +35,25 @@ export function copyRecordLine(
   record: Readonly<Record<string, unknown>>,
   columns: readonly string[],
 ): string {
-  let out = `${seq}\t${line}`;
-  for (let i = 0; i < columns.length; i++) out += `\t${copyValue(record[columns[i]!])}`;
-  return `${out}\n`;
+  return `${seq}\t${line}\t${copyFields(record, columns)}\n`;
+}
+
+/**
+ * The named fields of `record` as COPY text, tab-separated, without a newline. A column outside
+ * `only` (when given) is written as null.
+ */
+export function copyFields(
+  record: Readonly<Record<string, unknown>>,
+  columns: readonly string[],
+  only?: ReadonlySet<string>,
+): string {
+  let out = '';
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    if (i > 0) out += '\t';
+    out += only === undefined || only.has(c) ? copyValue(record[c]) : '\\N';
+  }
+  return out;
 }
 
 /** One COPY text line (with its newline) from values in column order. */

@@ -19,6 +19,7 @@ import {
   mergeReturns,
   mergeTransactions,
 } from './merge-staging.ts';
+import { isNewRowsKind, newRowsCopy, type NewRowsKind, NewRowsWriter } from './new-rows.ts';
 import { dropEndedStaging, StagingTables } from './staging.ts';
 import { rowSource, type RecordKind } from '../../domain/sources.ts';
 import type { LoadProgress } from './types.ts';
@@ -83,6 +84,12 @@ export const BATCH_ROWS = 200_000;
  * apart by their occurrence number in the file, which a batch alone cannot count.
  */
 const WHOLE_FILE_KINDS: ReadonlySet<RecordKind> = new Set(['adjustment']);
+/**
+ * Rows per COPY of new rows straight into their table. Each chunk is held as text until its COPY has
+ * ended (in case it meets a stored key), and the parser fills the next one meanwhile: small enough to
+ * keep memory flat, large enough that a statement and a savepoint per chunk cost nothing measurable.
+ */
+export const NEW_ROWS_CHUNK = 10_000;
 
 /**
  * The loading protocol shared by report and ledger loads:
@@ -91,7 +98,10 @@ const WHOLE_FILE_KINDS: ReadonlySet<RecordKind> = new Set(['adjustment']);
  *    transaction; a refused load writes nothing).
  * 2. Stream the input through a SHA-256/byte counter into the parser and the parsed rows (and rejected
  *    ones) into UNLOGGED staging tables by COPY, with backpressure: memory does not grow with the file.
- *    The file is staged in batches of {@link BATCH_ROWS} rows, each in tables of its own.
+ *    The file is staged in batches of {@link BATCH_ROWS} rows, each in tables of its own. Transactions
+ *    and returns whose keys are new skip staging: they are copied straight into their table, in the
+ *    load's transaction, {@link NEW_ROWS_CHUNK} rows at a time, until a chunk meets a stored key; that
+ *    chunk and the rest of the file are then staged and merged.
  * 3. In ONE transaction, on another connection, while the next batch is parsed and staged: merge each
  *    batch into the warehouse tables in file order (last duplicate wins, unchanged rows untouched,
  *    earlier versions to row_history), insert its rejected_rows; after the last, mark the load
@@ -142,9 +152,9 @@ export async function loadParsedRows(
   const wholeFile = newStaging('all');
   let batch = newStaging(0);
   let inBatch = 0;
-  const merger = new BatchMerger(handle.db, {
+  const merger = new BatchMerger(handle.pool, {
     kinds: plan.kinds,
-    mergeKind: (trx, kind, table) => mergeKind(trx, kind, table, loadId, plan, plan.carried?.get(kind)),
+    mergeKind: (trx, kind, table, carried) => mergeKind(trx, kind, table, loadId, plan, carried),
     insertRejected: async (trx, table) => {
       await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
         select ${loadId}, line, raw, reason, ${plan.account}::text from ${sql.table(table)} order by seq`.execute(
@@ -157,19 +167,67 @@ export async function loadParsedRows(
   let rowsRead = 0;
   let rowsLoaded = 0;
   let rowsRejected = 0;
+  const cutBatch = async () => {
+    await merger.submit(batch);
+    batch = newStaging(allStaging.length - 1);
+    inBatch = 0;
+  };
+  /** The batch to stage a row of `kind` in: a new one when the parser's columns changed since. */
+  const batchFor = async (kind: RecordKind, reported: readonly string[] | undefined) => {
+    if (!batch.carriesAs(kind, reported)) {
+      await cutBatch();
+      batch.carriesAs(kind, reported);
+    }
+    return batch;
+  };
+  // Decided by the first record: its kind goes straight into its table while its keys are new.
+  let newRows: NewRowsWriter | null | undefined;
+  const openNewRows = async (kind: NewRowsKind, reported: readonly string[] | undefined) => {
+    const copyFor = (columns: readonly string[] | undefined) =>
+      merger.inTransaction((trx) =>
+        newRowsCopy(trx, kind, loadId, plan.account, rowSource(kind, plan.legacy), columns),
+      );
+    return new NewRowsWriter(kind, await copyFor(reported), {
+      chunkRows: plan.batchRows ?? NEW_ROWS_CHUNK,
+      open: (statement) => merger.openCopy(statement),
+      reopen: copyFor,
+      stage: async (rows) => {
+        const into = await batchFor(rows.kind, rows.reported);
+        for (let i = 0; i < rows.seqs.length; i++) {
+          const wait = into.addEncoded(rows.kind, rows.seqs[i]!, rows.lines[i]!, rows.fields[i]!);
+          if (wait) await wait;
+          inBatch++;
+        }
+      },
+    });
+  };
   try {
     let lastProgress = performance.now();
     for await (const row of rows) {
       rowsRead++;
-      let wait: Promise<void> | void;
+      let wait: Promise<void> | void = undefined;
+      let staged = true;
       if (row.ok) {
         const kind = row.record.kind;
         if (!plan.kinds.has(kind)) {
           throw new Error(`a ${kind} record cannot be loaded as ${plan.source} (line ${row.line})`);
         }
         rowsLoaded++;
-        const staging = WHOLE_FILE_KINDS.has(kind) ? wholeFile : batch;
-        wait = staging.add(kind, rowsRead, row.line, row.record as unknown as Record<string, unknown>);
+        const record = row.record as unknown as Record<string, unknown>;
+        const reported = plan.carried?.get(kind);
+        if (newRows === undefined) newRows = isNewRowsKind(kind) ? await openNewRows(kind, reported) : null;
+        if (newRows?.active && newRows.kind === kind) {
+          const taken = newRows.take(rowsRead, row.line, record, reported);
+          staged = taken === false || (taken !== true && !(await taken));
+        }
+        if (staged) {
+          const into = WHOLE_FILE_KINDS.has(kind)
+            ? wholeFile
+            : batch.carriesAs(kind, reported)
+              ? batch
+              : await batchFor(kind, reported);
+          wait = into.add(kind, rowsRead, row.line, record);
+        }
       } else {
         rowsRejected++;
         if (plan.maxRejected !== undefined && rowsRejected > plan.maxRejected) {
@@ -181,10 +239,10 @@ export async function loadParsedRows(
       if (plan.signal?.aborted) throw plan.signal.reason;
       // Waiting for the previous batch's merge costs no merge time (this batch merges right after it)
       // and tells whether to cut at all: a re-load learns it from its first batch.
-      if (++inBatch >= batchRows && merger.batching && (await merger.idle())) {
-        await merger.submit(batch);
-        batch = newStaging(allStaging.length - 1);
-        inBatch = 0;
+      if (staged && ++inBatch >= batchRows && merger.batching) {
+        // The merger's connection is the COPY's until it ends.
+        await newRows?.end();
+        if (await merger.idle()) await cutBatch();
       }
       if (
         (rowsRead & 1023) === 0 &&
@@ -197,6 +255,7 @@ export async function loadParsedRows(
     }
     plan.signal?.throwIfAborted();
     plan.onProgress?.({ rowsRead, bytes: meter.bytes });
+    await newRows?.end();
     if (inBatch > 0) await merger.submit(batch);
     if (PROFILE) writeProfileLine(started, `read, parsed and staged ${rowsRead} rows`);
     // The whole file's kinds merge last, after every batch, like one more batch.
@@ -244,6 +303,7 @@ export async function loadParsedRows(
   } catch (thrown) {
     measured.destroy();
     input.destroy();
+    await newRows?.abandon();
     await merger.abort();
     // A failed merge stopped the parser: the parser's error is only the echo of the merge's.
     const error = merger.failure ?? thrown;

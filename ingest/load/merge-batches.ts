@@ -1,9 +1,30 @@
-import { type ControlledTransaction, type Kysely, sql } from 'kysely';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { type Kysely, sql } from 'kysely';
+import type pg from 'pg';
+import { type CopyStreamQuery, from as copyFrom } from 'pg-copy-streams';
+import { databaseOnClient } from '../../db/database-on-client.ts';
 import type { Database } from '../../db/database.ts';
 import type { RecordKind } from '../../domain/sources.ts';
+import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import { lockStatement, type MergeResult } from './merge-staging.ts';
 import type { StagingTables } from './staging.ts';
 import { TARGETS, type Target } from './targets.ts';
+
+/** A COPY of new rows in progress ({@link BatchMerger.openCopy}). */
+export interface CopyChunk {
+  readonly stream: CopyStreamQuery;
+  /** Whether the COPY failed already (a stored key, most likely): what is written now is lost. */
+  readonly failed: boolean;
+  /**
+   * Ends the COPY: true when its `rows` rows are written (counted as inserted), false when a key of the
+   * chunk is stored already (nothing of it stays). Any other error fails the load. Then frees the queue.
+   */
+  end(rows: number): Promise<boolean>;
+}
+
+/** SQLSTATE unique_violation: a key of the chunk is in its table already. */
+const UNIQUE_VIOLATION = '23505';
 
 /** Merge order: fixed, so that two loads touching the same tables take their locks in the same order. */
 export const KIND_ORDER: readonly RecordKind[] = [
@@ -15,7 +36,12 @@ export const KIND_ORDER: readonly RecordKind[] = [
 ];
 
 /** Merges the staged rows of one kind of one batch into the warehouse (in the load's transaction). */
-export type MergeKind = (trx: Kysely<Database>, kind: RecordKind, staging: string) => Promise<MergeResult>;
+export type MergeKind = (
+  trx: Kysely<Database>,
+  kind: RecordKind,
+  staging: string,
+  carried: readonly string[] | undefined,
+) => Promise<MergeResult>;
 
 export interface MergeSteps {
   /** The kinds this load may write: their tables are locked all at once, in {@link KIND_ORDER}, by the first merge. */
@@ -32,10 +58,11 @@ export interface MergeSteps {
  * while the caller parses and stages the next batch: PostgreSQL merges on one core while Node and the
  * COPY backend work on the other. Nothing is visible to others before {@link commit}; {@link abort}
  * rolls every batch back. Batches are merged one at a time in submission order, so the last occurrence
- * of a key in the file is the one that stays.
+ * of a key in the file is the one that stays. Chunks of new rows ({@link copyNew}) queue in the same
+ * order, on the same connection.
  */
 export class BatchMerger {
-  private trx: ControlledTransaction<Database> | undefined;
+  private trx: { client: pg.PoolClient; db: Kysely<Database> } | undefined;
   private pending: Promise<void> = Promise.resolve();
   readonly result: MergeResult = { inserted: 0, updated: 0 };
   /**
@@ -47,11 +74,11 @@ export class BatchMerger {
   /** The error of a failed merge: the one to report, whatever the parser then threw. */
   failure: unknown;
 
-  private readonly db: Kysely<Database>;
+  private readonly pool: pg.Pool;
   private readonly steps: MergeSteps;
 
-  constructor(db: Kysely<Database>, steps: MergeSteps) {
-    this.db = db;
+  constructor(pool: pg.Pool, steps: MergeSteps) {
+    this.pool = pool;
     this.steps = steps;
   }
 
@@ -61,12 +88,82 @@ export class BatchMerger {
    */
   async submit(batch: StagingTables): Promise<void> {
     await batch.endCopy();
-    const merging = this.pending.then(() => this.merge(batch));
-    merging.catch((error: unknown) => {
+    // A failure is kept by queue() and reported by idle, commit or abort.
+    void this.queue(() => this.merge(batch));
+  }
+
+  /**
+   * Opens a COPY straight into a warehouse table, in a savepoint of the load's transaction, after
+   * everything queued before it. The chunk holds the load's connection until {@link CopyChunk.end}:
+   * nothing queued after it runs before, so the caller must end it before it waits for the queue.
+   */
+  openCopy(statement: string): Promise<CopyChunk> {
+    return new Promise<CopyChunk>((resolve, reject) => {
+      const step = this.queue(async () => {
+        const t0 = performance.now();
+        const { client } = await this.transaction();
+        await client.query('savepoint copy_new_rows');
+        const stream = client.query(copyFrom(statement));
+        let error: unknown;
+        stream.on('error', (e) => (error ??= e));
+        let release!: () => void;
+        let fail!: (error: unknown) => void;
+        const held = new Promise<void>((ok, no) => {
+          release = ok;
+          fail = no;
+        });
+        resolve({
+          stream,
+          get failed() {
+            return error !== undefined;
+          },
+          end: async (rows) => {
+            try {
+              if (error === undefined) {
+                const finished = once(stream, 'finish');
+                stream.end();
+                await finished.catch((e: unknown) => (error ??= e));
+              }
+              if (error !== undefined) {
+                if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+                await client.query('rollback to savepoint copy_new_rows');
+                if (PROFILE) writeProfileLine(t0, `copy of new rows met a stored key: staged instead`);
+                release();
+                return false;
+              }
+              await client.query('release savepoint copy_new_rows');
+              this.result.inserted += rows;
+              if (PROFILE) writeProfileLine(t0, `copied ${rows} new rows`);
+              release();
+              return true;
+            } catch (e) {
+              fail(e);
+              throw e;
+            }
+          },
+        });
+        // The queue's next step waits for the chunk's end; a failed end fails the load.
+        await held;
+      });
+      step.catch(reject);
+    });
+  }
+
+  /**
+   * Runs `step` after everything queued before it, and not at all after a failure: the chain stays
+   * rejected. A failure stops the parser and fails the load.
+   */
+  private queue<T>(step: () => Promise<T>): Promise<T> {
+    const running = this.pending.then(step);
+    running.catch((error: unknown) => {
       this.failure ??= error;
       this.steps.onFailure(error);
     });
-    this.pending = merging;
+    const done = running.then(() => {});
+    // Awaited by idle, commit and abort; until then, a rejection here is not an unhandled one.
+    done.catch(() => {});
+    this.pending = done;
+    return running;
   }
 
   /** Whether the next batch should be cut: see {@link keysAhead}. */
@@ -80,13 +177,22 @@ export class BatchMerger {
     return this.keysAhead;
   }
 
+  /** Runs `step` in the load's transaction, after everything queued before it. */
+  inTransaction<T>(step: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.queue(async () => step((await this.transaction()).db));
+  }
+
   /** Waits for the last merge, runs `last` in the transaction, and commits. */
   async commit<T>(last: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     await this.pending;
-    const trx = await this.transaction();
-    const value = await last(trx);
+    const { client, db } = await this.transaction();
+    const value = await last(db);
     this.trx = undefined;
-    await trx.commit().execute();
+    try {
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
     return value;
   }
 
@@ -95,32 +201,47 @@ export class BatchMerger {
     await this.pending.catch(() => {});
     const trx = this.trx;
     this.trx = undefined;
-    await trx
-      ?.rollback()
-      .execute()
-      .catch(() => {});
+    if (!trx) return;
+    try {
+      await trx.client.query('rollback');
+      trx.client.release();
+    } catch (error) {
+      // A connection that cannot roll back is not handed to the next user of the pool.
+      trx.client.release(error as Error);
+    }
   }
 
   private async merge(batch: StagingTables): Promise<void> {
-    const trx = await this.transaction();
-    await batch.prepare((text) => sql.raw(text).execute(trx));
+    const { db } = await this.transaction();
+    await batch.prepare((text) => sql.raw(text).execute(db));
     for (const kind of KIND_ORDER) {
       if (!batch.has(kind)) continue;
-      const r = await this.steps.mergeKind(trx, kind, batch.tableOf(kind));
+      const r = await this.steps.mergeKind(db, kind, batch.tableOf(kind), batch.carriedOf(kind));
       this.result.inserted += r.inserted;
       this.result.updated += r.updated;
       if (!r.allNew) this.keysAhead = false;
     }
-    if (batch.has('rejected')) await this.steps.insertRejected(trx, batch.tableOf('rejected'));
+    if (batch.has('rejected')) await this.steps.insertRejected(db, batch.tableOf('rejected'));
   }
 
-  private async transaction(): Promise<ControlledTransaction<Database>> {
+  /**
+   * The load's transaction, begun on first use on a connection of its own: a raw client for the COPY
+   * of new rows, and a Kysely on the same client for the merges.
+   */
+  private async transaction(): Promise<{ client: pg.PoolClient; db: Kysely<Database> }> {
     if (this.trx) return this.trx;
-    const trx = await this.db.startTransaction().execute();
-    this.trx = trx;
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+    const db = databaseOnClient(client);
+    this.trx = { client, db };
     // The merge's hash joins (the seq of every new row of a first load) and the adjustments' window
     // sort: in memory rather than spilled to disk.
-    await sql`set local work_mem = '256MB'`.execute(trx);
+    await sql`set local work_mem = '256MB'`.execute(db);
     // Every table the load may write, before the first batch: a later batch meeting a kind that the
     // first did not hold must not take a lock out of order (two loads could deadlock).
     const tables = new Set<Target['table']>();
@@ -130,8 +251,8 @@ export class BatchMerger {
       if (kind === 'legacy-transaction') tables.add(TARGETS.transaction.table);
     }
     for (const table of tables) {
-      await sql`${sql.raw(lockStatement({ table }))}`.execute(trx);
+      await sql`${sql.raw(lockStatement({ table }))}`.execute(db);
     }
-    return trx;
+    return this.trx;
   }
 }

@@ -190,6 +190,14 @@ ${prefix}ins as (
  * (migration 0001_warehouse_tables). attnum never changes for a column, so stored masks keep their meaning.
  */
 function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, columns: readonly string[]) {
+  return `${maskBits(t, attnums, columns)}::bigint`;
+}
+
+export function maskBits(
+  t: Target,
+  attnums: ReadonlyMap<string, number> | undefined,
+  columns: readonly string[],
+) {
   let mask = 0n;
   for (const c of columns) {
     const n = attnums?.get(c);
@@ -200,11 +208,11 @@ function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, col
     }
     mask |= 1n << BigInt(n);
   }
-  return `${mask}::bigint`;
+  return mask;
 }
 
 /** attnum of every column of a table (for {@link maskOf}). */
-async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, number>> {
+export async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, number>> {
   const r = await sql<{ attname: string; attnum: number }>`select attname, attnum::int as attnum
     from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
   return new Map(r.rows.map((row) => [row.attname, row.attnum]));

@@ -39,6 +39,7 @@ interface CopySink {
  */
 export class StagingTables {
   private readonly sinks = new Map<string, CopySink>();
+  private readonly reported = new Map<RecordKind, readonly string[] | undefined>();
   private readonly pool: pg.Pool;
   private readonly prefix: string;
 
@@ -53,6 +54,25 @@ export class StagingTables {
   /** Name of the staging table of a kind (exists once a record of that kind was added). */
   tableOf(kind: RecordKind | 'rejected'): string {
     return `${this.prefix}_${kind.replace('-', '_')}`;
+  }
+
+  /**
+   * Whether rows of `kind` staged here are read with the columns `reported` (as the parser reports
+   * them now): true for the first row of a kind, which fixes them for this batch. False when the
+   * parser's columns changed since: such a row belongs to a new batch, since the merge reads a batch
+   * with one set of columns.
+   */
+  carriesAs(kind: RecordKind, reported: readonly string[] | undefined): boolean {
+    if (!this.reported.has(kind)) {
+      this.reported.set(kind, reported);
+      return true;
+    }
+    return this.reported.get(kind) === reported;
+  }
+
+  /** The columns rows of `kind` were staged with ({@link carriesAs}); undefined: every column. */
+  carriedOf(kind: RecordKind): readonly string[] | undefined {
+    return this.reported.get(kind);
   }
 
   /** Whether at least one record of `kind` (or one rejected record) was staged. */
@@ -74,6 +94,17 @@ export class StagingTables {
     return this.pushRaw(sink, copyLine([seq, line, raw, reason]));
   }
 
+  /**
+   * Stages a row already encoded as the COPY text of its record columns (rows whose COPY straight into
+   * their table met a stored key: `NewRowsWriter`). Their keys are not looked at, so the merge looks
+   * for duplicate keys among the staged rows.
+   */
+  addEncoded(kind: RecordKind, seq: number, line: number, fields: string): Promise<void> | void {
+    const sink = this.sinks.get(kind);
+    if (!sink) return this.open(kind).then((s) => this.pushEncoded(s, seq, line, fields));
+    return this.pushEncoded(sink, seq, line, fields);
+  }
+
   private push(sink: CopySink, seq: number, line: number, record: Record<string, unknown>) {
     if (sink.keysIncrease && sink.key !== null) {
       const key = String(record[sink.key]);
@@ -81,6 +112,11 @@ export class StagingTables {
       sink.lastKey = key;
     }
     return this.pushRaw(sink, copyRecordLine(seq, line, record, sink.columns));
+  }
+
+  private pushEncoded(sink: CopySink, seq: number, line: number, fields: string) {
+    sink.keysIncrease = false;
+    return this.pushRaw(sink, `${seq}\t${line}\t${fields}\n`);
   }
 
   private pushRaw(sink: CopySink, text: string): Promise<void> | void {

@@ -61,7 +61,11 @@ export async function* parseLedgerStream(
   if (format === 'ledger-ndjson') {
     // An optional column is carried when an object of the file has its key (a file of objects
     // without `description` says nothing about descriptions).
+    // Reported before the first object, and again before the first object with another optional key:
+    // the loader merges rows while it reads, each with the columns reported so far.
     const seen = new Set<string>();
+    const report = () => onColumns?.('ledger', [...REQUIRED, ...OPTIONAL.filter((c) => seen.has(c))]);
+    report();
     for await (const batch of readLines(input, fileName)) {
       for (let i = 0; i < batch.lines.length; i++) {
         const raw = batch.lines[i] as string;
@@ -79,11 +83,14 @@ export async function* parseLedgerStream(
           continue;
         }
         const o = value as Record<string, unknown>;
-        if (seen.size < OPTIONAL.length) for (const c of OPTIONAL) if (o[c] !== undefined) seen.add(c);
+        if (seen.size < OPTIONAL.length) {
+          const before = seen.size;
+          for (const c of OPTIONAL) if (o[c] !== undefined) seen.add(c);
+          if (seen.size !== before) report();
+        }
         yield row(o, raw, line, 'json');
       }
     }
-    onColumns?.('ledger', [...REQUIRED, ...OPTIONAL.filter((c) => seen.has(c))]);
     return;
   }
   let header: Map<string, number> | null = null;

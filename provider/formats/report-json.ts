@@ -43,6 +43,18 @@ export async function* parseReportJson(
   onColumns?: OnColumns,
 ): AsyncGenerator<ParsedRow<ReportRecord>> {
   const extras: JsonExtras = { deviceType: false, requestType: false };
+  // The columns are reported before the first record, and again before the first record that carries
+  // a device or request type: the loader merges (and copies) rows while it reads, each with the
+  // columns reported so far.
+  const report = () => {
+    if (!onColumns) return;
+    const transactions: string[] = [...JSON_TRANSACTION_COLUMNS];
+    if (extras.deviceType) transactions.push('device_type');
+    if (extras.requestType) transactions.push('request_type');
+    onColumns('transaction', transactions);
+    onColumns('return', JSON_RETURN_COLUMNS);
+  };
+  report();
   for await (const batch of splitJsonArray(input, fileName)) {
     for (const element of batch) {
       let value: unknown;
@@ -55,15 +67,11 @@ export async function* parseReportJson(
           `invalid JSON in the array element starting here: ${describeJsonError(error)}`,
         );
       }
-      yield jsonRow(value, element.text, element.line, extras);
+      const { deviceType, requestType } = extras;
+      const row = jsonRow(value, element.text, element.line, extras);
+      if (extras.deviceType !== deviceType || extras.requestType !== requestType) report();
+      yield row;
     }
-  }
-  if (onColumns) {
-    const transactions: string[] = [...JSON_TRANSACTION_COLUMNS];
-    if (extras.deviceType) transactions.push('device_type');
-    if (extras.requestType) transactions.push('request_type');
-    onColumns('transaction', transactions);
-    onColumns('return', JSON_RETURN_COLUMNS);
   }
 }
 

@@ -1,0 +1,236 @@
+import { Readable } from 'node:stream';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import type { AnyRecord, ParsedRow, TransactionRecord } from '../../domain/records.ts';
+import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
+import { transactionToJson } from '../../sandbox/formats/report-json.ts';
+import { createTestDatabase } from '../support/database.ts';
+import {
+  bytesOf,
+  reportRequest as report,
+  transaction,
+  warehouseChecksum,
+} from '../support/ingest-records.ts';
+
+// New keys are copied straight into their table (no staging, no merge) in the load's transaction;
+// a COPY that meets a stored key is rolled back to its savepoint and its rows are staged and merged.
+// Either way the warehouse must end the same.
+
+let handle: DatabaseHandle;
+beforeAll(async () => {
+  handle = await createTestDatabase();
+});
+afterAll(async () => {
+  await handle?.close();
+});
+
+const stagingTables = async () =>
+  (
+    await sql<{ n: number }>`select count(*)::int as n from pg_tables
+      where schemaname = 'recon_work' and tablename like 'ingest\\_staging\\_%'`.execute(handle.db)
+  ).rows[0]!.n;
+
+const storedCount = async (account: string) =>
+  Number(
+    (
+      await handle.db
+        .selectFrom('provider_transactions')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account', '=', account)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+/** A parser yielding `records`, calling `pause` (awaited) before the record at index `at`. */
+function pausingParser(records: TransactionRecord[], at: number, pause: () => Promise<void>) {
+  return async function* (input: Readable): AsyncIterable<ParsedRow<AnyRecord>> {
+    for await (const _chunk of input) {
+      // drain
+    }
+    for (const [i, record] of records.entries()) {
+      if (i === at) await pause();
+      yield { ok: true, line: i + 2, raw: record.raw, record };
+    }
+  };
+}
+
+const ids = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) =>
+    transaction({ transaction_id: `${prefix}${String(i).padStart(3, '0')}`, amount_cents: 100 + i }),
+  );
+
+/** Every stored column but the account and the lineage, by key: what two accounts' loads must share. */
+async function rowsOf(account: string) {
+  const r = await sql<{ row: Record<string, unknown> }>`select to_jsonb(t) - array['account', 'load_id',
+      'first_load_id', 'created_at', 'updated_at'] as row
+    from provider_transactions t where account = ${account} order by transaction_id`.execute(handle.db);
+  return r.rows.map((x) => x.row);
+}
+
+const load = (over: Partial<LoadRequest>, input: Readable, parse?: Parameters<typeof loadReport>[3]) =>
+  loadReport(handle, report(over), input, parse);
+
+describe('new rows copied straight into their table', () => {
+  it('stages nothing and shows nothing before the commit, and counts every row as inserted', async () => {
+    let midway: { staging: number; visible: number } | undefined;
+    const records = ids('S', 7);
+    const summary = await load(
+      { account: 'straight', batchRows: 2 },
+      bytesOf('x'),
+      pausingParser(records, 5, async () => {
+        midway = { staging: await stagingTables(), visible: await storedCount('straight') };
+      }),
+    );
+    // Two chunks were written by then, and a third was open: no staging table, nothing committed.
+    expect(midway).toEqual({ staging: 0, visible: 0 });
+    expect(summary).toMatchObject({ rowsLoaded: 7, rowsInserted: 7, rowsUpdated: 0, rowsUnchanged: 0 });
+    const stored = await handle.db
+      .selectFrom('provider_transactions')
+      .select(['load_id', 'first_load_id', 'source', 'amount_cents'])
+      .where('account', '=', 'straight')
+      .orderBy('transaction_id')
+      .execute();
+    expect(stored).toEqual(
+      records.map((r) => ({
+        load_id: summary.loadId,
+        first_load_id: summary.loadId,
+        source: 'report-transactions',
+        amount_cents: r.amount_cents,
+      })),
+    );
+  });
+
+  for (const format of ['report-json', 'report-csv'] as const) {
+    it(`${format}: rows copied straight in are the rows the merge writes, unknown columns included`, async () => {
+      const records = ids(`E${format.length}`, 7).map((r, i) => ({
+        ...r,
+        device_type: i % 2 === 0 ? 'MOBILE' : null,
+        raw: `tab\there, newline\nthere, backslash \\ ${i}`,
+      }));
+      const file = async (rs: TransactionRecord[]) => {
+        if (format === 'report-json')
+          return bytesOf(`[${rs.map((r) => JSON.stringify(transactionToJson(r))).join(',\n')}]`);
+        const parts: string[] = [];
+        for await (const c of reportCsvChunks('TRANSACTION', rs)) parts.push(String(c));
+        return bytesOf(parts.join(''));
+      };
+      const req = { format, queryType: 'TRANSACTION' } as const;
+      const copied = await load({ ...req, account: `copy-${format}` }, await file(records));
+      expect(copied).toMatchObject({ rowsInserted: 7 });
+      // The first key stored already: the first COPY fails on it and the whole file is merged.
+      await load({ ...req, account: `merge-${format}` }, await file(records.slice(0, 1)));
+      const merged = await load({ ...req, account: `merge-${format}` }, await file(records));
+      expect(merged).toMatchObject({ rowsInserted: 6, rowsUpdated: 0, rowsUnchanged: 1 });
+      expect(await rowsOf(`merge-${format}`)).toEqual(await rowsOf(`copy-${format}`));
+      expect(await stagingTables()).toBe(0);
+    });
+  }
+
+  it('a key met twice in one chunk, or again in a later chunk, keeps its last occurrence without history', async () => {
+    for (const batchRows of [undefined, 2]) {
+      const account = `twice-${batchRows ?? 'default'}`;
+      const summary = await load(
+        { account, ...(batchRows ? { batchRows } : {}) },
+        bytesOf('x'),
+        pausingParser(
+          [
+            transaction({ transaction_id: 'D1', amount_cents: 1 }),
+            transaction({ transaction_id: 'D2', amount_cents: 2 }),
+            transaction({ transaction_id: 'D3', amount_cents: 3, raw: 'a\tb\nc\\d' }),
+            transaction({ transaction_id: 'D1', amount_cents: 4 }),
+            transaction({ transaction_id: 'D4', amount_cents: 5 }),
+          ],
+          0,
+          async () => {},
+        ),
+      );
+      expect(summary).toMatchObject({ rowsLoaded: 5, rowsInserted: 4, rowsUpdated: 0, rowsUnchanged: 1 });
+      const stored = await handle.db
+        .selectFrom('provider_transactions')
+        .select(['transaction_id', 'amount_cents', 'raw'])
+        .where('account', '=', account)
+        .orderBy('transaction_id')
+        .execute();
+      expect(stored.map((r) => [r.transaction_id, r.amount_cents])).toEqual([
+        ['D1', 4],
+        ['D2', 2],
+        ['D3', 3],
+        ['D4', 5],
+      ]);
+      expect(stored[2]!.raw).toBe('a\tb\nc\\d');
+      const history = await handle.db
+        .selectFrom('row_history')
+        .select('row_key')
+        .where('load_id', '=', summary.loadId)
+        .execute();
+      expect(history).toEqual([]);
+    }
+  });
+
+  it('an abort while a COPY is open fails the load whole, without waiting on itself', async () => {
+    const before = await warehouseChecksum(handle.db);
+    const abort = new AbortController();
+    const error = await load(
+      { account: 'aborted', batchRows: 10, signal: abort.signal },
+      bytesOf('x'),
+      pausingParser(ids('A', 8), 4, async () => abort.abort(new Error('stopped by the test'))),
+    ).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('stopped by the test');
+    expect(await warehouseChecksum(handle.db)).toEqual(before);
+    const row = await handle.db
+      .selectFrom('loads')
+      .select('status')
+      .where('account', '=', 'aborted')
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('failed');
+  });
+});
+
+describe('columns a JSON report carries from one of its elements on', () => {
+  /** T1 and T2 have no device type, T3 has one, T4 has none: the column is carried from T3 on. */
+  const elements = () =>
+    ['T1', 'T2', 'T3', 'T4'].map((id) => {
+      const json = transactionToJson(transaction({ transaction_id: id }));
+      return id === 'T3' ? { ...json, deviceType: 'MOBILE' } : json;
+    });
+  const file = (items: unknown[]) => bytesOf(`[${items.map((x) => JSON.stringify(x)).join(',\n')}]`);
+  const columns = async (account: string) =>
+    handle.db
+      .selectFrom('provider_transactions')
+      .select([
+        'transaction_id',
+        'device_type',
+        sql<string[] | null>`unknown_column_names('provider_transactions'::regclass, unknown_mask)`.as(
+          'unknown',
+        ),
+      ])
+      .where('account', '=', account)
+      .orderBy('transaction_id')
+      .execute();
+  const expected = [
+    { transaction_id: 'T1', device_type: null, unknown: ['device_type', 'request_type'] },
+    { transaction_id: 'T2', device_type: null, unknown: ['device_type', 'request_type'] },
+    { transaction_id: 'T3', device_type: 'MOBILE', unknown: ['request_type'] },
+    { transaction_id: 'T4', device_type: null, unknown: ['request_type'] },
+  ];
+
+  it('copied straight in, in one chunk or in several', async () => {
+    for (const batchRows of [undefined, 1]) {
+      const account = `cols-copy-${batchRows ?? 'default'}`;
+      await load({ account, ...(batchRows ? { batchRows } : {}) }, file(elements()));
+      expect(await columns(account)).toEqual(expected);
+    }
+  });
+
+  it('merged, in one batch or in several', async () => {
+    for (const batchRows of [undefined, 1]) {
+      const account = `cols-merge-${batchRows ?? 'default'}`;
+      // T1 stored first: every row of the file is then staged and merged.
+      await load({ account }, file(elements().slice(0, 1)));
+      await load({ account, ...(batchRows ? { batchRows } : {}) }, file(elements()));
+      expect(await columns(account)).toEqual(expected);
+    }
+  });
+});
