@@ -56,6 +56,14 @@ export function copyFields(
   return out;
 }
 
+const ESCAPED = /\\(.)/g;
+const UNESCAPES: Record<string, string> = { '\\': '\\', t: '\t', n: '\n', r: '\r' };
+
+/** The text of one field as {@link copyValue} wrote it (never `\\N`): its escapes undone. */
+export function copyTextValue(field: string): string {
+  return field.includes('\\') ? field.replace(ESCAPED, (_, ch: string) => UNESCAPES[ch] ?? ch) : field;
+}
+
 /** One COPY text line (with its newline) from values in column order. */
 export function copyLine(values: readonly unknown[]): string {
   let line = '';

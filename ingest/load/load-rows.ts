@@ -194,7 +194,13 @@ export async function loadParsedRows(
       stage: async (rows) => {
         const into = await batchFor(rows.kind, rows.reported);
         for (let i = 0; i < rows.seqs.length; i++) {
-          const wait = into.addEncoded(rows.kind, rows.seqs[i]!, rows.lines[i]!, rows.fields[i]!);
+          const wait = into.addEncoded(
+            rows.kind,
+            rows.seqs[i]!,
+            rows.lines[i]!,
+            rows.keys[i]!,
+            rows.fields[i]!,
+          );
           if (wait) await wait;
           inBatch++;
         }

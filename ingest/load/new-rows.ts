@@ -1,6 +1,6 @@
 import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
-import { copyFields, copyValue } from './copy-text.ts';
+import { copyFields, copyTextValue, copyValue } from './copy-text.ts';
 import type { CopyChunk } from './merge-batches.ts';
 import { attnumsOf, maskBits } from './merge-staging.ts';
 import { carriedColumns, TARGETS } from './targets.ts';
@@ -73,6 +73,8 @@ export interface FallenBack {
   readonly reported: readonly string[] | undefined;
   readonly seqs: readonly number[];
   readonly lines: readonly number[];
+  /** Each row's natural key. */
+  readonly keys: readonly string[];
   /** Each row's record columns as COPY text, without the newline. */
   readonly fields: readonly string[];
 }
@@ -207,17 +209,24 @@ export class NewRowsWriter {
   private async fallBack(): Promise<void> {
     this.active = false;
     const ending = this.copy.suffix.length - 1;
+    const keyAt = TARGETS[this.kind].columns.indexOf(TARGETS[this.kind].key);
     const fields: string[] = [];
+    const keys: string[] = [];
     for (const buffer of this.sent) {
       const rows = buffer.toString().split('\n');
       // Every buffer ends with a row's newline: the last piece is empty.
-      for (let i = 0; i < rows.length - 1; i++) fields.push(rows[i]!.slice(0, rows[i]!.length - ending));
+      for (let i = 0; i < rows.length - 1; i++) {
+        const row = rows[i]!.slice(0, rows[i]!.length - ending);
+        fields.push(row);
+        // Read back, so that staging still knows whether the file's keys increase (no duplicates).
+        keys.push(copyTextValue(row.split('\t', keyAt + 1)[keyAt]!));
+      }
     }
     const { seqs, lines } = this;
     this.sent = [];
     this.seqs = [];
     this.lines = [];
-    await this.io.stage({ kind: this.kind, reported: this.copy.reported, seqs, lines, fields });
+    await this.io.stage({ kind: this.kind, reported: this.copy.reported, seqs, lines, keys, fields });
   }
 }
 

@@ -96,27 +96,28 @@ export class StagingTables {
 
   /**
    * Stages a row already encoded as the COPY text of its record columns (rows whose COPY straight into
-   * their table met a stored key: `NewRowsWriter`). Their keys are not looked at, so the merge looks
-   * for duplicate keys among the staged rows.
+   * their table met a stored key: `NewRowsWriter`); `key` is its natural key.
    */
-  addEncoded(kind: RecordKind, seq: number, line: number, fields: string): Promise<void> | void {
+  addEncoded(kind: RecordKind, seq: number, line: number, key: string, fields: string): Promise<void> | void {
     const sink = this.sinks.get(kind);
-    if (!sink) return this.open(kind).then((s) => this.pushEncoded(s, seq, line, fields));
-    return this.pushEncoded(sink, seq, line, fields);
+    if (!sink) return this.open(kind).then((s) => this.pushEncoded(s, seq, line, key, fields));
+    return this.pushEncoded(sink, seq, line, key, fields);
   }
 
   private push(sink: CopySink, seq: number, line: number, record: Record<string, unknown>) {
-    if (sink.keysIncrease && sink.key !== null) {
-      const key = String(record[sink.key]);
-      if (sink.lastKey !== null && !(key > sink.lastKey)) sink.keysIncrease = false;
-      sink.lastKey = key;
-    }
+    if (sink.keysIncrease && sink.key !== null) this.noteKey(sink, String(record[sink.key]));
     return this.pushRaw(sink, copyRecordLine(seq, line, record, sink.columns));
   }
 
-  private pushEncoded(sink: CopySink, seq: number, line: number, fields: string) {
-    sink.keysIncrease = false;
+  private pushEncoded(sink: CopySink, seq: number, line: number, key: string, fields: string) {
+    if (sink.keysIncrease && sink.key !== null) this.noteKey(sink, key);
     return this.pushRaw(sink, `${seq}\t${line}\t${fields}\n`);
+  }
+
+  /** Keeps {@link CopySink.keysIncrease}: each key greater than the one before. */
+  private noteKey(sink: CopySink, key: string): void {
+    if (sink.lastKey !== null && !(key > sink.lastKey)) sink.keysIncrease = false;
+    sink.lastKey = key;
   }
 
   private pushRaw(sink: CopySink, text: string): Promise<void> | void {

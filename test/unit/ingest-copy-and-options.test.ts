@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../domain/errors.ts';
-import { copyLine, copyRecordLine, copyValue } from '../../ingest/load/copy-text.ts';
+import {
+  copyFields,
+  copyLine,
+  copyRecordLine,
+  copyTextValue,
+  copyValue,
+} from '../../ingest/load/copy-text.ts';
 import { reportFileOptions } from '../../ingest/load/source-of.ts';
 
 describe('COPY text encoding', () => {
@@ -22,6 +28,14 @@ describe('COPY text encoding', () => {
   it('builds whole lines in column order', () => {
     expect(copyLine([1, 'x', null])).toBe('1\tx\t\\N\n');
     expect(copyRecordLine(7, 3, { b: 'y', a: 'x\ty' }, ['a', 'b', 'c'])).toBe('7\t3\tx\\ty\ty\t\\N\n');
+    // A column outside the carried ones is written as null, whatever the record holds.
+    expect(copyFields({ a: 'x', b: 'y' }, ['a', 'b'], new Set(['a']))).toBe('x\t\\N');
+  });
+
+  it('reads a field back as it was before escaping', () => {
+    for (const text of ['plain', 'a\\b\tc\nd\re', '\\N', 'ends with \\', '\\t is not a tab']) {
+      expect(copyTextValue(copyValue(text))).toBe(text);
+    }
   });
 });
 
