@@ -27,11 +27,11 @@ export interface NewRowsCopy {
  * The COPY that writes new rows of `kind` as the merge's insert of a new key would: the same columns,
  * `source`, the load as `load_id` (and `first_load_id`), and `unknown_mask` for what the load's format
  * does not carry. A column the format does not carry is written as null, which is what the insert
- * leaves in it: no record column of these tables has a default (`new-rows-copy.test.ts` checks).
+ * leaves in it: no record column of these tables has a default (`load-new-rows.test.ts` checks).
  */
 export async function newRowsCopy(
   db: Db,
-  kind: 'transaction' | 'return',
+  kind: NewRowsKind,
   loadId: number,
   account: string,
   source: string,

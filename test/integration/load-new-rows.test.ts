@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { AnyRecord, ParsedRow, TransactionRecord } from '../../domain/records.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { TARGETS } from '../../ingest/load/targets.ts';
 import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
 import { transactionToJson } from '../../sandbox/formats/report-json.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -73,6 +74,18 @@ const load = (over: Partial<LoadRequest>, input: Readable, parse?: Parameters<ty
   loadReport(handle, report(over), input, parse);
 
 describe('new rows copied straight into their table', () => {
+  it('write null where the format carries nothing, as the merge leaves it: no record column has a default', async () => {
+    for (const kind of ['transaction', 'return'] as const) {
+      const t = TARGETS[kind];
+      const withDefault = await sql<{
+        column_name: string;
+      }>`select column_name from information_schema.columns
+        where table_name = ${t.table} and column_default is not null
+          and column_name = any(${[...t.columns]}::text[])`.execute(handle.db);
+      expect(withDefault.rows).toEqual([]);
+    }
+  });
+
   it('stages nothing and shows nothing before the commit, and counts every row as inserted', async () => {
     let midway: { staging: number; visible: number } | undefined;
     const records = ids('S', 7);
