@@ -8,6 +8,7 @@ import {
   adjustment,
   bytesOf,
   fakeParser,
+  stagingTableCount,
   transaction,
   warehouseChecksum,
   reportRequest as report,
@@ -31,12 +32,7 @@ const amountOf = async (id: string) =>
     .where('transaction_id', '=', id)
     .executeTakeFirstOrThrow();
 
-const stagingTables = async () =>
-  (
-    await sql<{
-      n: number;
-    }>`select count(*)::int as n from pg_tables where tablename like 'ingest_staging_%'`.execute(handle.db)
-  ).rows[0]!.n;
+const stagingTables = () => stagingTableCount(handle.db);
 
 describe('a load merged in batches', () => {
   it('keeps the last occurrence across batches, with one history entry per restated stored row', async () => {

@@ -11,6 +11,7 @@ import { createTestDatabase } from '../support/database.ts';
 import {
   bytesOf,
   reportRequest as report,
+  stagingTableCount,
   transaction,
   warehouseChecksum,
 } from '../support/ingest-records.ts';
@@ -27,11 +28,7 @@ afterAll(async () => {
   await handle?.close();
 });
 
-const stagingTables = async () =>
-  (
-    await sql<{ n: number }>`select count(*)::int as n from pg_tables
-      where schemaname = 'recon_work' and tablename like 'ingest\\_staging\\_%'`.execute(handle.db)
-  ).rows[0]!.n;
+const stagingTables = () => stagingTableCount(handle.db);
 
 const storedCount = async (account: string) =>
   Number(

@@ -13,6 +13,7 @@ import {
   ledgerEntry,
   legacyTransaction,
   returnRecord,
+  stagingTableCount,
   transaction,
   warehouseChecksum,
   reportRequest as report,
@@ -236,10 +237,7 @@ describe('loadReport with hand-made rows', () => {
       .executeTakeFirstOrThrow();
     expect(load).toMatchObject({ status: 'failed', file_name: 'broken.json', rows_read: 2, rows_loaded: 0 });
     expect(load.error).toBe('UnreadableInput: broken.json:3: JSON ends inside an object');
-    const staging = await sql<{
-      n: number;
-    }>`select count(*)::int as n from pg_tables where tablename like 'ingest_staging_%'`.execute(handle.db);
-    expect(staging.rows[0]!.n).toBe(0);
+    expect(await stagingTableCount(handle.db)).toBe(0);
   });
 
   it('reports progress (rows read, bytes) and a last call when reading ends', async () => {

@@ -196,6 +196,13 @@ export const WAREHOUSE_TABLES = [
 ] as const;
 
 /** md5 over every row of every warehouse table (all columns, lineage and timestamps included). */
+/** Staging tables that exist now (the loader's, in recon_work): none once every load has ended. */
+export async function stagingTableCount(db: Db): Promise<number> {
+  const r = await sql<{ n: number }>`select count(*)::int as n from pg_tables
+    where schemaname = 'recon_work' and tablename like 'ingest\\_staging\\_%'`.execute(db);
+  return r.rows[0]!.n;
+}
+
 export async function warehouseChecksum(db: Db): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const table of WAREHOUSE_TABLES) {
