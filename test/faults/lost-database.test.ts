@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateLegacyType5 } from '../../bench/generate-files.ts';
+import { generateLegacyType5, generateReportJson } from '../../bench/generate-files.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
 import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
@@ -20,6 +20,7 @@ let server: FaultPostgres;
 let dir: string;
 let bigFile: string;
 let smallFile: string;
+let jsonFile: string;
 const view = deriveMerchantView({ seed: 5, transactions: 1500, from: '2026-03-01', to: '2026-03-12' });
 let address: string;
 
@@ -33,6 +34,8 @@ beforeAll(async () => {
   smallFile = join(dir, 'legacy-2k.csv');
   await generateLegacyType5(bigFile, ROWS);
   await generateLegacyType5(smallFile, 2_000);
+  jsonFile = join(dir, 'report-300k.json');
+  await generateReportJson(jsonFile, ROWS);
   const pool = createPool(server.url, 2);
   const db = createDatabase(pool);
   try {
@@ -126,6 +129,34 @@ describe('a crash of PostgreSQL during recon import', () => {
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     expect(await legacyCount()).toBe(before + ROWS);
+  });
+
+  it('also while new rows stream straight into their table (a JSON report)', async () => {
+    const count = async () =>
+      (await query<{ n: number }>(server.url, `select count(*)::int as n from provider_transactions`))
+        .rows[0]!.n;
+    const before = await count();
+    const p = spawnRecon(server.url, ['import', '--format', 'report-json', jsonFile]);
+    await waitFor('the load to be running', async () =>
+      (await loadsOf(jsonFile)).some((l) => l.status === 'running'),
+    );
+    // Past the first COPYs of new rows (10,000 rows each), well before the end of the file.
+    await new Promise((r) => setTimeout(r, 1500));
+    await server.crash();
+    const r = await p.done;
+    expect(r.code).toBe(1);
+    expectOneLine(
+      r.stderr,
+      new RegExp(
+        `^recon: lost the connection to the database at ${address} \\(.+\\); nothing partial was kept: .*re-run`,
+      ),
+    );
+    await server.start();
+    expect(await count()).toBe(before);
+    const again = await recon(server.url, ['import', '--format', 'report-json', jsonFile]);
+    expect(again.code).toBe(0);
+    expect(await count()).toBe(before + ROWS);
+    expect((await loadsOf(jsonFile)).map((l) => l.status)).toEqual(['abandoned', 'committed']);
   });
 
   it('also when the process is killed: the next reconcile run marks its load abandoned', async () => {
