@@ -17,10 +17,11 @@ export interface CopyChunk {
   /** Whether the COPY failed already (a stored key, most likely): what is written now is lost. */
   readonly failed: boolean;
   /**
-   * Ends the COPY: true when its `rows` rows are written (counted as inserted), false when a key of the
-   * chunk is stored already (nothing of it stays). Any other error fails the load. Then frees the queue.
+   * Ends the COPY, then runs the COPYs of `then` with their data, in the same savepoint: true when
+   * all are written (the first COPY's `rows` counted as inserted), false when a key of any of them is
+   * stored already (nothing of the chunk stays). Any other error fails the load. Then frees the queue.
    */
-  end(rows: number): Promise<boolean>;
+  end(rows: number, then?: readonly { statement: string; data: readonly Buffer[] }[]): Promise<boolean>;
 }
 
 /** SQLSTATE unique_violation: a key of the chunk is in its table already. */
@@ -117,11 +118,19 @@ export class BatchMerger {
           get failed() {
             return error !== undefined;
           },
-          end: async (rows) => {
+          end: async (rows, then = []) => {
             try {
               if (error === undefined) {
                 const finished = once(stream, 'finish');
                 stream.end();
+                await finished.catch((e: unknown) => (error ??= e));
+              }
+              for (const more of then) {
+                if (error !== undefined) break;
+                const next = client.query(copyFrom(more.statement));
+                const finished = once(next, 'finish');
+                for (const data of more.data) next.write(data);
+                next.end();
                 await finished.catch((e: unknown) => (error ??= e));
               }
               if (error !== undefined) {

@@ -331,7 +331,7 @@ export function mergeReturns(
  * raw code kept, and notify_status carries field 12 raw. Columns not listed are not carried by legacy
  * rows: unknown (null in a new provider row, kept in an existing one).
  */
-const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
+export const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
   transaction_id: 'transaction_id',
   merchant_id: 'merchant_account_id',
   merchant_transaction_id: 'merchant_transaction_id',
@@ -351,6 +351,9 @@ const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
   country_code: 'country_code',
   raw: 'raw',
 };
+
+/** The legacy fields a provider row cannot stand without (amount, currency, status). */
+export const LEGACY_PROJECTION_REQUIRES: readonly string[] = ['amount_cents', 'currency', 'raw_status'];
 
 /**
  * Merges legacy transactions into legacy_transactions and, in the same statement, projects them into
@@ -381,7 +384,7 @@ export function mergeLegacyTransactions(
     .join(', ');
   // A provider row needs amount, currency and status. Left out by the load's --fields, they are
   // unknown, not null: the projection can then only update a provider row that has them already.
-  const required = ['amount_cents', 'currency', 'raw_status'];
+  const required = LEGACY_PROJECTION_REQUIRES;
   const present = required.filter((c) => known.has(c)).map((c) => `s.${c} is not null`);
   if (present.length < required.length) {
     present.push(

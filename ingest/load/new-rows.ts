@@ -2,14 +2,17 @@ import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
 import { copyFields, copyTextValue, copyValue } from './copy-text.ts';
 import type { CopyChunk } from './merge-batches.ts';
-import { attnumsOf, maskBits } from './merge-staging.ts';
-import { carriedColumns, TARGETS } from './targets.ts';
+import { attnumsOf, LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES, maskBits } from './merge-staging.ts';
+import { carriedColumns, type Target, TARGETS } from './targets.ts';
 
-/** The kinds whose new rows may be copied straight into their table: one target each, no projection. */
-export type NewRowsKind = 'transaction' | 'return';
+/**
+ * The kinds whose new rows may be copied straight into their table: transactions and returns, and
+ * legacy transactions with their projection into provider_transactions.
+ */
+export type NewRowsKind = 'transaction' | 'return' | 'legacy-transaction';
 
 export const isNewRowsKind = (kind: string): kind is NewRowsKind =>
-  kind === 'transaction' || kind === 'return';
+  kind === 'transaction' || kind === 'return' || kind === 'legacy-transaction';
 
 /** How new rows of a kind are written straight into their table by COPY ({@link newRowsCopy}). */
 export interface NewRowsCopy {
@@ -21,13 +24,39 @@ export interface NewRowsCopy {
   readonly reported: readonly string[] | undefined;
   /** What follows a row's record columns on its COPY line (with the newline): the same for every row. */
   readonly suffix: string;
+  /** Legacy transactions: the provider_transactions row each new one projects to, as the merge's. */
+  readonly projection?: Projection;
+}
+
+/** The COPY of legacy rows' projection into provider_transactions (`mergeLegacyTransactions`). */
+interface Projection {
+  readonly statement: string;
+  readonly suffix: string;
+  /** For each provider column, the legacy field it is read from; null where the load carries none. */
+  readonly from: readonly (string | null)[];
+  /** Legacy fields a row needs (non-null) to be projected; null when the load cannot project any. */
+  readonly required: readonly string[] | null;
+}
+
+/** The projection's COPY line of a legacy record (with the newline), or null when it has none. */
+export function projectionLine(p: Projection, record: Readonly<Record<string, unknown>>): string | null {
+  if (p.required === null) return null;
+  for (const field of p.required) if (record[field] === null || record[field] === undefined) return null;
+  let out = '';
+  for (let i = 0; i < p.from.length; i++) {
+    const field = p.from[i] ?? null;
+    if (i > 0) out += '\t';
+    out += field === null ? '\\N' : copyValue(record[field]);
+  }
+  return out + p.suffix;
 }
 
 /**
  * The COPY that writes new rows of `kind` as the merge's insert of a new key would: the same columns,
- * `source`, the load as `load_id` (and `first_load_id`), and `unknown_mask` for what the load's format
- * does not carry. A column the format does not carry is written as null, which is what the insert
- * leaves in it: no record column of these tables has a default (`load-new-rows.test.ts` checks).
+ * `source` (legacy_transactions has none), the load as `load_id` (and `first_load_id`), and
+ * `unknown_mask` for what the load's format does not carry. A column the format does not carry is
+ * written as null, which is what the insert leaves in it: no record column of these tables has a
+ * default (`load-new-rows.test.ts` checks). A legacy transaction also gets its projection.
  */
 export async function newRowsCopy(
   db: Db,
@@ -39,31 +68,64 @@ export async function newRowsCopy(
 ): Promise<NewRowsCopy> {
   const t = TARGETS[kind];
   const carried = new Set(carriedColumns(t, carriedByFormat));
-  const unknown = t.columns.filter((c) => !carried.has(c));
-  const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
-  const mask =
-    t.tracksUnknown && unknown.length > 0 ? maskBits(t, await attnumsOf(db, t.table), unknown) : null;
-  const columns = [
-    ...t.columns,
-    'account',
-    'source',
-    ...lineage,
-    ...(t.tracksUnknown ? ['unknown_mask'] : []),
-  ];
-  const suffix = [
+  const legacy = kind === 'legacy-transaction';
+  const own = await lineage(
+    db,
+    t,
+    t.columns.filter((c) => !carried.has(c)),
     account,
-    source,
-    ...lineage.map(() => loadId),
-    ...(t.tracksUnknown ? [mask === null ? null : String(mask)] : []),
-  ]
-    .map((v) => `\t${copyValue(v)}`)
-    .join('');
+    legacy ? null : source,
+    loadId,
+  );
+  let projection: Projection | undefined;
+  if (legacy) {
+    const p = TARGETS.transaction;
+    const from = p.columns.map((c) => {
+      const field = LEGACY_AS_PROVIDER[c];
+      return field !== undefined && carried.has(field) ? field : null;
+    });
+    const unknown = p.columns.filter((_, i) => from[i] === null);
+    const rest = await lineage(db, p, unknown, account, source, loadId);
+    // As mergeLegacyTransactions: without all of amount, currency and status no new row is projected.
+    const required = LEGACY_PROJECTION_REQUIRES.every((c) => carried.has(c))
+      ? LEGACY_PROJECTION_REQUIRES
+      : null;
+    projection = {
+      statement: `copy ${p.table} (${[...p.columns, ...rest.columns].join(', ')}) from stdin`,
+      suffix: rest.suffix,
+      from,
+      required,
+    };
+  }
   return {
-    statement: `copy ${t.table} (${columns.join(', ')}) from stdin`,
+    statement: `copy ${t.table} (${[...t.columns, ...own.columns].join(', ')}) from stdin`,
     carried,
     reported: carriedByFormat,
-    suffix: `${suffix}\n`,
+    suffix: own.suffix,
+    ...(projection ? { projection } : {}),
   };
+}
+
+/** The columns after a row's record columns, and their COPY text (with the newline): the same for every row. */
+async function lineage(
+  db: Db,
+  t: Target,
+  unknown: readonly string[],
+  account: string,
+  source: string | null,
+  loadId: number,
+): Promise<{ columns: string[]; suffix: string }> {
+  const loads = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
+  const mask =
+    t.tracksUnknown && unknown.length > 0 ? maskBits(t, await attnumsOf(db, t.table), unknown) : null;
+  const values: Record<string, unknown> = {
+    account,
+    ...(source === null ? {} : { source }),
+    ...Object.fromEntries(loads.map((c) => [c, loadId])),
+    ...(t.tracksUnknown ? { unknown_mask: mask === null ? null : String(mask) } : {}),
+  };
+  const columns = Object.keys(values);
+  return { columns, suffix: `${columns.map((c) => `\t${copyValue(values[c])}`).join('')}\n` };
 }
 
 /** Rows of a chunk that met a stored key, to be staged and merged instead, in file order. */
@@ -114,6 +176,9 @@ export class NewRowsWriter {
   private chunk: CopyChunk | null = null;
   private text = '';
   private sent: Buffer[] = [];
+  /** Legacy transactions: the chunk's projection lines, written by a second COPY when the first ends. */
+  private projectedText = '';
+  private projected: Buffer[] = [];
   private seqs: number[] = [];
   private lines: number[] = [];
 
@@ -157,7 +222,15 @@ export class NewRowsWriter {
     this.chunk = null;
     // The COPY's end waits for everything written: no need to wait for the write itself.
     if (this.text.length > 0) void this.write(chunk);
-    if (await chunk.end(this.seqs.length)) {
+    if (this.projectedText.length > 0) this.projected.push(Buffer.from(this.projectedText));
+    const projection = this.copy.projection;
+    const then =
+      projection && this.projected.length > 0
+        ? [{ statement: projection.statement, data: this.projected }]
+        : [];
+    this.projectedText = '';
+    this.projected = [];
+    if (await chunk.end(this.seqs.length, then)) {
       this.sent = [];
       this.seqs = [];
       this.lines = [];
@@ -172,6 +245,7 @@ export class NewRowsWriter {
     this.chunk = null;
     this.active = false;
     this.sent = [];
+    this.projected = [];
     if (chunk) await chunk.end(0).catch(() => {});
   }
 
@@ -179,6 +253,14 @@ export class NewRowsWriter {
     this.seqs.push(seq);
     this.lines.push(line);
     this.text += copyFields(record, TARGETS[this.kind].columns, this.copy.carried) + this.copy.suffix;
+    if (this.copy.projection) {
+      const line = projectionLine(this.copy.projection, record);
+      if (line !== null) this.projectedText += line;
+      if (this.projectedText.length >= FLUSH_CHARS) {
+        this.projected.push(Buffer.from(this.projectedText));
+        this.projectedText = '';
+      }
+    }
   }
 
   /** Sends the gathered text, keeping it; a promise when the COPY asks to wait (or failed meanwhile). */

@@ -5,12 +5,14 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import type { AnyRecord, ParsedRow, TransactionRecord } from '../../domain/records.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
 import { TARGETS } from '../../ingest/load/targets.ts';
+import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
 import { transactionToJson } from '../../sandbox/formats/report-json.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   bytesOf,
   reportRequest as report,
+  legacyTransaction,
   stagingTableCount,
   transaction,
   warehouseChecksum,
@@ -137,6 +139,81 @@ describe('new rows copied straight into their table', () => {
       expect(await stagingTables()).toBe(0);
     });
   }
+
+  describe('legacy transactions, with their projection into provider_transactions', () => {
+    /** Every column of an account's rows of `table` but the account and the lineage, by key. */
+    const stored = async (table: 'legacy_transactions' | 'provider_transactions', account: string) =>
+      (
+        await sql<{ row: Record<string, unknown> }>`select to_jsonb(t) - array['account', 'load_id',
+          'first_load_id', 'created_at', 'updated_at'] as row
+        from ${sql.table(table)} t where account = ${account} order by transaction_id`.execute(handle.db)
+      ).rows.map((x) => x.row);
+    const records = Array.from({ length: 7 }, (_, i) =>
+      legacyTransaction({
+        transaction_id: `L${i}`,
+        merchant_transaction_id: `LM${i}`,
+        amount_cents: 300 + i,
+      }),
+    );
+    const file = (fields: readonly number[], rs = records) =>
+      bytesOf(rs.map((r) => legacyTransactionLine(r, fields)).join(''));
+
+    for (const fields of [LEGACY_DEFAULT_FIELDS['5'], [1, 2, 4, 7]]) {
+      it(`type 5 with fields ${fields.join(',')}: copied straight in as merged, projection included`, async () => {
+        const req: Partial<LoadRequest> = {
+          source: 'legacy-transactions',
+          format: 'legacy',
+          queryType: '5',
+          fields: [...fields],
+          batchRows: 3,
+        };
+        const tag = fields.length;
+        expect(await load({ ...req, account: `lcopy-${tag}` }, file(fields))).toMatchObject({
+          rowsInserted: 7,
+        });
+        await load({ ...req, account: `lmerge-${tag}` }, file(fields, records.slice(0, 1)));
+        expect(await load({ ...req, account: `lmerge-${tag}` }, file(fields))).toMatchObject({
+          rowsInserted: 6,
+          rowsUnchanged: 1,
+        });
+        for (const table of ['legacy_transactions', 'provider_transactions'] as const) {
+          expect(await stored(table, `lmerge-${tag}`)).toEqual(await stored(table, `lcopy-${tag}`));
+        }
+        // Without amount and status (fields 1,2,4,7) no provider row can be made.
+        expect(await stored('provider_transactions', `lcopy-${tag}`)).toHaveLength(fields.length > 4 ? 7 : 0);
+      });
+    }
+
+    it('a report row in the way of the projection sends the chunk to the merge: the report row stays', async () => {
+      const account = 'lreport';
+      await load(
+        { account },
+        bytesOf('x'),
+        pausingParser([transaction({ transaction_id: 'L5', amount_cents: 1 })], 0, async () => {}),
+      );
+      const summary = await load(
+        { account, source: 'legacy-transactions', format: 'legacy', queryType: '5', batchRows: 3 },
+        file(LEGACY_DEFAULT_FIELDS['5']),
+      );
+      expect(summary).toMatchObject({ rowsInserted: 7 });
+      const provider = await handle.db
+        .selectFrom('provider_transactions')
+        .select(['transaction_id', 'source', 'amount_cents'])
+        .where('account', '=', account)
+        .orderBy('transaction_id')
+        .execute();
+      expect(provider).toEqual([
+        { transaction_id: 'L0', source: 'legacy-transactions', amount_cents: 300 },
+        { transaction_id: 'L1', source: 'legacy-transactions', amount_cents: 301 },
+        { transaction_id: 'L2', source: 'legacy-transactions', amount_cents: 302 },
+        { transaction_id: 'L3', source: 'legacy-transactions', amount_cents: 303 },
+        { transaction_id: 'L4', source: 'legacy-transactions', amount_cents: 304 },
+        { transaction_id: 'L5', source: 'report-transactions', amount_cents: 1 },
+        { transaction_id: 'L6', source: 'legacy-transactions', amount_cents: 306 },
+      ]);
+      expect(await stored('legacy_transactions', account)).toHaveLength(7);
+    });
+  });
 
   it('a key met twice in one chunk, or again in a later chunk, keeps its last occurrence without history', async () => {
     for (const batchRows of [undefined, 2]) {
