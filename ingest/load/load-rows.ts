@@ -98,10 +98,11 @@ export const NEW_ROWS_CHUNK = 10_000;
  *    transaction; a refused load writes nothing).
  * 2. Stream the input through a SHA-256/byte counter into the parser and the parsed rows (and rejected
  *    ones) into UNLOGGED staging tables by COPY, with backpressure: memory does not grow with the file.
- *    The file is staged in batches of {@link BATCH_ROWS} rows, each in tables of its own. Transactions
- *    and returns whose keys are new skip staging: they are copied straight into their table, in the
- *    load's transaction, {@link NEW_ROWS_CHUNK} rows at a time, until a chunk meets a stored key; that
- *    chunk and the rest of the file are then staged and merged.
+ *    The file is staged in batches of {@link BATCH_ROWS} rows, each in tables of its own. Transactions,
+ *    returns and legacy transactions (with their projection) whose keys are new skip staging: they are
+ *    copied straight into their table, in the load's transaction, {@link NEW_ROWS_CHUNK} rows at a
+ *    time, until a chunk meets a stored key; that chunk and the rest of the file are then staged and
+ *    merged.
  * 3. In ONE transaction, on another connection, while the next batch is parsed and staged: merge each
  *    batch into the warehouse tables in file order (last duplicate wins, unchanged rows untouched,
  *    earlier versions to row_history), insert its rejected_rows; after the last, mark the load
