@@ -76,6 +76,29 @@ function expectOneLine(stderr: string, pattern: RegExp): void {
   expect(stderr).not.toMatch(/\n\s+at /);
 }
 
+/**
+ * Runs `recon <args>` loading `file`, crashes PostgreSQL once the load has run for 1.5 s (past the
+ * first COPYs of new rows, 10,000 rows each, well before the end of the file), and starts it again.
+ * The command must end with one line naming the lost connection and exit 1.
+ */
+async function crashWhileLoading(file: string, args: string[]): Promise<void> {
+  const p = spawnRecon(server.url, args);
+  await waitFor('the load to be running', async () =>
+    (await loadsOf(file)).some((l) => l.status === 'running'),
+  );
+  await new Promise((r) => setTimeout(r, 1500));
+  await server.crash();
+  const r = await p.done;
+  expect(r.code).toBe(1);
+  expectOneLine(
+    r.stderr,
+    new RegExp(
+      `^recon: lost the connection to the database at ${address} \\(.+\\); nothing partial was kept: .*re-run`,
+    ),
+  );
+  await server.start();
+}
+
 // First, while the warehouse holds only the merchant view of March 2026.
 describe('recon reconcile --from 0001-01-01 --to 9999-12-31', () => {
   it('is clamped to the dates that hold data, and says so', async () => {
@@ -103,21 +126,7 @@ describe('recon reconcile --from 0001-01-01 --to 9999-12-31', () => {
 describe('a crash of PostgreSQL during recon import', () => {
   it('ends the command with one line and exit 1, and the next command marks the load abandoned', async () => {
     const before = await legacyCount();
-    const p = spawnRecon(server.url, importArgs(bigFile));
-    await waitFor('the load to be running', async () =>
-      (await loadsOf(bigFile)).some((l) => l.status === 'running'),
-    );
-    await new Promise((r) => setTimeout(r, 1500));
-    await server.crash();
-    const r = await p.done;
-    expect(r.code).toBe(1);
-    expectOneLine(
-      r.stderr,
-      new RegExp(
-        `^recon: lost the connection to the database at ${address} \\(.+\\); nothing partial was kept: .*re-run`,
-      ),
-    );
-    await server.start();
+    await crashWhileLoading(bigFile, importArgs(bigFile));
     expect(await legacyCount()).toBe(before);
     expect((await loadsOf(bigFile)).map((l) => l.status)).toEqual(['running']);
 
@@ -136,22 +145,7 @@ describe('a crash of PostgreSQL during recon import', () => {
       (await query<{ n: number }>(server.url, `select count(*)::int as n from provider_transactions`))
         .rows[0]!.n;
     const before = await count();
-    const p = spawnRecon(server.url, ['import', '--format', 'report-json', jsonFile]);
-    await waitFor('the load to be running', async () =>
-      (await loadsOf(jsonFile)).some((l) => l.status === 'running'),
-    );
-    // Past the first COPYs of new rows (10,000 rows each), well before the end of the file.
-    await new Promise((r) => setTimeout(r, 1500));
-    await server.crash();
-    const r = await p.done;
-    expect(r.code).toBe(1);
-    expectOneLine(
-      r.stderr,
-      new RegExp(
-        `^recon: lost the connection to the database at ${address} \\(.+\\); nothing partial was kept: .*re-run`,
-      ),
-    );
-    await server.start();
+    await crashWhileLoading(jsonFile, ['import', '--format', 'report-json', jsonFile]);
     expect(await count()).toBe(before);
     const again = await recon(server.url, ['import', '--format', 'report-json', jsonFile]);
     expect(again.code).toBe(0);
