@@ -1,11 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 
 // Several provider accounts in one warehouse: the provider's ids are unique within one account only,
 // so the same ids loaded under two accounts are two sets of rows, and a load of one account never
@@ -14,13 +13,7 @@ import { createTestDatabase } from '../support/database.ts';
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 const fixture = (path: string) => createReadStream(new URL(path, FIXTURES));
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 const FILES: readonly { path: string; req: Omit<LoadRequest, 'account' | 'origin' | 'environment'> }[] = [
   {

@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import { UnreadableInput } from '../../domain/errors.ts';
 import { loadReport } from '../../ingest/load/load-report.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import {
   adjustment,
   bytesOf,
@@ -12,18 +11,13 @@ import {
   transaction,
   warehouseChecksum,
   reportRequest as report,
+  rowHistoryOf,
 } from '../support/ingest-records.ts';
 
 // Loads merged batch by batch (the next batch staged while the previous one merges), with batches of
 // a few rows so that keys, history and failures cross batch boundaries.
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 const amountOf = async (id: string) =>
   handle.db
@@ -91,11 +85,7 @@ describe('a load merged in batches', () => {
       first_load_id: first.loadId,
     });
     // The state after the first batch was never committed: only the stored version is history.
-    const history = await handle.db
-      .selectFrom('row_history')
-      .select(['row_key', 'previous', 'changed_columns'])
-      .where('load_id', '=', summary.loadId)
-      .execute();
+    const history = await rowHistoryOf(handle.db, summary.loadId);
     expect(history).toHaveLength(1);
     expect(history[0]).toMatchObject({ row_key: 'X1', changed_columns: ['amount_cents'] });
     expect(history[0]!.previous).toMatchObject({ amount_cents: 100, load_id: first.loadId });
@@ -122,12 +112,7 @@ describe('a load merged in batches', () => {
     );
     expect(summary).toMatchObject({ rowsInserted: 3, rowsUpdated: 0, rowsUnchanged: 1 });
     expect((await amountOf('Z1')).amount_cents).toBe(3);
-    const history = await handle.db
-      .selectFrom('row_history')
-      .select('row_key')
-      .where('load_id', '=', summary.loadId)
-      .execute();
-    expect(history).toEqual([]);
+    expect(await rowHistoryOf(handle.db, summary.loadId)).toEqual([]);
   });
 
   it('a file broken after some batches merged keeps nothing of them', async () => {

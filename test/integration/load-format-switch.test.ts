@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
@@ -14,7 +13,7 @@ import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
 import { reportJsonChunks } from '../../sandbox/formats/report-json.ts';
 import { zipSingleEntry } from '../../sandbox/formats/zip-writer.ts';
 import type { LegacyTransactionRecord, ReturnRecord, TransactionRecord } from '../../domain/records.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import {
   legacyTransaction,
   returnRecord,
@@ -27,13 +26,7 @@ import {
 // legacy type 5: return code and date; a --fields list: what it leaves out) keeps its stored value.
 // Written with the sandbox's own format writers and read back through the real parsers.
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 type Kind = 'transactions' | 'returns';
 interface Format {

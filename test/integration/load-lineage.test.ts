@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
 import { loadReport } from '../../ingest/load/load-report.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import {
   adjustment,
   bytesOf,
@@ -19,13 +18,7 @@ import {
 // a per-row check was 30 % of a bulk merge). These tests hold the guarantee instead: every lineage id
 // resolves to a loads row, and loads rows cannot be deleted, truncated or renumbered.
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 /** Lineage ids of every warehouse table that point to no loads row, per table and column. */
 async function danglingLineage(): Promise<Record<string, number>> {

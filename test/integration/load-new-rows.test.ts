@@ -1,18 +1,18 @@
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import type { AnyRecord, ParsedRow, TransactionRecord } from '../../domain/records.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
 import { TARGETS } from '../../ingest/load/targets.ts';
 import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
 import { transactionToJson } from '../../sandbox/formats/report-json.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import {
   bytesOf,
   reportRequest as report,
   legacyTransaction,
+  rowHistoryOf,
   stagingTableCount,
   transaction,
   warehouseChecksum,
@@ -22,13 +22,7 @@ import {
 // a COPY that meets a stored key is rolled back to its savepoint and its rows are staged and merged.
 // Either way the warehouse must end the same.
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 const stagingTables = () => stagingTableCount(handle.db);
 
@@ -247,12 +241,7 @@ describe('new rows copied straight into their table', () => {
         ['D4', 5],
       ]);
       expect(stored[2]!.raw).toBe('a\tb\nc\\d');
-      const history = await handle.db
-        .selectFrom('row_history')
-        .select('row_key')
-        .where('load_id', '=', summary.loadId)
-        .execute();
-      expect(history).toEqual([]);
+      expect(await rowHistoryOf(handle.db, summary.loadId)).toEqual([]);
     }
   });
 

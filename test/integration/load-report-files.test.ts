@@ -1,12 +1,11 @@
 import { createReadStream, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import { EnvironmentMismatch, UnreadableInput } from '../../domain/errors.ts';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import { warehouseChecksum } from '../support/ingest-records.ts';
 
 // End to end through the real parsers: fixture files and small hand-written bad inputs.
@@ -15,13 +14,7 @@ const FIXTURES = new URL('../fixtures/', import.meta.url);
 const fixture = (path: string) => createReadStream(new URL(path, FIXTURES));
 const text = (content: string | Buffer) => Readable.from([Buffer.from(content)]);
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 const legacy = (queryType: string, fileName: string, over: Partial<LoadRequest> = {}): LoadRequest => ({
   source:

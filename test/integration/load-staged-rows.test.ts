@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import { describe, expect, it } from 'vitest';
 import { EnvironmentMismatch, UnreadableInput } from '../../domain/errors.ts';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import {
   adjustment,
   bytesOf,
@@ -21,13 +20,7 @@ import {
 
 // The loader driven by hand-made parsed rows: the load protocol without depending on parser details.
 
-let handle: DatabaseHandle;
-beforeAll(async () => {
-  handle = await createTestDatabase();
-});
-afterAll(async () => {
-  await handle?.close();
-});
+const handle = useTestDatabase();
 
 const legacy5 = (over: Partial<LoadRequest> = {}) =>
   report({

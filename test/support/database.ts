@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createDatabase, createPool, type DatabaseHandle } from '../../db/connect.ts';
 import { withDatabase } from '../global-setup.ts';
 
@@ -24,6 +24,36 @@ export async function createTestDatabase(poolSize = 5): Promise<DatabaseHandle> 
       await db.destroy();
       await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
     },
+  };
+}
+
+/**
+ * The test file's database, opened before its first test and dropped after its last: the handle's
+ * members may be read from inside tests and hooks only.
+ */
+export function useTestDatabase(poolSize = 5): DatabaseHandle {
+  let current: DatabaseHandle | undefined;
+  beforeAll(async () => {
+    current = await createTestDatabase(poolSize);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  const opened = (): DatabaseHandle => {
+    if (!current) throw new Error('the test database opens in beforeAll: read it inside a test or hook');
+    return current;
+  };
+  return {
+    get db() {
+      return opened().db;
+    },
+    get pool() {
+      return opened().pool;
+    },
+    get connectionString() {
+      return opened().connectionString;
+    },
+    close: () => opened().close(),
   };
 }
 

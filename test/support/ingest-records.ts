@@ -195,7 +195,6 @@ export const WAREHOUSE_TABLES = [
   'rejected_rows',
 ] as const;
 
-/** md5 over every row of every warehouse table (all columns, lineage and timestamps included). */
 /** Staging tables that exist now (the loader's, in recon_work): none once every load has ended. */
 export async function stagingTableCount(db: Db): Promise<number> {
   const r = await sql<{ n: number }>`select count(*)::int as n from pg_tables
@@ -203,6 +202,7 @@ export async function stagingTableCount(db: Db): Promise<number> {
   return r.rows[0]!.n;
 }
 
+/** md5 over every row of every warehouse table (all columns, lineage and timestamps included). */
 export async function warehouseChecksum(db: Db): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const table of WAREHOUSE_TABLES) {
@@ -214,4 +214,15 @@ export async function warehouseChecksum(db: Db): Promise<Record<string, string>>
     out[table] = r.rows[0]!.sum ?? '';
   }
   return out;
+}
+
+/** The row_history rows a load wrote (the stored versions it replaced), by key. */
+export async function rowHistoryOf(db: Db, loadId: number) {
+  return db
+    .selectFrom('row_history')
+    .select(['table_name', 'row_key', 'previous', 'changed_columns'])
+    .where('load_id', '=', loadId)
+    .orderBy('table_name')
+    .orderBy('row_key')
+    .execute();
 }
