@@ -27,7 +27,7 @@ export default tseslint.config(
   },
   {
     // The workbench's browser script is served as written: plain JavaScript, not in the TS project.
-    files: ['reconcile/workbench/assets/**/*.js'],
+    files: ['workbench/assets/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { parserOptions: { projectService: false }, sourceType: 'script' },
   },

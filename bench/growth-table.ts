@@ -1,6 +1,17 @@
 import { loadavg } from 'node:os';
-import type { GrowthSize } from './growth.ts';
+import type { LoaderFigures, PgloaderFigures } from './ingest.ts';
 import type { MatchingFigures } from './matching.ts';
+import type { NightlyFigures } from './nightly.ts';
+
+/** One size of the growth bench: its figures, with the load average around it. */
+export interface GrowthSize {
+  readonly rows: number;
+  /** 1-minute load average when the size started and when it ended. */
+  readonly loadAverage: readonly [number, number];
+  readonly ingest?: { legacy: LoaderFigures; json: LoaderFigures; pgloader?: PgloaderFigures };
+  readonly matching?: MatchingFigures;
+  readonly nightly?: NightlyFigures;
+}
 
 /**
  * The growth bench's printout: one table of seconds per size with the growth factor against the

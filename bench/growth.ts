@@ -3,12 +3,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBenchContext } from './context.ts';
-import { benchJsonIngest, benchLegacyIngest, type LoaderFigures, type PgloaderFigures } from './ingest.ts';
-import { benchMatching, type MatchingFigures } from './matching.ts';
-import { benchNightly, type NightlyFigures } from './nightly.ts';
+import { benchJsonIngest, benchLegacyIngest } from './ingest.ts';
+import { benchMatching } from './matching.ts';
+import { benchNightly } from './nightly.ts';
 import { openBenchServer } from './scratch-databases.ts';
 import type { BenchStep } from './steps.ts';
-import { growthTables } from './growth-table.ts';
+import { growthTables, type GrowthSize } from './growth-table.ts';
 
 /**
  * Cost growth (issue 13, Proof): ingest, matching and the nightly job at each of several sizes, in
@@ -21,15 +21,6 @@ import { growthTables } from './growth-table.ts';
  */
 export type GrowthPart = 'ingest' | 'matching' | 'nightly';
 export const GROWTH_PARTS: readonly GrowthPart[] = ['ingest', 'matching', 'nightly'];
-
-export interface GrowthSize {
-  readonly rows: number;
-  /** 1-minute load average when the size started and when it ended. */
-  readonly loadAverage: readonly [number, number];
-  readonly ingest?: { legacy: LoaderFigures; json: LoaderFigures; pgloader?: PgloaderFigures };
-  readonly matching?: MatchingFigures;
-  readonly nightly?: NightlyFigures;
-}
 
 export interface GrowthOptions {
   readonly sizes: readonly number[];

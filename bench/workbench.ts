@@ -9,14 +9,14 @@
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { createDatabase, createPool } from '../db/connect.ts';
-import { createToken } from '../reconcile/workbench/auth/accounts.ts';
-import { buildWorkbench } from '../reconcile/workbench/server.ts';
+import { createToken } from '../workbench/auth/accounts.ts';
+import { buildWorkbench } from '../workbench/server.ts';
 import {
   encodeCursor,
   filterCondition,
   parseFilter,
   type WorklistItem,
-} from '../reconcile/workbench/queries/worklist.ts';
+} from '../workbench/queries/worklist.ts';
 import type { BenchResult, BenchStep } from './steps.ts';
 
 const KINDS = [

@@ -39,7 +39,7 @@ export function registerServe(program: Command): void {
     .action((opts: ServeOptions) =>
       runCommand(async (config) => {
         const { readFileSync } = await import('node:fs');
-        const { startWorkbench } = await import('../reconcile/workbench/start.ts');
+        const { startWorkbench } = await import('../workbench/start.ts');
         const { ConfigError } = await import('../domain/errors.ts');
         if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
           throw new ConfigError(

@@ -19,7 +19,7 @@ export function registerTokens(program: Command): void {
     .action((opts: { role: 'viewer' | 'operator' | 'admin'; name: string }) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { createToken } = await import('../reconcile/workbench/auth/accounts.ts');
+        const { createToken } = await import('../workbench/auth/accounts.ts');
         const handle = await openDatabase(config, { poolSize: 1 });
         try {
           const { tokenId: id, token } = await createToken(handle.db, { name: opts.name, role: opts.role });
@@ -36,7 +36,7 @@ export function registerTokens(program: Command): void {
     .action(() =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { listTokens } = await import('../reconcile/workbench/auth/accounts.ts');
+        const { listTokens } = await import('../workbench/auth/accounts.ts');
         const handle = await openDatabase(config, { poolSize: 1 });
         try {
           for (const t of await listTokens(handle.db))
@@ -55,7 +55,7 @@ export function registerTokens(program: Command): void {
     .action((id: number) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { revokeToken } = await import('../reconcile/workbench/auth/accounts.ts');
+        const { revokeToken } = await import('../workbench/auth/accounts.ts');
         const handle = await openDatabase(config, { poolSize: 1 });
         try {
           await revokeToken(handle.db, id);

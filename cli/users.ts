@@ -28,7 +28,7 @@ export function registerUsers(program: Command): void {
       runCommand(async (config) => {
         const password = await readStdin();
         const { openDatabase } = await import('../db/connect.ts');
-        const { addUser } = await import('../reconcile/workbench/auth/accounts.ts');
+        const { addUser } = await import('../workbench/auth/accounts.ts');
         const handle = await openDatabase(config, { poolSize: 1 });
         try {
           const { created } = await addUser(handle.db, { username: name, role: opts.role, password });
@@ -44,7 +44,7 @@ export function registerUsers(program: Command): void {
     .action((name: string) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { disableUser } = await import('../reconcile/workbench/auth/accounts.ts');
+        const { disableUser } = await import('../workbench/auth/accounts.ts');
         const handle = await openDatabase(config, { poolSize: 1 });
         try {
           await disableUser(handle.db, name);

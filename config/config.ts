@@ -46,7 +46,7 @@ export interface Config {
   /**
    * RECON_WORKBENCH_READ_URL (secret: it may hold a password): a streaming replica of the warehouse
    * that `recon serve` reads its worklist, CSV, runs, loads and coverage from
-   * (reconcile/workbench/replica-reads.ts). Unset: everything reads the primary.
+   * (workbench/replica-reads.ts). Unset: everything reads the primary.
    */
   readonly workbenchReadUrl?: string | undefined;
 }

@@ -45,8 +45,8 @@ async function serveDemoWorkbench(
   temporal: { address: string; namespace: string },
 ) {
   const { randomBytes } = await import('node:crypto');
-  const { addUser } = await import('../reconcile/workbench/auth/accounts.ts');
-  const { startWorkbench } = await import('../reconcile/workbench/start.ts');
+  const { addUser } = await import('../workbench/auth/accounts.ts');
+  const { startWorkbench } = await import('../workbench/start.ts');
   const running = await startWorkbench(
     {
       databaseUrl: connectionString,

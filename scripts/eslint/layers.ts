@@ -1,7 +1,6 @@
 /**
  * The import direction of the pipeline's stages, enforced by `npm run lint`. Each top-level folder is a
- * layer and names the layers it may import; `reconcile/workbench/` is a layer of its own because it is
- * an application over reconcile/, like cli/. Type-only imports may also reach the layers of `typeOnly`:
+ * layer and names the layers it may import; `workbench/` is an application over reconcile/, beside cli/. Type-only imports may also reach the layers of `typeOnly`:
  * they add no runtime dependency. Folders not listed (test/, bench/, scripts/) may import anything.
  */
 import path from 'node:path';
@@ -66,8 +65,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
 
 /** The layer of a repository-relative path, or undefined for folders the rule leaves free. */
 export function layerOf(file: string): string | undefined {
-  const [top, second] = file.split('/');
-  if (top === 'reconcile' && second === 'workbench') return 'workbench';
+  const [top] = file.split('/');
   return top !== undefined && Object.hasOwn(LAYERS, top) ? top : undefined;
 }
 

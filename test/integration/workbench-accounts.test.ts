@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { createToken } from '../../reconcile/workbench/auth/accounts.ts';
-import { liveTotals, parseFilter, worklistTotals } from '../../reconcile/workbench/queries/worklist.ts';
-import { buildWorkbench } from '../../reconcile/workbench/server.ts';
+import { createToken } from '../../workbench/auth/accounts.ts';
+import { liveTotals, parseFilter, worklistTotals } from '../../workbench/queries/worklist.ts';
+import { buildWorkbench } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 let h: DatabaseHandle;

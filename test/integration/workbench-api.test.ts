@@ -4,10 +4,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { addUser, createToken, disableUser, revokeToken } from '../../reconcile/workbench/auth/accounts.ts';
-import { temporalScheduleReader } from '../../reconcile/workbench/queries/schedule.ts';
-import { liveTotals, parseFilter, worklistTotals } from '../../reconcile/workbench/queries/worklist.ts';
-import { buildWorkbench, type WorkbenchOptions } from '../../reconcile/workbench/server.ts';
+import { addUser, createToken, disableUser, revokeToken } from '../../workbench/auth/accounts.ts';
+import { temporalScheduleReader } from '../../workbench/queries/schedule.ts';
+import { liveTotals, parseFilter, worklistTotals } from '../../workbench/queries/worklist.ts';
+import { buildWorkbench, type WorkbenchOptions } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 

@@ -6,8 +6,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { addUser } from '../../reconcile/workbench/auth/accounts.ts';
-import { buildWorkbench, type WorkbenchOptions } from '../../reconcile/workbench/server.ts';
+import { addUser } from '../../workbench/auth/accounts.ts';
+import { buildWorkbench, type WorkbenchOptions } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 

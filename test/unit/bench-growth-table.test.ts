@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { growthTables } from '../../bench/growth-table.ts';
-import type { GrowthSize } from '../../bench/growth.ts';
+import type { GrowthSize } from '../../bench/growth-table.ts';
 
 const loader = (load: number, same: number, bare: number, rss = 200) => ({
   rows: 0,

@@ -8,13 +8,13 @@
  */
 import { sql } from 'kysely';
 import type pg from 'pg';
-import { databaseAddress } from '../../db/connection-errors.ts';
-import type { DatabaseHandle } from '../../db/connect.ts';
-import { createDatabase, createPool, openDatabase } from '../../db/connect.ts';
-import type { Config } from '../../config/config.ts';
-import { ConfigError } from '../../domain/errors.ts';
-import { createWorkbenchMetrics } from '../../observability/workbench-metrics.ts';
-import { type MetricsServer, startMetricsServer } from '../../observability/serve-metrics.ts';
+import { databaseAddress } from '../db/connection-errors.ts';
+import type { DatabaseHandle } from '../db/connect.ts';
+import { createDatabase, createPool, openDatabase } from '../db/connect.ts';
+import type { Config } from '../config/config.ts';
+import { ConfigError } from '../domain/errors.ts';
+import { createWorkbenchMetrics } from '../observability/workbench-metrics.ts';
+import { type MetricsServer, startMetricsServer } from '../observability/serve-metrics.ts';
 import { temporalScheduleReader } from './queries/schedule.ts';
 import { buildWorkbench, type WorkbenchOptions } from './server.ts';
 

@@ -7,8 +7,8 @@ import { parseFilter, worklistPage as worklistData, worklistTotals } from '../qu
 import { discrepancyPage } from '../pages/discrepancy.ts';
 import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { worklistPage } from '../pages/worklist.ts';
-import type { WorkbenchContext } from '../server.ts';
-import { addDays, daysInclusive, isValidDate } from '../../../domain/time/calendar.ts';
+import type { WorkbenchContext } from '../context.ts';
+import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { defaultCoverageRange } from './operations.ts';
 
 const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(

@@ -6,8 +6,8 @@
  * selected: the workbench shows the redacted form only.
  */
 import { sql } from 'kysely';
-import type { Db } from '../../../db/database.ts';
-import { explainRule, type RuleExplanation } from '../../rules/rules-in-words.ts';
+import type { Db } from '../../db/database.ts';
+import { explainRule, type RuleExplanation } from '../../reconcile/rules/rules-in-words.ts';
 
 export interface DiffField {
   field: string;

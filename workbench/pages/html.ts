@@ -1,5 +1,5 @@
 /** HTML building blocks of the workbench pages: escaping, money with its currency, the page frame. */
-import { formatCents } from '../../report/format-money.ts';
+import { formatCents } from '../../reconcile/report/format-money.ts';
 import type { Principal } from '../auth/sessions.ts';
 
 /** Text made safe for HTML element content and attribute values. */

@@ -3,7 +3,7 @@
  * a user named by a trusted SSO proxy header. Sign-in failures are throttled per user name.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import { isRole, type Role } from './accounts.ts';
 import { csrfTokenFor, newSecret, sha256Hex, verifyPassword } from './secrets.ts';
 

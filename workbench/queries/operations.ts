@@ -3,9 +3,9 @@
  * what failed, which reconcile runs cover each day, and which business days lack a source.
  */
 import { sql } from 'kysely';
-import type { Db } from '../../../db/database.ts';
-import { isBusinessDay } from '../../../domain/time/business-days.ts';
-import { datesBetween } from '../../../domain/time/calendar.ts';
+import type { Db } from '../../db/database.ts';
+import { isBusinessDay } from '../../domain/time/business-days.ts';
+import { datesBetween } from '../../domain/time/calendar.ts';
 
 export async function listRuns(db: Db, page: { limit: number; before?: number }) {
   const rows = await sql<

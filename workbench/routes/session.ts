@@ -1,7 +1,7 @@
 /** Sign-in and sign-out: POST/DELETE /api/session, and GET /api/session for who is signed in. */
 import type { FastifyInstance } from 'fastify';
 import { closeSession, signIn } from '../auth/sessions.ts';
-import { parseCookies, SESSION_COOKIE, sessionCookie, type WorkbenchContext } from '../server.ts';
+import { parseCookies, SESSION_COOKIE, sessionCookie, type WorkbenchContext } from '../context.ts';
 import { errorResponses } from '../schemas.ts';
 
 export function registerSessionRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {

@@ -1,5 +1,5 @@
 /** The worklist, one discrepancy with its evidence, the actions on it, bulk actions, CSV export. */
-import { csvField } from '../../../domain/csv-field.ts';
+import { csvField } from '../../domain/csv-field.ts';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { actOnDiscrepancy, bulkAct, RESOLUTIONS, type Action } from '../queries/actions.ts';
@@ -12,7 +12,7 @@ import {
   type WorklistItem,
 } from '../queries/worklist.ts';
 import { errorResponses, filterProperties } from '../schemas.ts';
-import type { WorkbenchContext } from '../server.ts';
+import type { WorkbenchContext } from '../context.ts';
 
 const CSV_COLUMNS: (keyof WorklistItem)[] = [
   'id',

@@ -3,8 +3,8 @@
  * stored as hashes only; a token is returned once, by {@link createToken}.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../db/database.ts';
-import { ReconError } from '../../../domain/errors.ts';
+import type { Database } from '../../db/database.ts';
+import { ReconError } from '../../domain/errors.ts';
 import { hashPassword, newSecret, sha256Hex } from './secrets.ts';
 
 export const ROLES = ['viewer', 'operator', 'admin'] as const;

@@ -21,7 +21,7 @@
  * the primary too fails as it would without a replica. Nothing here changes without a replica.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../db/database.ts';
+import type { Database } from '../db/database.ts';
 
 /** How long a principal reads the primary after a write whose WAL position could not be read. */
 export const UNKNOWN_POSITION_PIN_MS = 60_000;

@@ -5,9 +5,9 @@
  * totals by account, kind and currency of the whole filter.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../../db/database.ts';
-import { ReconError } from '../../../domain/errors.ts';
-import { isValidDate } from '../../../domain/time/calendar.ts';
+import type { Db } from '../../db/database.ts';
+import { ReconError } from '../../domain/errors.ts';
+import { isValidDate } from '../../domain/time/calendar.ts';
 
 /** An account name as the accounts configuration and the warehouse's check constraint allow it. */
 const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;

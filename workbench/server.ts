@@ -3,7 +3,7 @@
  * the least role it needs (`config.role`); one hook authenticates (Bearer token, session cookie, or
  * the trusted SSO header when enabled), refuses with 401/403, and checks the CSRF token of every
  * state-changing request made with a session. The OpenAPI document is generated from the route
- * schemas. Every asset is served from reconcile/workbench/assets (no CDN).
+ * schemas. Every asset is served from workbench/assets (no CDN).
  */
 import swagger from '@fastify/swagger';
 import Fastify, {
@@ -13,14 +13,14 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/database.ts';
-import { ReconError } from '../../domain/errors.ts';
+import type { Database } from '../db/database.ts';
+import { ReconError } from '../domain/errors.ts';
 import {
   createWorkbenchMetrics,
   recordWorkbenchRequest,
   type WorkbenchMetrics,
-} from '../../observability/workbench-metrics.ts';
-import { InvalidAccount, roleAllows, type Role } from './auth/accounts.ts';
+} from '../observability/workbench-metrics.ts';
+import { InvalidAccount, roleAllows } from './auth/accounts.ts';
 import { sameSecret } from './auth/secrets.ts';
 import {
   DEFAULT_SESSION_SETTINGS,
@@ -39,22 +39,9 @@ import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
 import { registerSessionRoutes } from './routes/session.ts';
 import { registerSystemRoutes } from './routes/system.ts';
-import { createReplicaReads, type ReadReplica, type ReplicaReads } from './replica-reads.ts';
+import { createReplicaReads, type ReadReplica } from './replica-reads.ts';
 import { addSchemas } from './schemas.ts';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Least role the route needs; 'public' for none. Routes without it are refused. */
-    role?: Role | 'public';
-    /** An HTML page: unauthenticated visitors are sent to the sign-in page instead of a 401. */
-    page?: boolean;
-  }
-  interface FastifyRequest {
-    principal: Principal | null;
-  }
-}
-
-export const SESSION_COOKIE = 'recon_session';
+import { parseCookies, SESSION_COOKIE, sessionCookie, type WorkbenchContext } from './context.ts';
 
 export interface WorkbenchOptions {
   readonly db: Kysely<Database>;
@@ -74,31 +61,6 @@ export interface WorkbenchOptions {
   readonly schedule?: ScheduleReader;
   /** The registry `/metrics` answers from; without it, one of the server's own over `db`. */
   readonly metrics?: WorkbenchMetrics;
-}
-
-export interface WorkbenchContext {
-  /** The primary: authentication, sessions, actions, the discrepancy detail. */
-  readonly db: Kysely<Database>;
-  /** The worklist, CSV, runs, loads and coverage: the replica when configured, else the primary. */
-  readonly reads: ReplicaReads;
-  readonly sessions: SessionSettings;
-  readonly metrics: WorkbenchMetrics;
-  readonly schedule: ScheduleReader;
-}
-
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return out;
-}
-
-/** Set-Cookie for the session: HttpOnly, SameSite=Strict, Secure when the request came over HTTPS. */
-export function sessionCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -1,10 +1,10 @@
 /** Reconcile runs, loads, and the coverage calendar. */
 import type { FastifyInstance } from 'fastify';
-import { addDays, daysInclusive } from '../../../domain/time/calendar.ts';
-import { easternDateOf } from '../../../domain/time/eastern.ts';
+import { addDays, daysInclusive } from '../../domain/time/calendar.ts';
+import { easternDateOf } from '../../domain/time/eastern.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
 import { errorResponses } from '../schemas.ts';
-import type { WorkbenchContext } from '../server.ts';
+import type { WorkbenchContext } from '../context.ts';
 
 const pageQuery = {
   type: 'object',

@@ -1,7 +1,7 @@
 /** /health (alive and ready, separately) and /metrics (Prometheus text, from prom-client's registry). */
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
-import type { WorkbenchContext } from '../server.ts';
+import type { WorkbenchContext } from '../context.ts';
 
 export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get(

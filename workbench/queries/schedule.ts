@@ -2,8 +2,8 @@
  * The nightly schedule's state and its last runs, read from Temporal when it is reachable (cached
  * for 30 s, so pages do not ask Temporal on every request); never an error for the workbench.
  */
-import type { Config } from '../../../config/config.ts';
-import { NIGHTLY_SCHEDULE_ID } from '../../../workers/client/schedule.ts';
+import type { Config } from '../../config/config.ts';
+import { NIGHTLY_SCHEDULE_ID } from '../../workers/client/schedule.ts';
 
 export interface ScheduleState {
   readonly reachable: boolean;

@@ -8,7 +8,7 @@ import {
   type WorklistFilter,
   type WorklistItem,
 } from '../queries/worklist.ts';
-import { DISCREPANCY_KINDS } from '../../settings.ts';
+import { DISCREPANCY_KINDS } from '../../reconcile/settings.ts';
 import { html, money, page } from './html.ts';
 
 function query(params: Record<string, string>): string {

@@ -5,8 +5,8 @@
  * discrepancy all land, in some order. Reconcile runs never clear what these set (apply-findings.ts).
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../db/database.ts';
-import { ReconError } from '../../../domain/errors.ts';
+import type { Database } from '../../db/database.ts';
+import { ReconError } from '../../domain/errors.ts';
 import { filterCondition, type WorklistFilter } from './worklist.ts';
 
 export const RESOLUTIONS = ['accepted', 'fixed_in_ledger', 'provider_error'] as const;

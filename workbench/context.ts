@@ -1,0 +1,52 @@
+/**
+ * What every route of the workbench is handed (the primary, the replica reads, session settings,
+ * metrics, the schedule reader) and the session cookie's name and form. Its own module, so that the
+ * server and its route files import it instead of each other.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+import type { WorkbenchMetrics } from '../observability/workbench-metrics.ts';
+import type { Principal, SessionSettings } from './auth/sessions.ts';
+import type { Role } from './auth/accounts.ts';
+import type { ScheduleReader } from './queries/schedule.ts';
+import type { ReplicaReads } from './replica-reads.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Least role the route needs; 'public' for none. Routes without it are refused. */
+    role?: Role | 'public';
+    /** An HTML page: unauthenticated visitors are sent to the sign-in page instead of a 401. */
+    page?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export const SESSION_COOKIE = 'recon_session';
+
+export interface WorkbenchContext {
+  /** The primary: authentication, sessions, actions, the discrepancy detail. */
+  readonly db: Kysely<Database>;
+  /** The worklist, CSV, runs, loads and coverage: the replica when configured, else the primary. */
+  readonly reads: ReplicaReads;
+  readonly sessions: SessionSettings;
+  readonly metrics: WorkbenchMetrics;
+  readonly schedule: ScheduleReader;
+}
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return out;
+}
+
+/** Set-Cookie for the session: HttpOnly, SameSite=Strict, Secure when the request came over HTTPS. */
+export function sessionCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+  const secure = request.protocol === 'https' ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
+}
