@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    // Imports point one way, toward domain/: the layers of scripts/eslint/layers.ts (README, Architecture).
+    // Imports point one way, toward domain/: the layers of scripts/eslint/layers.ts (docs/architecture.md).
     files: ['**/*.ts'],
     plugins: { recon: layers },
     rules: { 'recon/layers': 'error' },

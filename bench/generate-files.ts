@@ -26,7 +26,7 @@ async function writeLines(path: string, rows: number, line: (i: number) => strin
   await once(out, 'finish');
 }
 
-/** Legacy query type 5, default fields 1-17, no header (provider-api.md 2.10). */
+/** Legacy query type 5, default fields 1-17, no header (docs/provider-interface.md 4.4). */
 export function legacyType5Line(i: number): string {
   const day = ymd(i).replaceAll('-', '');
   const secs = (i * 37) % 86_400;

@@ -12,7 +12,7 @@ function progressPrinter(): Progress | undefined {
 }
 
 /**
- * The warning of a committed load that rejected rows (PRODUCT.md "Command-line conventions"): how
+ * The warning of a committed load that rejected rows (docs/reference.md, "Exit codes and errors"): how
  * many, and the query that lists them. The JSON summary on stdout stays as it is.
  */
 export function warnRejected(summary: Pick<LoadSummary, 'loadId' | 'rowsRejected'>): void {

@@ -29,7 +29,7 @@ export function registerNotifications(program: Command): void {
         if (opts.confirm) {
           const { createProviderClient } = await import('../provider/client/index.ts');
           const client = createProviderClient(config);
-          // ConfirmTransactionRequest (provider-api.md 2.4): the notification's members plus additionalData.
+          // ConfirmTransactionRequest (docs/provider-interface.md 2.4): the notification's members plus additionalData.
           confirm = async (body) => {
             const answer = await client.confirmTransaction({
               ...(body as Record<string, unknown>),

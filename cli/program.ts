@@ -28,7 +28,7 @@ import { describeError, setCommandPath, writeUsageError } from './run.ts';
  * The `recon` command line. Each command lives in its own module under cli/ and imports its heavy
  * dependencies lazily, so `recon --help` and `recon parse` start fast.
  *
- * The conventions of PRODUCT.md ("Command-line conventions") are applied here, once, to every command:
+ * The conventions of docs/reference.md ("Exit codes and errors") are applied here, once, to every command:
  * a usage error is one line and a pointer to --help (exit 2), required options say so in the help,
  * every command's help ends with an example, and a reversed --from/--to range is refused.
  */

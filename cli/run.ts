@@ -2,7 +2,7 @@ import { databaseErrorLine } from '../db/connection-errors.ts';
 import { type Config, loadConfig, loadDotEnv } from '../config/config.ts';
 import { ReconError, TooManyRejected, UsageError } from '../domain/errors.ts';
 
-/** Exit codes of PRODUCT.md "Command-line conventions". */
+/** Exit codes of docs/reference.md ("Exit codes and errors"). */
 export const EXIT = { failed: 1, usage: 2, refusedByLimit: 3 } as const;
 
 let commandPath = 'recon';

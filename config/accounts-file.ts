@@ -1,5 +1,5 @@
 /**
- * The accounts file (RECON_ACCOUNTS_FILE, PRODUCT.md "Several provider accounts"): JSON or YAML,
+ * The accounts file (RECON_ACCOUNTS_FILE, docs/connecting-a-provider.md, "Several accounts"): JSON or YAML,
  * `{ accounts: [ { name, environment, baseUrl?, authUrl?, queryUrl?, clientId?, clientSecret?,
  * legacyMerchantId?, legacyMerchantPass?, notificationSecret?, currency? } ] }`.
  *

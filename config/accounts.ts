@@ -1,5 +1,5 @@
 /**
- * The provider accounts this warehouse covers (PRODUCT.md "Several provider accounts").
+ * The provider accounts this warehouse covers (docs/connecting-a-provider.md, "Several accounts").
  *
  * With RECON_ACCOUNTS_FILE, the accounts of that file, their secrets resolved from the environment
  * variables or files it points at. Without it, the single-account variables (RECON_CLIENT_ID, …) form

@@ -2,7 +2,7 @@
  * Time limits of analyst logins. recon_analyst is NOLOGIN, and settings of a role (ALTER ROLE ... SET)
  * are not inherited by its members: each login role gets its own, set here.
  *
- * The pipeline does not depend on them (it takes no lock an analyst session can hold: README, Faults);
+ * The pipeline does not depend on them (it takes no lock an analyst session can hold: docs/operations.md, "When something fails");
  * they keep a forgotten session from holding back VACUUM for hours and a runaway query from a server's
  * CPU and memory.
  */

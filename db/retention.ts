@@ -1,5 +1,5 @@
 /**
- * Retention of consumers' personal data (PRODUCT.md, "Money and privacy rules"): after N days, raw
+ * Retention of consumers' personal data (docs/security.md, "Personal data"): after N days, raw
  * lines, payloads, refused bodies and history entries keep only their redacted form, the one analysts
  * read in the *_redacted views (SQL functions of migration 0005_analysts_and_privacy). Business columns stay
  * as they are, and so do the structured personal columns (consumer_email, bank_account_masked,

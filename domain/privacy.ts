@@ -1,5 +1,5 @@
 /**
- * Consumers' personal data (PRODUCT.md, "Money and privacy rules"): e-mail addresses, bank account
+ * Consumers' personal data (docs/security.md, "Personal data"): e-mail addresses, bank account
  * numbers (even masked), account tokens and labels, consumer names. Errors, rejected-row reasons,
  * quarantine reasons and logs never echo them: every message that may quote input goes through
  * {@link redactPersonal} before it is stored, thrown or printed.

@@ -48,12 +48,12 @@ export type ParsedRow<R = AnyRecord> =
  */
 export type OnColumns = (kind: AnyRecord['kind'], columns: readonly string[]) => void;
 
-/** Input formats of `recon parse` / `recon import` (PRODUCT.md). */
+/** Input formats of `recon parse` / `recon import` (docs/reference.md). */
 export type ReportFormat = 'legacy' | 'report-json' | 'report-csv';
 export type LegacyQueryType = '1' | '4' | '5' | '6';
 export type ReportQueryType = 'TRANSACTION' | 'RETURN';
 
-/** The five pull sources of PRODUCT.md, plus the ledger. */
+/** The five pull sources (docs/provider-interface.md 2), plus the ledger. */
 export const SOURCES = [
   'report-transactions',
   'report-returns',

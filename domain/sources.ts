@@ -18,7 +18,7 @@ import type {
 export type RecordKind = AnyRecord['kind'];
 
 /**
- * The legacy query interface refuses more than 40 days a query (provider-api.md, section 8); a pull
+ * The legacy query interface refuses more than 40 days a query (docs/provider-interface.md 5); a pull
  * and a workflow window cover at most as many, for every source alike.
  */
 export const MAX_WINDOW_DAYS = 40;

@@ -1,5 +1,5 @@
 /**
- * The provider's status words (spec section 3) on the canonical scale of PRODUCT.md: notifications,
+ * The provider's status words (docs/provider-interface.md 3) on the canonical scale: notifications,
  * confirmations and the status lookup say SUCCESS, the reports SUCCESSFUL; the status lookup also
  * names RETURNED and RETURNED_WITH_REPRESENTMENT. Compared without regard to case.
  */

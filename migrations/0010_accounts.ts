@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 // A migration is frozen in time: it imports no application code and declares everything it needs.
 
 /**
- * Several provider accounts in one warehouse (PRODUCT.md, Several provider accounts). Every row the
+ * Several provider accounts in one warehouse (docs/connecting-a-provider.md, "Several accounts"). Every row the
  * provider, the ledger or the pipeline writes carries `account`, the name of the provider account it
  * belongs to. Existing rows take `default` through the column default (no rewrite, no reload): a
  * single-account warehouse is the account named default.

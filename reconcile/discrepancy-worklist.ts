@@ -3,8 +3,8 @@
  * kind, status, currency and business date, and one discrepancy with its evidence (the provider row,
  * the ledger entry, the notifications) and its history (discrepancy_events). Read-only.
  *
- * Evidence leaves out raw lines, payloads and consumers' account fields (PRODUCT.md "Money and privacy
- * rules"): what an analyst needs to judge a discrepancy is in the business columns.
+ * Evidence leaves out raw lines, payloads and consumers' account fields (docs/security.md, "Personal
+ * data"): what an analyst needs to judge a discrepancy is in the business columns.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';

@@ -5,7 +5,7 @@ import { canonicalProviderStatus } from '../domain/status.ts';
 import { isValidDate } from '../domain/time/calendar.ts';
 
 /**
- * Asks the provider for the status of one transaction (provider-api.md 2.5, 4.2) and returns the
+ * Asks the provider for the status of one transaction (docs/provider-interface.md 2.4) and returns the
  * answer as parsed JSON. Area 3's `createProviderClient(config).transactionStatus` fits.
  */
 export type LookupStatus = (transactionId: string) => Promise<Record<string, unknown>>;

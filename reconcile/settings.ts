@@ -1,4 +1,4 @@
-/** The discrepancy kinds of PRODUCT.md (exact names: users and tests depend on them). */
+/** The discrepancy kinds of docs/finance.md (exact names: users and tests depend on them). */
 export const DISCREPANCY_KINDS = [
   'missing_in_ledger',
   'missing_at_provider',

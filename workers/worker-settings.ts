@@ -2,7 +2,7 @@ import { ConfigError } from '../domain/errors.ts';
 import { metricsSettings } from '../observability/metrics-settings.ts';
 
 /**
- * Worker tuning from the environment (documented in README, "Orchestration (Temporal)"):
+ * Worker tuning from the environment (docs/operations.md, "Workers"):
  *
  * | variable | worker option | default |
  * |---|---|---|

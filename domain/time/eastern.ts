@@ -1,5 +1,5 @@
 /**
- * Eastern time (America/Toronto) to UTC and back, exactly as PRODUCT.md says: the one place where the
+ * Eastern time (America/Toronto) to UTC and back, as docs/provider-interface.md 4.4 states: the one place where the
  * legacy interface's local dates and times become UTC instants, and where instants get their Eastern
  * date and wall clock (the sandbox's writers included).
  *

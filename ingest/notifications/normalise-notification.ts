@@ -1,8 +1,8 @@
 /**
- * Pure validation and normalisation of notification bodies (provider-api.md 2.1-2.4, 6 and 8).
+ * Pure validation and normalisation of notification bodies (docs/provider-interface.md 5 and 6).
  * Limits the spec states are enforced (lengths, ranges, integer types); what it leaves unshown is
  * tolerated and kept raw: which fields are required, the values of enums beyond those listed, the
- * return-specific fields. Assumption (documented in README): transactionAmount and transactionFee
+ * return-specific fields. Assumption (docs/provider-interface.md 6): transactionAmount and transactionFee
  * are read as cents, as in the reports; raw_amount keeps the value exactly as sent.
  */
 

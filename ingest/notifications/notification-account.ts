@@ -3,7 +3,7 @@ import type { Accounts } from '../../config/accounts.ts';
 import type { NotificationKind } from './normalise-notification.ts';
 
 /**
- * Which account a notification is filed under (PRODUCT.md, Several provider accounts): the account
+ * Which account a notification is filed under (docs/connecting-a-provider.md, "The notification receiver"): the account
  * its path names (`/notifications/<account>/<kind>`), the account whose own secret it presents, or
  * the account whose legacy merchant id is its `merchantId`. A warehouse with one account files
  * everything under it. When none of these names a configured account, or they contradict each

@@ -13,7 +13,7 @@ import { createNotificationWriter, type GroupCommitOptions } from './group-commi
 import { quarantineNotification, type StoredNotification } from './store-notification.ts';
 
 /**
- * Pluggable confirmation through ConfirmTrans (provider-api.md 4.3): provider/client's
+ * Pluggable confirmation through ConfirmTrans (docs/provider-interface.md 2.4): provider/client's
  * `createProviderClient(config).confirmTransaction(body)` fits. Called after the notification is
  * committed and answered; its failure is logged (without the body) and never fails the delivery.
  */

@@ -1,5 +1,5 @@
 /**
- * Merchant ledger files (README, Ledger contract): CSV with a header of merchant_ledger column names,
+ * Merchant ledger files (docs/connecting-a-provider.md, "Your ledger"): CSV with a header of merchant_ledger column names,
  * or NDJSON objects with the same names; told apart by the first non-blank byte (`{` is NDJSON).
  *
  * Validation is the migration's checks: merchant_transaction_id 1-30 characters; transaction_type

@@ -6,7 +6,7 @@ import { adjustmentRecord, returnRecord, transactionRecord } from './legacy/reco
 import { isBlank, readLines } from './read-lines.ts';
 
 /**
- * Legacy query interface CSV (provider-api.md 2.10, 4.6): no header, one record per line, fields
+ * Legacy query interface CSV (docs/provider-interface.md 2.3, 4.4): no header, one record per line, fields
  * separated by commas, Eastern dates and times, implied-decimal amounts.
  *
  * A record that does not validate (wrong number of fields, non-digit amount, impossible date, bad

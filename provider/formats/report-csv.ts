@@ -26,7 +26,7 @@ import {
 } from './report-fields.ts';
 
 /**
- * CSV report of the JSON report endpoint (provider-api.md 2.8). Columns are matched by header name
+ * CSV report of the JSON report endpoint (docs/provider-interface.md 4.2). Columns are matched by header name
  * (case and surrounding spaces ignored), so their order does not matter; an unknown column is kept in
  * `raw` and otherwise ignored; a missing required column throws UnreadableInput naming it.
  *

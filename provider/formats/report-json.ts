@@ -26,7 +26,7 @@ import {
 import { splitJsonArray } from './split-json-array.ts';
 
 /**
- * JSON report (provider-api.md 2.7, 4.1): a top-level array mixing transaction records and return
+ * JSON report (docs/provider-interface.md 4.1): a top-level array mixing transaction records and return
  * records, told apart by their fields (transactionType RETURN, or any of originalTransactionId,
  * returnCode, reportDate, settlementCode). Read as a stream, one element in memory at a time.
  *

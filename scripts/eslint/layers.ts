@@ -84,11 +84,11 @@ function isTypeOnly(node: MaybeTyped): boolean {
 export const layersRule: Rule.RuleModule = {
   meta: {
     type: 'problem',
-    docs: { description: 'imports point one way, toward domain/ (README, Architecture)' },
+    docs: { description: 'imports point one way, toward domain/ (docs/architecture.md)' },
     schema: [],
     messages: {
       forbidden:
-        '{{from}}/ may not import {{to}}/ ({{target}}): imports point toward domain/. Move the shared code down a layer, or see README "Architecture".',
+        '{{from}}/ may not import {{to}}/ ({{target}}): imports point toward domain/. Move the shared code down a layer, or see docs/architecture.md.',
     },
   },
   create(context) {

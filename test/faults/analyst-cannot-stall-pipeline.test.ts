@@ -15,7 +15,7 @@ import { query, recon } from '../support/recon-process.ts';
 // long as the analyst held the lock. Now the run serialises on a table analysts cannot reach, and no
 // read an analyst can run, however long, and no transaction left open delays a load or a run.
 
-/** README (Faults): an analyst session adds no lock wait; allowed here: the time alone twice + 10 s. */
+/** docs/operations.md ("When something fails"): an analyst session adds no lock wait; allowed here: the time alone twice + 10 s. */
 const boundMs = (aloneMs: number) => 2 * aloneMs + 10_000;
 
 let server: FaultPostgres;

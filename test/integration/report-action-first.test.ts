@@ -287,7 +287,7 @@ describe('recon report --html, action first', () => {
     expect(bad.stderr).not.toContain('secret');
   });
 
-  it('reads well in Chromium: normal bars are visible, the outlier is marked (screenshot for the README)', async () => {
+  it('reads well in Chromium: normal bars are visible, the outlier is marked (screenshot for docs/finance.md)', async () => {
     mkdirSync(SHOTS, { recursive: true });
     const browser = await chromium.launch({
       executablePath: CHROMIUM,

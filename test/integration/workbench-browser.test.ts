@@ -13,7 +13,7 @@ import { insertLedger, insertLoad, insertTransactions } from '../support/recon-r
 
 /**
  * The workbench in real Chromium (Debian's package, driven by playwright-core; nothing downloads a
- * browser). With RECON_SCREENSHOTS=1 the screenshots go to docs/screenshots/ for the README.
+ * browser). With RECON_SCREENSHOTS=1 the screenshots go to docs/screenshots/ for the docs.
  */
 
 const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';

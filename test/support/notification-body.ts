@@ -1,5 +1,5 @@
 /**
- * A transaction notification as the provider posts it (provider-api.md), for the receiver tests:
+ * A transaction notification as the provider posts it (docs/provider-interface.md 6), for the receiver tests:
  * `merchant`, `accountInfo` and `transaction` members override or add fields of the usual body (a
  * member set to undefined is left out of the JSON; `accountInfo: null` leaves out the whole block).
  */

@@ -19,7 +19,7 @@ export interface WorklistFilter {
   /** unresolved (open or acknowledged, the default), open, acknowledged, resolved, or all. */
   readonly status: StatusFilter;
   readonly kinds: readonly string[];
-  /** One provider account (PRODUCT.md, Several provider accounts). */
+  /** One provider account (docs/connecting-a-provider.md, "Several accounts"). */
   readonly account?: string;
   readonly currency?: string;
   /** Business dates, inclusive, YYYY-MM-DD. */

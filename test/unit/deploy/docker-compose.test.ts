@@ -36,7 +36,7 @@ describe('docker-compose.yml', () => {
     expect(environment('temporal-ui').TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
-  it('configures the recon services with every variable of PRODUCT.md', () => {
+  it('configures the recon services with every variable of the single-account configuration', () => {
     for (const service of ['worker', 'notifications', 'schedule', 'recon']) {
       expect(Object.keys(environment(service))).toEqual(
         expect.arrayContaining([
