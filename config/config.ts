@@ -35,6 +35,12 @@ export interface Config {
    */
   readonly rawRetentionDays: number | undefined;
   /**
+   * RECON_MAX_REJECTED_PER_WINDOW: the most lines one source's answer for one window may reject in a
+   * workflow's pull (nightly, backfill) before the load is rolled back and the window fails, as
+   * `--max-rejected` does for a command. Default {@link DEFAULT_MAX_REJECTED_PER_WINDOW}.
+   */
+  readonly maxRejectedPerWindow: number;
+  /**
    * RECON_ALERT_WEBHOOKS (secret): comma-separated webhook entries, each `slack:URL`, `json:URL` or a
    * bare URL (JSON), that receive run summaries and window failures (reconcile/alerts). Read only by
    * the alert activity; never logged, never in a workflow history or the database. Optional: a
@@ -50,6 +56,14 @@ export interface Config {
    */
   readonly workbenchReadUrl?: string | undefined;
 }
+
+/**
+ * Rejected lines one source may have in one window of a workflow before the window fails. A provider
+ * file of the described layout rejects none: a few odd rows are kept in rejected_rows and the window
+ * goes on (they are counted in its summary), while a layout change or an answer that is mostly not
+ * data stops the window instead of loading a fraction of a day.
+ */
+export const DEFAULT_MAX_REJECTED_PER_WINDOW = 100;
 
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
@@ -72,6 +86,16 @@ function parseDays(name: string, value: string | undefined): number | undefined 
   if (!/^\d+$/.test(value) || Number(value) > 36_500) {
     throw new ConfigError(
       `${name}=${JSON.stringify(value)} is not a number of days: set it to a whole number from 0 to 36500, or unset it`,
+    );
+  }
+  return Number(value);
+}
+
+function parseCount(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) > 1_000_000_000) {
+    throw new ConfigError(
+      `${name}=${JSON.stringify(value)} is not a number of lines: set it to a whole number from 0 to 1000000000, or unset it (default ${fallback})`,
     );
   }
   return Number(value);
@@ -166,6 +190,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: nonEmpty(env.RECON_DATA_DIR) ?? '.data',
     dbTimeoutSeconds: parseSeconds('RECON_DB_TIMEOUT_SECONDS', nonEmpty(env.RECON_DB_TIMEOUT_SECONDS)),
     rawRetentionDays: parseDays('RECON_RAW_RETENTION_DAYS', nonEmpty(env.RECON_RAW_RETENTION_DAYS)),
+    maxRejectedPerWindow: parseCount(
+      'RECON_MAX_REJECTED_PER_WINDOW',
+      nonEmpty(env.RECON_MAX_REJECTED_PER_WINDOW),
+      DEFAULT_MAX_REJECTED_PER_WINDOW,
+    ),
     alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
     workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
     workbenchReadUrl: parsePostgresUrl('RECON_WORKBENCH_READ_URL', nonEmpty(env.RECON_WORKBENCH_READ_URL)),

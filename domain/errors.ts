@@ -26,10 +26,36 @@ export class UnreadableInput extends ReconError {
   readonly retryable = false;
   readonly file: string;
   readonly line: number | null;
+  /** What is wrong, without the file and line (personal data redacted). */
+  readonly reason: string;
   constructor(file: string, line: number | null, reason: string, options?: ErrorOptions) {
     super(`${file}${line === null ? '' : `:${line}`}: ${redactPersonal(reason)}`, options);
     this.file = file;
     this.line = line;
+    this.reason = redactPersonal(reason);
+  }
+}
+
+/**
+ * A non-empty input of which no line is a record: an error text, a login page, every line of another
+ * layout. It is not a report with bad rows but no report at all, so nothing of it is loaded (the
+ * command line exits 2, as for any unreadable input; a pull names its source and window). `start` is
+ * the input's first characters, on one line, secrets and personal data redacted.
+ */
+export class NotAReport extends UnreadableInput {
+  readonly lines: number;
+  /** The first line's number and why it is not a record. */
+  readonly first: { readonly line: number; readonly reason: string };
+  readonly start: string;
+  constructor(file: string, lines: number, first: { line: number; reason: string }, start: string) {
+    super(
+      file,
+      null,
+      `not a report: ${lines} line${lines === 1 ? '' : 's'}, none of them a record (line ${first.line}: ${first.reason}); it starts: ${JSON.stringify(start)}`,
+    );
+    this.lines = lines;
+    this.first = { line: first.line, reason: redactPersonal(first.reason) };
+    this.start = start;
   }
 }
 
@@ -66,9 +92,10 @@ export class TooManyRejected extends ReconError {
   readonly retryable = false;
   readonly limit: number;
   readonly rejected: number;
-  constructor(what: string, rejected: number, limit: number) {
+  /** `setting`: the option or variable that set the limit, named in the message. */
+  constructor(what: string, rejected: number, limit: number, setting = '--max-rejected') {
     super(
-      `${what}: more than ${limit} row(s) rejected (--max-rejected ${limit}); the load was rolled back and nothing of it is kept: fix the input, or raise --max-rejected`,
+      `${what}: more than ${limit} row(s) rejected (${setting} ${limit}); the load was rolled back and nothing of it is kept: fix the input, or raise ${setting}`,
     );
     this.limit = limit;
     this.rejected = rejected;

@@ -1,7 +1,9 @@
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../config/config.ts';
-import { UnreadableInput, UsageError } from '../domain/errors.ts';
+import { NotAReport, TooManyRejected, UnreadableInput, UsageError } from '../domain/errors.ts';
+import { quotedStart } from '../domain/redact-secrets.ts';
+import { AnswerHead } from './answer-head.ts';
 import type { LoadSummary } from '../domain/load-summary.ts';
 import { loadReport, type LoadRequest } from './load/load-report.ts';
 import type { Source } from '../domain/records.ts';
@@ -9,6 +11,7 @@ import { MAX_WINDOW_DAYS, SOURCE_TABLE } from '../domain/sources.ts';
 import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
 import { easternDayStartUtc } from '../domain/time/eastern.ts';
 import {
+  ProviderAnswerNotData,
   ProviderStreamBroken,
   type ProviderClient,
   type ProviderResponseStream,
@@ -30,6 +33,8 @@ export interface PullSourceRequest {
   workflowId?: string;
   /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
   maxRejected?: number;
+  /** The option or variable that set maxRejected, named in the error (default `--max-rejected`). */
+  maxRejectedSetting?: string;
   onProgress?: (p: { rowsRead: number; bytes: number }) => void;
   signal?: AbortSignal;
   /** Report API output (default JSON, not zipped). The loader recognises a ZIP by its content. */
@@ -89,6 +94,7 @@ export async function pullSource(
     window: { start: window.start, end: window.end },
     workflowId: req.workflowId,
     maxRejected: req.maxRejected,
+    maxRejectedSetting: req.maxRejectedSetting,
     onProgress: req.onProgress,
     signal: req.signal,
   };
@@ -121,8 +127,10 @@ export async function pullSource(
   stream.on('error', (error) => {
     if (error instanceof ProviderStreamBroken) transportError = error;
   });
+  const head = new AnswerHead();
+  const tapped = pipeline(stream, head, () => {});
   try {
-    return await loadReport(deps.handle, { ...load, fileName: response.description }, stream);
+    return await loadReport(deps.handle, { ...load, fileName: response.description }, tapped);
   } catch (error) {
     if (transportError) throw transportError;
     if (response.zipped && error instanceof UnreadableInput) {
@@ -131,8 +139,39 @@ export async function pullSource(
         0,
       );
     }
+    if (error instanceof UnreadableInput) throw notData(req, error, head, deps.config);
+    if (error instanceof TooManyRejected) {
+      // Named by source and window, as a person finds them in the workflow and on the coverage page.
+      throw new TooManyRejected(
+        `${req.source} ${req.from}..${req.to}`,
+        error.rejected,
+        error.limit,
+        req.maxRejectedSetting,
+      );
+    }
     throw error;
   } finally {
+    if (!tapped.destroyed) tapped.destroy();
     if (!stream.destroyed) stream.destroy();
   }
+}
+
+/**
+ * A complete answer that the parser could not read as the report asked for (no line a record, no
+ * JSON array, no CSV header): one line naming the source, the window and the answer's start, with
+ * the account's own credentials and any other secret redacted from it.
+ */
+function notData(
+  req: PullSourceRequest,
+  error: UnreadableInput,
+  head: AnswerHead,
+  config: Config,
+): ProviderAnswerNotData {
+  const p = config.provider;
+  const why =
+    error instanceof NotAReport
+      ? `${error.lines} line${error.lines === 1 ? '' : 's'}, none of them a record; line ${error.first.line}: ${error.first.reason}`
+      : `${error.line === null ? '' : `line ${error.line}: `}${error.reason}`;
+  const start = quotedStart(head.text(), [p.legacyMerchantPass, p.clientSecret]);
+  return new ProviderAnswerNotData(`${req.source} ${req.from}..${req.to}`, why, start);
 }

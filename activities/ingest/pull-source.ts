@@ -84,6 +84,9 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
           account,
           origin: 'workflow',
           workflowId: workflowExecution.workflowId,
+          // A window is not loaded from an answer that is mostly rejected lines (docs/operations.md).
+          maxRejected: target.config.maxRejectedPerWindow,
+          maxRejectedSetting: 'RECON_MAX_REJECTED_PER_WINDOW',
           onProgress: (p) => {
             progress = { rowsRead: p.rowsRead, bytes: p.bytes };
             beat();

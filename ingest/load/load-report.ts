@@ -65,6 +65,7 @@ export async function loadReport(
       window: req.window,
       workflowId: req.workflowId,
       maxRejected: req.maxRejected,
+      maxRejectedSetting: req.maxRejectedSetting,
       legacy,
       kinds,
       carried,

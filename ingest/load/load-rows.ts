@@ -45,6 +45,8 @@ export interface LoadPlan {
   kinds: ReadonlySet<RecordKind>;
   /** More rejected rows than this fails the load whole ({@link TooManyRejected}); unset: no limit. */
   maxRejected?: number;
+  /** The option or variable that set maxRejected, named in the error (default `--max-rejected`). */
+  maxRejectedSetting?: string | undefined;
   /**
    * The columns the input's format carries, per record kind, as the parser reports them while
    * reading (read at merge time). A column not carried is unknown: kept in existing rows, null in new
@@ -168,6 +170,9 @@ export async function loadParsedRows(
   let rowsRead = 0;
   let rowsLoaded = 0;
   let rowsRejected = 0;
+  const overLimit = () => plan.maxRejected !== undefined && rowsRejected > plan.maxRejected;
+  const tooManyRejected = () =>
+    new TooManyRejected(plan.fileName, rowsRejected, plan.maxRejected ?? 0, plan.maxRejectedSetting);
   const cutBatch = async () => {
     await merger.submit(batch);
     batch = newStaging(allStaging.length - 1);
@@ -215,6 +220,7 @@ export async function loadParsedRows(
       let wait: Promise<void> | void = undefined;
       let staged = true;
       if (row.ok) {
+        if (overLimit()) throw tooManyRejected();
         const kind = row.record.kind;
         if (!plan.kinds.has(kind)) {
           throw new Error(`a ${kind} record cannot be loaded as ${plan.source} (line ${row.line})`);
@@ -237,10 +243,10 @@ export async function loadParsedRows(
         }
       } else {
         rowsRejected++;
-        if (plan.maxRejected !== undefined && rowsRejected > plan.maxRejected) {
-          throw new TooManyRejected(plan.fileName, rowsRejected, plan.maxRejected);
-        }
-        wait = batch.reject(rowsRead, row.line, row.raw, row.reason);
+        // Before the first record the input may be no report at all, which the parser says at its end
+        // (NotAReport): the limit then waits for a record or the end, and stages no more rejections.
+        if (!overLimit()) wait = batch.reject(rowsRead, row.line, row.raw, row.reason);
+        else if (rowsLoaded > 0) throw tooManyRejected();
       }
       if (wait) await wait;
       if (plan.signal?.aborted) throw plan.signal.reason;
@@ -261,6 +267,7 @@ export async function loadParsedRows(
       }
     }
     plan.signal?.throwIfAborted();
+    if (overLimit()) throw tooManyRejected();
     plan.onProgress?.({ rowsRead, bytes: meter.bytes });
     await newRows?.end();
     if (inBatch > 0) await merger.submit(batch);

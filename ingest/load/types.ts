@@ -27,6 +27,8 @@ export interface LoadRequest {
   workflowId?: string;
   /** More rejected rows than this fails the load whole (TooManyRejected); unset: no limit. */
   maxRejected?: number;
+  /** The option or variable that set maxRejected, named in the error (default `--max-rejected`). */
+  maxRejectedSetting?: string | undefined;
   /** Called about once a second while reading, and once at the end of reading. */
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;

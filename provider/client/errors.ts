@@ -70,3 +70,21 @@ export class ProviderStreamBroken extends ReconError {
     this.bytesReceived = bytesReceived;
   }
 }
+
+/**
+ * The provider answered (HTTP 200, body complete) with something that is not the report asked for:
+ * an error text, a login page, a layout no line of which is a record. Nothing of it was loaded.
+ * Retrying the same call at once would get the same answer: a person checks the credentials and the
+ * provider's status, then runs the window again.
+ */
+export class ProviderAnswerNotData extends ReconError {
+  readonly retryable = false;
+  /** The body's first characters, on one line, secrets and personal data redacted. */
+  readonly start: string;
+  constructor(what: string, why: string, start: string) {
+    super(
+      `${what}: the provider's answer is not a report (${why}); it starts: ${JSON.stringify(start)}; nothing of it was loaded: check the account's credentials and the provider's status, then run the window again`,
+    );
+    this.start = start;
+  }
+}

@@ -5,6 +5,7 @@ import { detectLedgerFormat, parseLedgerStream } from './ledger.ts';
 import { legacySelection, parseLegacy } from './legacy.ts';
 import { parseReportCsv } from './report-csv.ts';
 import { parseReportJson } from './report-json.ts';
+import { requireRecords } from './require-records.ts';
 import { DEFAULT_ZIP_LIMITS, looksLikeZip, peek, unzipReport, type ZipLimits } from './zip.ts';
 
 export { InvalidParseOption } from './invalid-parse-option.ts';
@@ -33,13 +34,14 @@ export interface ParseReportOptions {
  * the input size. Pure apart from the stream handed in (and the temporary file a ZIP is spooled to).
  *
  * Rows that do not validate are yielded as `{ ok: false, line, raw, reason }`, never thrown; line
- * numbers are 1-based and point at the line where the record starts (a header is line 1).
+ * numbers are 1-based and point at the line where the record starts (a header is line 1). An input
+ * that holds rows of which none is a record is no report at all: NotAReport after its last row.
  *
  * @throws InvalidParseOption at call time, before reading, for an unknown format, query type or a bad
  *   legacy `fields` selection.
  * @throws UnreadableInput while iterating, naming the file and line, when the input as a whole cannot
  *   be read (truncated or damaged ZIP, JSON broken half-way, a CSV report without its header or a
- *   required column).
+ *   required column); its subclass NotAReport when no row of a non-empty input is a record.
  */
 export function parseReport(
   input: Readable | AsyncIterable<Buffer | string>,
@@ -63,29 +65,34 @@ export function parseReport(
         `unknown format '${String(o.format)}'; use legacy, report-json or report-csv`,
       );
   }
-  return (async function* () {
-    const content = await unzipped(input, o.fileName, o.zipLimits ?? DEFAULT_ZIP_LIMITS);
-    switch (o.format) {
-      case 'legacy':
-        yield* parseLegacy(content, {
-          queryType: o.queryType,
-          fields: o.fields,
-          fileName: o.fileName,
-          onColumns: o.onColumns,
-        });
-        break;
-      case 'report-csv':
-        yield* parseReportCsv(content, {
-          queryType: o.queryType,
-          fileName: o.fileName,
-          onColumns: o.onColumns,
-        });
-        break;
-      case 'report-json':
-        yield* parseReportJson(content, o.fileName, o.onColumns);
-        break;
-    }
-  })();
+  return requireRecords(parseContent(input, o), o.fileName);
+}
+
+async function* parseContent(
+  input: Readable | AsyncIterable<Buffer | string>,
+  o: ParseReportOptions,
+): AsyncGenerator<ParsedRow<ReportRecord>> {
+  const content = await unzipped(input, o.fileName, o.zipLimits ?? DEFAULT_ZIP_LIMITS);
+  switch (o.format) {
+    case 'legacy':
+      yield* parseLegacy(content, {
+        queryType: o.queryType,
+        fields: o.fields,
+        fileName: o.fileName,
+        onColumns: o.onColumns,
+      });
+      break;
+    case 'report-csv':
+      yield* parseReportCsv(content, {
+        queryType: o.queryType,
+        fileName: o.fileName,
+        onColumns: o.onColumns,
+      });
+      break;
+    case 'report-json':
+      yield* parseReportJson(content, o.fileName, o.onColumns);
+      break;
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   legacyTransactionLine,
   linesInChunks,
 } from '../formats/legacy-csv.ts';
+import { count, LEGACY_ERROR_PAGES } from '../server/faults.ts';
 import { HttpFailure, readBody } from '../server/http.ts';
 import type { SandboxState } from '../server/state.ts';
 import { streamBody } from '../server/stream-body.ts';
@@ -27,6 +28,13 @@ export async function legacyQuery(
     throw plain(400, 'ERROR: form-encoded body expected');
   }
   const form = new URLSearchParams(text);
+  const page = state.faults.legacyErrorPage;
+  if (page) {
+    count(state.stats.faultsInjected, `legacy-${page}`);
+    res.writeHead(200, { 'content-type': LEGACY_ERROR_PAGES[page].contentType });
+    res.end(LEGACY_ERROR_PAGES[page].body);
+    return;
+  }
   for (const key of new Set(form.keys())) {
     if (form.getAll(key).length > 1) throw plain(400, `ERROR: parameter ${key} given more than once`);
   }
@@ -77,5 +85,13 @@ export async function legacyQuery(
       for (const r of history.adjustments(query)) yield legacyAdjustmentLine(r);
     }
   })();
-  await streamBody(state, res, 'text/plain; charset=utf-8', linesInChunks(lines), false);
+  const extra = state.faults.extraColumn === true;
+  if (extra) count(state.stats.faultsInjected, 'extra-column');
+  const served = extra ? withExtraColumn(lines) : lines;
+  await streamBody(state, res, 'text/plain; charset=utf-8', linesInChunks(served), false);
+}
+
+/** Each line with one more column at its end (fault extraColumn). */
+function* withExtraColumn(lines: Iterable<string>): Generator<string> {
+  for (const line of lines) yield line.endsWith('\n') ? `${line.slice(0, -1)},X\n` : `${line},X`;
 }

@@ -26,7 +26,38 @@ export interface SandboxFaults {
   truncateZip?: boolean;
   /** Tokens stop working after this many milliseconds, whatever expires_in says. */
   tokenTtlMs?: number;
+  /**
+   * The legacy query answers HTTP 200 with this page instead of its CSV, whatever it was asked (the
+   * provider does not describe the interface's error bodies): an HTML "Login expired" page, or the
+   * one line `Error: invalid merchant_pass`.
+   */
+  legacyErrorPage?: LegacyErrorPage;
+  /** Every line of a legacy body gets one more column at its end. */
+  extraColumn?: boolean;
+  /**
+   * Report and legacy bodies stop after this many bytes and end cleanly: the HTTP response is
+   * complete (no cut connection), the data is not.
+   */
+  shortBodyBytes?: number;
 }
+
+export type LegacyErrorPage = 'login-expired' | 'invalid-merchant-pass';
+
+/** The bodies of {@link SandboxFaults.legacyErrorPage}, as a provider's front end might send them. */
+export const LEGACY_ERROR_PAGES: Record<LegacyErrorPage, { contentType: string; body: string }> = {
+  'login-expired': {
+    contentType: 'text/html; charset=utf-8',
+    body:
+      '<!DOCTYPE html>\n<html>\n<head><title>Login expired</title></head>\n<body>\n' +
+      '<h1>Login expired</h1>\n<p>Your session has expired. Please sign in again.</p>\n' +
+      '<form method="post" action="/login"><input type="hidden" name="token" value="a1b2c3d4e5f6">' +
+      '</form>\n</body>\n</html>\n',
+  },
+  'invalid-merchant-pass': {
+    contentType: 'text/plain; charset=utf-8',
+    body: 'Error: invalid merchant_pass\n',
+  },
+};
 
 export function count(bag: Record<string, number>, key: string): void {
   bag[key] = (bag[key] ?? 0) + 1;

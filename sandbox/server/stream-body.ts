@@ -8,7 +8,8 @@ const TRUNCATED_TAIL = 512;
 
 /**
  * Streams a report or legacy body as it is generated, applying the body faults: a cut connection
- * (cuts, cutRate) or a zip that loses its end (truncateZip).
+ * (cuts, cutRate), a zip that loses its end (truncateZip), or a body that ends cleanly too soon
+ * (shortBodyBytes).
  */
 export async function streamBody(
   state: SandboxState,
@@ -21,7 +22,9 @@ export async function streamBody(
   const cut = takeFault(state, 'cuts', faults.cutRate);
   const cutAfter = faults.cutAfterBytes ?? 2048;
   const truncate = zipped && faults.truncateZip === true;
+  const short = zipped ? undefined : faults.shortBodyBytes;
   if (cut) count(state.stats.faultsInjected, 'cut');
+  if (short !== undefined) count(state.stats.faultsInjected, 'short-body');
   if (truncate) count(state.stats.faultsInjected, 'truncated-zip');
   res.writeHead(200, { 'content-type': contentType });
   res.flushHeaders();
@@ -45,6 +48,12 @@ export async function streamBody(
       await new Promise<void>((resolve) => res.write(buffer, () => resolve()));
       await new Promise((resolve) => setTimeout(resolve, 20));
       res.destroy();
+      return;
+    }
+    if (short !== undefined && sent + buffer.length >= short) {
+      // A body that ends cleanly before its data does: the response is complete at the HTTP level.
+      await write(res, buffer.subarray(0, Math.max(0, short - sent)));
+      res.end();
       return;
     }
     sent += buffer.length;

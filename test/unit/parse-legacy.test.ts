@@ -3,6 +3,9 @@ import { parseReport, InvalidParseOption } from '../../provider/formats/index.ts
 import type { AdjustmentRecord, LegacyTransactionRecord, ReturnRecord } from '../../domain/records.ts';
 import { collect, fixture, records, rejections, streamOf } from '../support/parse-helpers.ts';
 
+/** A valid type 1 line: a file with no record at all is no report (test/unit/parse-not-a-report.test.ts). */
+const RETURN_LINE = '20260320,4,901,ORD-100001,RT2603200001,0000012550,CAD,,,ET2601150001,player-7731,CA';
+
 const legacy = (file: string, queryType: string, fields?: number[], chunk = 7) =>
   collect(
     parseReport(streamOf(fixture(file), chunk), { format: 'legacy', queryType, fields, fileName: file }),
@@ -225,7 +228,7 @@ describe('legacy type 1 returns', () => {
 
   it('rejects a return row with the wrong number of fields', async () => {
     const rows = await collect(
-      parseReport(streamOf('20260320,4,901,ORD-1,RT1,0000012550,CAD,ET1,player,CA\n'), {
+      parseReport(streamOf(`20260320,4,901,ORD-1,RT1,0000012550,CAD,ET1,player,CA\n${RETURN_LINE}\n`), {
         format: 'legacy',
         queryType: '1',
         fileName: 'r.csv',

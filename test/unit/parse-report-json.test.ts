@@ -154,7 +154,8 @@ describe('JSON report', () => {
       [[base], 'array element is not a JSON object'],
       [null, 'array element is not a JSON object'],
     ];
-    const text = `[${cases.map(([value]) => JSON.stringify(value)).join(',\n')}]`;
+    // One valid element: a report of which no element is a record is no report (NotAReport).
+    const text = `[${[...cases.map(([value]) => value), base].map((value) => JSON.stringify(value)).join(',\n')}]`;
     const rows = await json(text);
     expect(rejections(rows)).toEqual(cases.map(([, reason], i) => ({ line: i + 1, reason })));
   });
