@@ -175,6 +175,13 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: '30',
   },
   {
+    name: 'RECON_MAX_REJECTED_PER_WINDOW',
+    group: 'worker and schedule',
+    meaning:
+      "the most lines one source's answer for one window may reject in a workflow pull; more fails the pull, nothing of it kept",
+    default: '100',
+  },
+  {
     name: 'RECON_NIGHTLY_AT',
     group: 'worker and schedule',
     meaning: "the nightly run's time in America/Toronto (`recon schedule create` without `--at`)",
