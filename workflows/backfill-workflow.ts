@@ -5,6 +5,7 @@ import {
   defineQuery,
   isCancellation,
   patched,
+  proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -16,7 +17,8 @@ import type {
   BackfillState,
   WindowResult,
 } from './types.ts';
-import { activityTuningProblem } from './activity-options.ts';
+import type * as activities from '../activities/index.ts';
+import { activityTuningProblem, reconcileWindowOptions, tunedActivityOptions } from './activity-options.ts';
 import { executeWindow } from './execute-window.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { type DayWindow, splitWindows } from './windows.ts';
@@ -31,6 +33,13 @@ export const DEFAULT_MAX_WINDOWS_PER_RUN = 100;
  * completed; the others were left running, to be terminated by the parent-close policy.
  */
 export const CANCEL_WAITS_PATCH = 'backfill-cancel-waits-for-windows';
+/**
+ * Backfills started before this change ended with their last window. Now, once every window is
+ * loaded, each completed window is reconciled again, so that what a window found does not depend on
+ * which windows had been loaded when it was first matched (a return reconciled before its original's
+ * window was loaded). See {@link reconcileAgain}.
+ */
+export const FINAL_RECONCILE_PATCH = 'backfill-final-reconcile';
 
 /** The message a person should read for a failed child window. */
 export function childFailureMessage(error: unknown): string {
@@ -85,6 +94,27 @@ function accountProgress(units: Unit[], state: BackfillState): AccountProgress[]
 }
 
 /**
+ * The final pass of a backfill: every completed window is reconciled again, now that all of them are
+ * loaded, one after the other (runs queue on the reconcile lock anyway). A window's first run saw
+ * only the windows loaded by then: matching reads rows outside its range (a return's original, a
+ * booking's provider row), so the windows finishing in another order left other findings. After this
+ * pass the warehouse is what matching finds over all the data, whatever the order; a window whose
+ * data nothing changed since its first run reuses that run's matching (reconcile/matching-reuse.ts).
+ */
+async function reconcileAgain(units: readonly Unit[], input: BackfillInput): Promise<void> {
+  const { reconcileWindow } = proxyActivities<activities.Activities>(
+    tunedActivityOptions(reconcileWindowOptions, input.activityTuning),
+  );
+  for (const unit of units) {
+    await reconcileWindow({
+      from: unit.from,
+      to: unit.to,
+      ...(unit.account === undefined ? {} : { account: unit.account }),
+    });
+  }
+}
+
+/**
  * Loads and reconciles Eastern days `from`..`to`: splits the range into windows of at most 40 days
  * and runs each as a child window workflow (id derived from the window), `parallelism` at a time.
  * With `accounts`, each window runs once per account (ids include the account; each account's pulls
@@ -93,6 +123,7 @@ function accountProgress(units: Unit[], state: BackfillState): AccountProgress[]
  * the end naming them. Progress is carried across continue-as-new, which happens after
  * `maxWindowsPerRun` windows or when the server suggests it, once the running windows have finished.
  * Cancelling the backfill cancels its running windows. `activityTuning` goes to every window.
+ * Once every window has run, each completed one is reconciled again ({@link reconcileAgain}).
  */
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
   const windowDays = input.windowDays ?? MAX_WINDOW_DAYS;
@@ -136,6 +167,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   const finished = new Set([...state.done, ...state.failures.map(keyOf)]);
   const pending = units.filter((u) => !finished.has(u.key));
   const running = new Map<string, Unit>();
+  let reconcilingAgain = false;
 
   const progressOfAccounts = () => {
     const accounts = accountProgress(units, state);
@@ -155,7 +187,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     running: [...running.values()].map(({ key: _key, ...window }) => window),
     startedAt: state.startedAt,
     runs: state.runs,
-    finished: pending.length === 0 && running.size === 0,
+    finished: pending.length === 0 && running.size === 0 && !reconcilingAgain,
     ...progressOfAccounts(),
   }));
 
@@ -217,6 +249,14 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   }
   if (pending.length > 0) {
     await continueAsNew<typeof backfillWorkflow>({ ...input, state });
+  }
+  if (units.length > 1 && patched(FINAL_RECONCILE_PATCH)) {
+    reconcilingAgain = true;
+    await reconcileAgain(
+      units.filter((u) => state.done.includes(u.key)),
+      input,
+    );
+    reconcilingAgain = false;
   }
   if (state.failures.length > 0) {
     const accounts = accountProgress(units, state);

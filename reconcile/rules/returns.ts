@@ -54,6 +54,14 @@ export async function claimReturns(ctx: RuleContext): Promise<number> {
       ) c on true
       on conflict do nothing`,
   );
+  // A return claimed before its original was loaded (a backfill's windows finish in any order) is
+  // linked to the original when the original's range is matched.
+  await exec(
+    ctx,
+    sql`update return_matches m set original_transaction_id = r.original_transaction_id
+      from provider_returns r join scope_p p on p.transaction_id = r.original_transaction_id
+      where m.return_transaction_id = r.return_transaction_id and m.original_transaction_id is null`,
+  );
   const count = await sql<{ n: number }>`select count(*)::int as n
       from return_matches m join scope_r using (return_transaction_id)
       where m.ledger_merchant_transaction_id is not null`.execute(ctx.trx);

@@ -9,7 +9,7 @@ import {
   legacyTransactionLine,
   linesInChunks,
 } from '../formats/legacy-csv.ts';
-import { count, LEGACY_ERROR_PAGES } from '../server/faults.ts';
+import { count, delayWindow, LEGACY_ERROR_PAGES } from '../server/faults.ts';
 import { HttpFailure, readBody } from '../server/http.ts';
 import type { SandboxState } from '../server/state.ts';
 import { streamBody } from '../server/stream-body.ts';
@@ -66,6 +66,7 @@ export async function legacyQuery(
     if (type === '5' && list.includes(19)) throw plain(400, 'ERROR: field 19 is not valid for query type 5');
     fields = list;
   }
+  await delayWindow(state, from);
   const query = {
     start: new Date(easternMidnightMs(from)).toISOString(),
     end: new Date(easternMidnightMs(addDays(to, 1))).toISOString(),

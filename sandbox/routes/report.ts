@@ -2,6 +2,8 @@ import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
 import { reportCsvChunks } from '../formats/report-csv.ts';
 import { reportJsonChunks } from '../formats/report-json.ts';
 import { zipSingleEntry } from '../formats/zip-writer.ts';
+import { easternDateOf } from '../../domain/time/eastern.ts';
+import { delayWindow } from '../server/faults.ts';
 import { invalid } from '../server/http.ts';
 import type { Route } from '../server/state.ts';
 import { streamBody } from '../server/stream-body.ts';
@@ -46,6 +48,7 @@ export const report: Route = async (state, req, res) => {
   ) {
     throw invalid('V033', 'outputZipFile must be true or false');
   }
+  await delayWindow(state, easternDateOf(start));
   const wanted = reportFilter(state.merchantId, body);
   const query = { start, end, asOf: state.asOf };
   const records = (function* () {

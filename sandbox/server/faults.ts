@@ -16,6 +16,11 @@ export interface SandboxFaults {
   retryAfter?: string;
   /** Delay before every data response, in milliseconds. */
   slowMs?: number;
+  /**
+   * Delay, in milliseconds, of the report and legacy answers to queries of the window that starts on
+   * this Eastern day (YYYY-MM-DD): that one window finishes last, the others as usual.
+   */
+  slowWindow?: { readonly from: string; readonly ms: number };
   /** The next N report or legacy bodies are cut (connection destroyed) after cutAfterBytes. */
   cuts?: number;
   /** Fraction (0..1) of report and legacy bodies cut. */
@@ -75,4 +80,10 @@ export function takeFault(
     return true;
   }
   return rate !== undefined && rate > 0 && Math.random() < rate;
+}
+
+/** Waits when the query's window starts on the day of the `slowWindow` fault (see SandboxFaults). */
+export async function delayWindow(holder: { faults: SandboxFaults }, easternFrom: string): Promise<void> {
+  const slow = holder.faults.slowWindow;
+  if (slow && slow.from === easternFrom) await new Promise((r) => setTimeout(r, slow.ms));
 }
