@@ -11,12 +11,9 @@ import { sql } from 'kysely';
 import { createDatabase, createPool } from '../db/connect.ts';
 import { createToken } from '../workbench/auth/accounts.ts';
 import { buildWorkbench } from '../workbench/server.ts';
-import {
-  encodeCursor,
-  filterCondition,
-  parseFilter,
-  type WorklistItem,
-} from '../workbench/queries/worklist.ts';
+import { filterCondition, parseFilter } from '../reconcile/discrepancies/filter.ts';
+import { encodeCursor } from '../reconcile/discrepancies/order.ts';
+import type { DiscrepancyRow } from '../reconcile/discrepancies/row.ts';
 import type { BenchResult, BenchStep } from './steps.ts';
 
 const KINDS = [
@@ -71,8 +68,8 @@ export const workbenchSteps: BenchStep[] = [
       const deepFilter = parseFilter({});
       const offset = Math.floor(n * 0.9 * 0.9);
       const deep = (
-        await sql<Pick<WorklistItem, 'currency' | 'stake_cents' | 'business_date' | 'id'>>`
-          select currency, stake_cents, business_date, discrepancy_id as id from discrepancies
+        await sql<Pick<DiscrepancyRow, 'currency' | 'stake_cents' | 'business_date' | 'discrepancy_id'>>`
+          select currency, stake_cents, business_date, discrepancy_id from discrepancies
           where ${filterCondition(deepFilter)}
           order by coalesce(currency, ''), (-stake_cents), coalesce(business_date, 'infinity'::date), discrepancy_id
           offset ${offset} limit 1`.execute(db)
@@ -159,7 +156,7 @@ export const workbenchSteps: BenchStep[] = [
         );
         await explain(
           'deep page',
-          sql`select * from discrepancies where ${filterCondition(deepFilter)} and (coalesce(currency, ''), (-stake_cents), coalesce(business_date, 'infinity'::date), discrepancy_id) > (${deep.currency ?? ''}::bpchar, ${-deep.stake_cents}::bigint, ${deep.business_date}::date, ${deep.id}::bigint) ${order} limit 51`,
+          sql`select * from discrepancies where ${filterCondition(deepFilter)} and (coalesce(currency, ''), (-stake_cents), coalesce(business_date, 'infinity'::date), discrepancy_id) > (${deep.currency ?? ''}::bpchar, ${-deep.stake_cents}::bigint, ${deep.business_date}::date, ${deep.discrepancy_id}::bigint) ${order} limit 51`,
         );
       }
       // What the totals' triggers cost a run: the run's update of last_seen_at on every row it sees.

@@ -1,12 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DISCREPANCY_STATUSES } from '../reconcile/discrepancy-worklist.ts';
+import { DISCREPANCY_STATUSES, type DiscrepancyStatus } from '../reconcile/discrepancies/row.ts';
 import { DISCREPANCY_KINDS } from '../reconcile/settings.ts';
 import { dateArg, wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 interface ListOptions {
   kind?: string;
-  status?: (typeof DISCREPANCY_STATUSES)[number];
+  status?: DiscrepancyStatus;
   currency?: string;
   from?: string;
   to?: string;
@@ -43,12 +43,16 @@ export function registerDiscrepancies(program: Command): void {
     .action((opts: ListOptions) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { listDiscrepancies } = await import('../reconcile/discrepancy-worklist.ts');
+        const { listDiscrepancies } = await import('../reconcile/discrepancies/read.ts');
         const { formatDiscrepancyTable } = await import('../reconcile/report/format-worklist.ts');
         const handle = await openDatabase(config);
         try {
-          const { json, ...filter } = opts;
-          const rows = await listDiscrepancies(handle.db, filter);
+          const { json, kind, limit, ...filter } = opts;
+          const rows = await listDiscrepancies(
+            handle.db,
+            { ...filter, ...(kind !== undefined ? { kinds: [kind] } : {}) },
+            { order: 'newest', ...(limit !== undefined ? { limit } : {}) },
+          );
           process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : formatDiscrepancyTable(rows));
         } finally {
           await handle.close();
@@ -66,17 +70,11 @@ export function registerDiscrepancies(program: Command): void {
     .action((id: number, opts: { json?: boolean }) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { discrepancyDetail } = await import('../reconcile/discrepancy-worklist.ts');
-        const { DiscrepancyNotFound } = await import('../reconcile/acknowledge-discrepancy.ts');
+        const { discrepancyDetail, terminalDetail } = await import('../reconcile/discrepancies/detail.ts');
         const { formatDiscrepancyDetail } = await import('../reconcile/report/format-worklist.ts');
         const handle = await openDatabase(config);
         try {
-          const detail = await discrepancyDetail(handle.db, id);
-          if (!detail) {
-            throw new DiscrepancyNotFound(
-              `discrepancy ${id} does not exist: check the id with recon discrepancies list`,
-            );
-          }
+          const detail = terminalDetail(await discrepancyDetail(handle.db, id));
           process.stdout.write(
             opts.json ? `${JSON.stringify(detail, null, 2)}\n` : formatDiscrepancyDetail(detail),
           );
@@ -97,10 +95,10 @@ export function registerDiscrepancies(program: Command): void {
     .action((id: number, opts: { note: string; by: string }) =>
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
-        const { acknowledgeDiscrepancy } = await import('../reconcile/acknowledge-discrepancy.ts');
+        const { actOnDiscrepancy } = await import('../reconcile/discrepancies/actions.ts');
         const handle = await openDatabase(config);
         try {
-          await acknowledgeDiscrepancy(handle.db, { discrepancyId: id, note: opts.note, by: opts.by });
+          await actOnDiscrepancy(handle.db, id, { action: 'ack', note: opts.note }, { name: opts.by });
           process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
         } finally {
           await handle.close();

@@ -31,9 +31,10 @@ import {
   type Principal,
   type SessionSettings,
 } from './auth/sessions.ts';
-import { ActionConflict, DiscrepancyMissing, UnknownAssignee } from './queries/actions.ts';
+import { ActionConflict, UnknownAssignee } from '../reconcile/discrepancies/actions.ts';
+import { InvalidFilter } from '../reconcile/discrepancies/filter.ts';
+import { DiscrepancyNotFound } from '../reconcile/discrepancies/row.ts';
 import type { ScheduleReader, ScheduleState } from './queries/schedule.ts';
-import { InvalidFilter } from './queries/worklist.ts';
 import { registerDiscrepancyRoutes } from './routes/discrepancies.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
@@ -200,7 +201,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
     }
     if (error instanceof InvalidFilter || error instanceof UnknownAssignee || error instanceof InvalidAccount)
       return reply.code(400).send({ error: 'bad_request', message: error.message });
-    if (error instanceof DiscrepancyMissing)
+    if (error instanceof DiscrepancyNotFound)
       return reply.code(404).send({ error: 'not_found', message: error.message });
     if (error instanceof ActionConflict)
       return reply.code(409).send({ error: 'conflict', message: error.message });

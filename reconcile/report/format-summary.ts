@@ -29,7 +29,7 @@ function itemTable(rows: readonly DiscrepancyRow[]): string {
     ['id', 'day', 'kind', 'currency', 'at stake', 'transaction'],
     rows.map((r) => [
       String(r.discrepancy_id),
-      r.business_date,
+      r.business_date ?? '',
       r.kind,
       currencyLabel(r.currency),
       formatCents(r.stake_cents),

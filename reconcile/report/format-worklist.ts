@@ -2,7 +2,8 @@
  * The worklist as text for a terminal: a table of discrepancies, and one discrepancy with its
  * evidence and history. Every amount is printed with its currency beside it.
  */
-import type { DiscrepancyDetail, DiscrepancyRow } from '../discrepancy-worklist.ts';
+import type { TerminalDetail } from '../discrepancies/detail.ts';
+import type { DiscrepancyRow } from '../discrepancies/row.ts';
 import { formatCents } from './format-money.ts';
 
 function money(cents: number | null | undefined, currency: string | null | undefined): string {
@@ -56,7 +57,7 @@ function fields(title: string, row: Record<string, unknown> | null): string {
 }
 
 /** The discrepancy, its evidence rows and its events, as sections of `name: value` lines. */
-export function formatDiscrepancyDetail(detail: DiscrepancyDetail): string {
+export function formatDiscrepancyDetail(detail: TerminalDetail): string {
   const d = detail.discrepancy;
   const parts = [
     `discrepancy ${d.discrepancy_id}: ${d.kind} (${d.status}), business date ${d.business_date ?? 'unknown'}, rule ${d.rule}\n`,

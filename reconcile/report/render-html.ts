@@ -218,7 +218,7 @@ export function renderHtmlReport(d: ReportData, options: HtmlReportOptions = {})
       : `#${r.discrepancy_id}`,
   });
   const ageDays = (r: DiscrepancyRow) =>
-    Math.max(0, daysInclusive(r.business_date, generatedAt.slice(0, 10)) - 1);
+    Math.max(0, daysInclusive(r.business_date ?? generatedAt.slice(0, 10), generatedAt.slice(0, 10)) - 1);
   const seeAll = (currency?: string) =>
     `To see all: ${base ? `${worklistLink(currency ? { currency } : {}, 'the workbench')}, ` : 'the workbench (recon serve), '}<code>recon discrepancies list --from ${esc(d.from)} --to ${esc(d.to)}${currency ? ` --currency ${esc(currency)}` : ''}</code>, or <code>recon report --from ${esc(d.from)} --to ${esc(d.to)} --csv FILE</code>.`;
 
@@ -268,7 +268,7 @@ export function renderHtmlReport(d: ReportData, options: HtmlReportOptions = {})
   const itemRows = (rows: readonly DiscrepancyRow[]): Cell[][] =>
     rows.map((r) => [
       idCell(r),
-      r.business_date,
+      r.business_date ?? '',
       count(ageDays(r)),
       kindName(r.kind),
       r.status + (r.assignee ? ` (${r.assignee})` : ''),
@@ -314,7 +314,7 @@ ${htmlTable(
   ],
   shown.map((r) => [
     idCell(r),
-    r.business_date,
+    r.business_date ?? '',
     r.kind,
     r.status,
     label,

@@ -2,8 +2,11 @@ import { beginAccountScope, endAccountScope } from '../account-scope.ts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { addDays } from '../../domain/time/calendar.ts';
-import type { DiscrepancyRowFields } from '../discrepancy-row.ts';
-import { DISCREPANCY_CENTS } from '../reconcile-range.ts';
+import { listDiscrepancies, reportSums, type ReportSums } from '../discrepancies/read.ts';
+import { worklistCompare } from '../discrepancies/order.ts';
+import type { DiscrepancyRow } from '../discrepancies/row.ts';
+
+export type { DiscrepancyRow } from '../discrepancies/row.ts';
 
 /**
  * Everything the text, JSON, HTML and CSV reports show for a range of Eastern business dates. Every
@@ -15,9 +18,9 @@ export interface ReportData {
   /** Which dates of the range a committed reconcile run has checked. */
   readonly coverage: ReportCoverage;
   /** Unresolved discrepancies per currency: how many and the money they concern. */
-  readonly totals: { currency: string | null; count: number; amount_cents: number }[];
+  readonly totals: ReportSums['totals'];
   /** Unresolved discrepancies per provider account and currency (one account when scoped to one). */
-  readonly byAccount: { account: string; currency: string | null; count: number; amount_cents: number }[];
+  readonly byAccount: ReportSums['byAccount'];
   /**
    * Successful provider transactions per day, type and currency. `type` is null for transactions whose
    * type code the provider sent is neither DEBIT nor CREDIT (their raw codes: {@link unknownTypeCodes}).
@@ -32,15 +35,9 @@ export interface ReportData {
   /** The raw type codes of the range's successful transactions of unknown type (sorted, distinct). */
   readonly unknownTypeCodes: string[];
   /** Unresolved discrepancies by kind and currency. */
-  readonly byKind: { kind: string; currency: string | null; count: number; amount_cents: number }[];
+  readonly byKind: ReportSums['byKind'];
   /** Unresolved discrepancies per day, kind and currency. */
-  readonly byDay: {
-    day: string;
-    kind: string;
-    currency: string | null;
-    count: number;
-    amount_cents: number;
-  }[];
+  readonly byDay: ReportSums['byDay'];
   /** Returns of the range by return code and currency. */
   readonly returnsByCode: { code: string; currency: string; count: number; amount_cents: number }[];
   /** Every discrepancy of the range (resolved ones included), for the CSV export and the detail table. */
@@ -66,36 +63,13 @@ export interface ReportCoverage {
   readonly lastRunAt: string | null;
 }
 
-/** A report row: the common columns, with the rule, the evidence, the stake and the assignee. */
-export interface DiscrepancyRow extends DiscrepancyRowFields {
-  /** The provider account the discrepancy belongs to. */
-  account: string;
-  rule: string;
-  business_date: string;
-  expected: unknown;
-  actual: unknown;
-  /** Money at stake in cents of `currency` (the column the workbench orders by; DISCREPANCY_CENTS). */
-  stake_cents: number;
-  assignee: string | null;
-}
-
 /** Unresolved (open or acknowledged) items. */
 function unresolved(rows: readonly DiscrepancyRow[]): DiscrepancyRow[] {
   return rows.filter((r) => r.resolved_at === null);
 }
 
-/**
- * The worklist order of the workbench: per currency (no currency last), money at stake first, then
- * the earliest business date, then the id. Amounts of different currencies are never compared.
- */
-export function byStakeThenAge(a: DiscrepancyRow, b: DiscrepancyRow): number {
-  return (
-    (a.currency ?? '\uffff').localeCompare(b.currency ?? '\uffff') ||
-    b.stake_cents - a.stake_cents ||
-    a.business_date.localeCompare(b.business_date) ||
-    a.discrepancy_id - b.discrepancy_id
-  );
-}
+/** The worklist order of the workbench (reconcile/discrepancies/order.ts). */
+export const byStakeThenAge = worklistCompare;
 
 /** The `limit` unresolved items with the most money at stake in each currency, in worklist order. */
 export function largestOpen(rows: readonly DiscrepancyRow[], limit = TOP_ITEMS): DiscrepancyRow[] {
@@ -113,7 +87,7 @@ export function oldestOpen(rows: readonly DiscrepancyRow[], limit = TOP_ITEMS): 
   return unresolved(rows)
     .sort(
       (a, b) =>
-        a.business_date.localeCompare(b.business_date) ||
+        (a.business_date ?? '').localeCompare(b.business_date ?? '') ||
         a.first_seen_at.localeCompare(b.first_seen_at) ||
         b.stake_cents - a.stake_cents ||
         a.discrepancy_id - b.discrepancy_id,
@@ -187,31 +161,7 @@ async function reportOf(db: Kysely<Database>, range: { from: string; to: string 
     where transaction_on between ${from}::date and ${to}::date and status = 'SUCCESSFUL'
       and transaction_type is null
     order by 1`.execute(db);
-  const totals = await sql<ReportData['totals'][number]>`
-    select currency::text as currency, count(*)::int as count, sum(${DISCREPANCY_CENTS})::bigint as amount_cents
-    from discrepancies
-    where business_date between ${from}::date and ${to}::date and resolved_at is null
-    group by 1 order by 1 nulls last`.execute(db);
-  const byAccount = await sql<ReportData['byAccount'][number]>`
-    select account, currency::text as currency, count(*)::int as count,
-      sum(${DISCREPANCY_CENTS})::bigint as amount_cents
-    from discrepancies
-    where business_date between ${from}::date and ${to}::date and resolved_at is null
-    group by 1, 2 order by 1, 2 nulls last`.execute(db);
-  const byKind = await sql<ReportData['byKind'][number]>`
-    select kind, currency::text as currency, count(*)::int as count,
-      sum(${DISCREPANCY_CENTS})::bigint as amount_cents
-    from discrepancies
-    where business_date between ${from}::date and ${to}::date and resolved_at is null
-    group by kind, currency order by sum(count(*)) over (partition by kind) desc, kind, currency nulls last`.execute(
-    db,
-  );
-  const byDay = await sql<ReportData['byDay'][number]>`
-    select business_date::text as day, kind, currency::text as currency, count(*)::int as count,
-      sum(${DISCREPANCY_CENTS})::bigint as amount_cents
-    from discrepancies
-    where business_date between ${from}::date and ${to}::date and resolved_at is null
-    group by 1, 2, 3 order by 1, 2, 3 nulls last`.execute(db);
+  const sums = await reportSums(db, { status: 'unresolved', from, to });
   const returnsByCode = await sql<ReportData['returnsByCode'][number]>`
     select coalesce(return_code, '(none)') as code, currency::text as currency, count(*)::int as count,
       sum(amount_cents)::bigint as amount_cents
@@ -219,47 +169,13 @@ async function reportOf(db: Kysely<Database>, range: { from: string; to: string 
     group by 1, 2 order by sum(count(*)) over (partition by coalesce(return_code, '(none)')) desc, 1, 2`.execute(
     db,
   );
-  const discrepancies = await db
-    .selectFrom('discrepancies')
-    .select([
-      'discrepancy_id',
-      'account',
-      'kind',
-      'rule',
-      'status',
-      sql<string>`business_date::text`.as('business_date'),
-      'transaction_id',
-      'merchant_transaction_id',
-      'return_transaction_id',
-      'currency',
-      'expected_amount_cents',
-      'actual_amount_cents',
-      'difference_cents',
-      'expected',
-      'actual',
-      'first_seen_at',
-      'resolved_at',
-      'acknowledged_by',
-      'note',
-      sql<number>`coalesce(stake_cents, 0)`.as('stake_cents'),
-      'assignee',
-    ])
-    .where('business_date', '>=', from)
-    .where('business_date', '<=', to)
-    .orderBy('business_date')
-    .orderBy('kind')
-    .orderBy('discrepancy_id')
-    .execute();
-  const rows = discrepancies as DiscrepancyRow[];
+  const rows = await listDiscrepancies(db, { from, to }, { order: 'date' });
   return {
     from,
     to,
     coverage,
-    totals: totals.rows,
-    byAccount: byAccount.rows,
+    ...sums,
     volumes: volumes.rows,
-    byKind: byKind.rows,
-    byDay: byDay.rows,
     returnsByCode: returnsByCode.rows,
     unknownTypeCodes: unknownTypes.rows.map((r) => r.code),
     discrepancies: rows,

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { normaliseNotification } from '../../ingest/notifications/normalise-notification.ts';
 import { storeNotification } from '../../ingest/notifications/store-notification.ts';
-import { acknowledgeDiscrepancy, DiscrepancyNotFound } from '../../reconcile/acknowledge-discrepancy.ts';
+import { actOnDiscrepancy } from '../../reconcile/discrepancies/actions.ts';
+import { DiscrepancyNotFound } from '../../reconcile/discrepancies/row.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertReturns, insertTransactions } from '../support/recon-rows.ts';
@@ -302,12 +303,12 @@ describe('reconcileRange', () => {
       .select('discrepancy_id')
       .where('discrepancy_key', '=', 'missing_in_ledger:T-MIL')
       .executeTakeFirstOrThrow();
-    await acknowledgeDiscrepancy(h.db, {
-      discrepancyId: d.discrepancy_id,
-      note: 'booking tomorrow',
-      by: 'ana',
-      at: '2026-03-25T09:00:00Z',
-    });
+    await actOnDiscrepancy(
+      h.db,
+      d.discrepancy_id,
+      { action: 'ack', note: 'booking tomorrow' },
+      { name: 'ana', at: '2026-03-25T09:00:00Z' },
+    );
     await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-04', now: '2026-03-26T12:00:00Z' });
     const row = await h.db
       .selectFrom('discrepancies')
@@ -330,7 +331,7 @@ describe('reconcileRange', () => {
     expect(events.map((e) => e.event)).toEqual(['opened', 'acknowledged']);
     expect(events[1]!.details).toEqual({ by: 'ana', note: 'booking tomorrow' });
     await expect(
-      acknowledgeDiscrepancy(h.db, { discrepancyId: 999_999, note: 'x', by: 'y' }),
+      actOnDiscrepancy(h.db, 999_999, { action: 'ack', note: 'x' }, { name: 'y' }),
     ).rejects.toThrow(DiscrepancyNotFound);
   });
 });

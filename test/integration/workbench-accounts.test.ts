@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createToken } from '../../workbench/auth/accounts.ts';
-import { liveTotals, parseFilter, worklistTotals } from '../../workbench/queries/worklist.ts';
+import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
+import { liveTotals, worklistTotals } from '../../reconcile/discrepancies/read.ts';
 import { buildWorkbench } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 

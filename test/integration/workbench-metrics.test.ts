@@ -121,7 +121,11 @@ describe('workbench /metrics', () => {
       200,
     );
     expect(
-      await call('POST', '/api/discrepancies/bulk', operatorToken, { ids: [amt1, amt2, mil], action: 'ack' }),
+      await call('POST', '/api/discrepancies/bulk', operatorToken, {
+        ids: [amt1, amt2, mil],
+        action: 'ack',
+        note: 'seen',
+      }),
     ).toBe(200);
     expect(await call('GET', '/no/such/page/42')).toBe(404);
     expect(await call('GET', '/metrics')).toBe(401);

@@ -1,8 +1,8 @@
 /** One discrepancy: the rule in words, the diff, the evidence side by side, the timeline, actions. */
 import { roleAllows } from '../auth/accounts.ts';
 import type { Principal } from '../auth/sessions.ts';
-import { RESOLUTIONS } from '../queries/actions.ts';
-import type { DiscrepancyDetail } from '../queries/detail.ts';
+import { RESOLUTIONS } from '../../reconcile/discrepancies/actions.ts';
+import type { DiscrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
 import { html, money, page, type Html } from './html.ts';
 
 const CENTS_COLUMN = /_cents$/;
@@ -70,7 +70,7 @@ function eventLine(e: Record<string, unknown>): Html {
 }
 
 export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail, users: string[]): string {
-  const d = detail.discrepancy as Record<string, unknown> & { id: number; currency: string | null };
+  const d = detail.discrepancy;
   const canAct = roleAllows(principal.role, 'operator');
   const resolved = d.resolved_at !== null;
   const api = `/api/discrepancies/${d.id}`;

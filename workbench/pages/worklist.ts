@@ -1,13 +1,14 @@
 /** The worklist page: filters, totals by account, kind and currency, the items, bulk actions, CSV export. */
 import type { Principal } from '../auth/sessions.ts';
 import { roleAllows } from '../auth/accounts.ts';
+import type { DiscrepancyRow } from '../../reconcile/discrepancies/row.ts';
 import {
   filterToQuery,
-  STATUSES,
-  type Total,
-  type WorklistFilter,
-  type WorklistItem,
-} from '../queries/worklist.ts';
+  STATUS_FILTERS,
+  type DiscrepancyFilter,
+  type StatusFilter,
+} from '../../reconcile/discrepancies/filter.ts';
+import type { Total } from '../../reconcile/discrepancies/read.ts';
 import { DISCREPANCY_KINDS } from '../../reconcile/settings.ts';
 import { html, money, page } from './html.ts';
 
@@ -18,8 +19,8 @@ function query(params: Record<string, string>): string {
 
 export function worklistPage(
   principal: Principal,
-  filter: WorklistFilter,
-  data: { items: WorklistItem[]; next_cursor: string | null; totals: Total[] | null },
+  filter: DiscrepancyFilter & { status: StatusFilter },
+  data: { items: DiscrepancyRow[]; next_cursor: string | null; totals: Total[] | null },
   users: string[],
 ): string {
   const canAct = roleAllows(principal.role, 'operator');
@@ -33,12 +34,12 @@ export function worklistPage(
     <label
       >Status
       <select name="status" id="f-status">
-        ${STATUSES.map(
+        ${STATUS_FILTERS.map(
           (s) => html`<option value="${s}" ${s === filter.status ? html`selected` : html``}>${s}</option>`,
         )}
       </select></label
     >
-    <label>Kind ${select('kind', DISCREPANCY_KINDS, filter.kinds[0], 'any kind')}</label>
+    <label>Kind ${select('kind', DISCREPANCY_KINDS, filter.kinds?.[0], 'any kind')}</label>
     <label
       >Account
       <input
@@ -128,9 +129,9 @@ export function worklistPage(
 
   const rows = data.items.map(
     (d) =>
-      html`<tr data-id="${d.id}">
-        ${canAct ? html`<td><input type="checkbox" name="ids" value="${d.id}" aria-label="select ${d.id}" /></td>` : html``}
-        <td><a href="/discrepancies/${d.id}">#${d.id}</a></td>
+      html`<tr data-id="${d.discrepancy_id}">
+        ${canAct ? html`<td><input type="checkbox" name="ids" value="${d.discrepancy_id}" aria-label="select ${d.discrepancy_id}" /></td>` : html``}
+        <td><a href="/discrepancies/${d.discrepancy_id}">#${d.discrepancy_id}</a></td>
         <td>${d.account}</td>
         <td>${d.kind}</td>
         <td>

@@ -1,40 +1,23 @@
 /** The worklist, one discrepancy with its evidence, the actions on it, bulk actions, CSV export. */
-import { csvField } from '../../domain/csv-field.ts';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { actOnDiscrepancy, bulkAct, RESOLUTIONS, type Action } from '../queries/actions.ts';
-import { discrepancyDetail } from '../queries/detail.ts';
 import {
-  parseFilter,
-  worklistAll,
-  worklistPage,
-  worklistTotals,
-  type WorklistItem,
-} from '../queries/worklist.ts';
+  actOnDiscrepancy,
+  bulkAct,
+  RESOLUTIONS,
+  type Action,
+} from '../../reconcile/discrepancies/actions.ts';
+import {
+  csvHeader,
+  csvLine,
+  WORKBENCH_CSV_COLUMNS,
+  worklistItem,
+} from '../../reconcile/discrepancies/columns.ts';
+import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
+import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
+import { worklistAll, worklistPage, worklistTotals } from '../../reconcile/discrepancies/read.ts';
 import { errorResponses, filterProperties } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
-
-const CSV_COLUMNS: (keyof WorklistItem)[] = [
-  'id',
-  'kind',
-  'rule',
-  'status',
-  'business_date',
-  'currency',
-  'expected_amount_cents',
-  'actual_amount_cents',
-  'difference_cents',
-  'stake_cents',
-  'transaction_id',
-  'merchant_transaction_id',
-  'return_transaction_id',
-  'assignee',
-  'first_seen_at',
-  'acknowledged_by',
-  'resolution',
-  // Last, so that the positions of the columns before it stay those spreadsheets already read.
-  'account',
-];
 
 const idParams = {
   type: 'object',
@@ -78,7 +61,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
           cursor ? Promise.resolve(null) : worklistTotals(db, filter),
         ]),
       );
-      return { ...page, totals };
+      return { items: page.items.map(worklistItem), next_cursor: page.next_cursor, totals };
     },
   );
 
@@ -96,10 +79,9 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
     async (request, reply) => {
       const filter = parseFilter(request.query);
       async function* lines() {
-        yield `${CSV_COLUMNS.join(',')}\r\n`;
-        for await (const item of ctx.reads.stream(request.principal, (db) => worklistAll(db, filter))) {
-          yield `${CSV_COLUMNS.map((c) => csvField(item[c])).join(',')}\r\n`;
-        }
+        yield csvHeader(WORKBENCH_CSV_COLUMNS);
+        for await (const row of ctx.reads.stream(request.principal, (db) => worklistAll(db, filter)))
+          yield csvLine(WORKBENCH_CSV_COLUMNS, row);
       }
       return reply
         .type('text/csv; charset=utf-8')
@@ -119,14 +101,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         response: { 200: { $ref: 'Detail#' }, ...errorResponses, 404: { $ref: 'Error#' } },
       },
     },
-    async (request, reply) => {
-      const detail = await discrepancyDetail(ctx.db, request.params.id);
-      if (!detail)
-        return reply
-          .code(404)
-          .send({ error: 'not_found', message: `discrepancy ${request.params.id} does not exist` });
-      return detail;
-    },
+    async (request) => discrepancyDetail(ctx.db, request.params.id),
   );
 
   const note = { type: 'string', maxLength: 4000, default: '' };
@@ -197,7 +172,9 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
       },
       async (request) => {
         const act = a.toAction(request.body ?? {});
-        const done = await actOnDiscrepancy(ctx.db, request.params.id, act, request.principal!.name);
+        const done = await actOnDiscrepancy(ctx.db, request.params.id, act, {
+          name: request.principal!.name,
+        });
         ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'single' });
         await ctx.reads.wrote(request.principal);
         return done;
@@ -254,7 +231,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         b.action === 'ack'
           ? { action: 'ack' as const, note: b.note ?? '' }
           : { action: 'assign' as const, user: b.user ? b.user : null };
-      const done = await bulkAct(ctx.db, selection, act, request.principal!.name);
+      const done = await bulkAct(ctx.db, selection, act, { name: request.principal!.name });
       ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'bulk' }, done.count);
       await ctx.reads.wrote(request.principal);
       return done;

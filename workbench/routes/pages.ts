@@ -1,9 +1,11 @@
 /** Server-rendered pages and their assets (served by the app itself: no CDN). */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { discrepancyDetail } from '../queries/detail.ts';
+import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
+import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
+import { worklistPage as worklistData, worklistTotals } from '../../reconcile/discrepancies/read.ts';
+import { DiscrepancyNotFound } from '../../reconcile/discrepancies/row.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
-import { parseFilter, worklistPage as worklistData, worklistTotals } from '../queries/worklist.ts';
 import { discrepancyPage } from '../pages/discrepancy.ts';
 import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { worklistPage } from '../pages/worklist.ts';
@@ -94,7 +96,13 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
     { config: { role: 'viewer', page: true }, schema: hidden },
     async (request, reply) => {
       const id = Number(request.params.id);
-      const detail = Number.isSafeInteger(id) && id > 0 ? await discrepancyDetail(ctx.db, id) : undefined;
+      const detail =
+        Number.isSafeInteger(id) && id > 0
+          ? await discrepancyDetail(ctx.db, id).catch((e: unknown) => {
+              if (e instanceof DiscrepancyNotFound) return undefined;
+              throw e;
+            })
+          : undefined;
       if (!detail)
         return reply.code(404).type('text/plain').send(`discrepancy ${request.params.id} does not exist`);
       return reply

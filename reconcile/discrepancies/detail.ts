@@ -7,7 +7,9 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { explainRule, type RuleExplanation } from '../../reconcile/rules/rules-in-words.ts';
+import { explainRule, type RuleExplanation } from '../rules/rules-in-words.ts';
+import { scopeCondition, type AccountScope } from './filter.ts';
+import { DiscrepancyNotFound, ROW_COLUMNS, type DiscrepancyRow } from './row.ts';
 
 export interface DiffField {
   field: string;
@@ -16,8 +18,16 @@ export interface DiffField {
   differs: boolean;
 }
 
+/** The discrepancy's row, with its id also as `id` (the workbench's name), its key and candidates. */
+export type DetailRow = DiscrepancyRow & {
+  id: number;
+  discrepancy_key: string;
+  candidates: unknown;
+  resolved_by: string | null;
+};
+
 export interface DiscrepancyDetail {
-  discrepancy: Record<string, unknown>;
+  discrepancy: DetailRow;
   evidence: {
     provider: Record<string, unknown>[];
     ledger: Record<string, unknown>[];
@@ -63,16 +73,20 @@ export function fieldDiff(expected: unknown, actual: unknown): DiffField[] {
   });
 }
 
-/** The discrepancy with everything the workbench shows about it; undefined when the id is unknown. */
-export async function discrepancyDetail(db: Db, id: number): Promise<DiscrepancyDetail | undefined> {
+/**
+ * The discrepancy with everything the workbench and `recon discrepancies show` show about it.
+ * @throws DiscrepancyNotFound when no discrepancy of the scope has this id.
+ */
+export async function discrepancyDetail(
+  db: Db,
+  id: number,
+  accounts?: AccountScope,
+): Promise<DiscrepancyDetail> {
   const d = (
-    await sql<Record<string, unknown>>`select discrepancy_id as id, discrepancy_key, kind, rule, status,
-      business_date, currency, transaction_id, merchant_transaction_id, return_transaction_id, expected, actual,
-      expected_amount_cents, actual_amount_cents, difference_cents, stake_cents, candidates, first_seen_at,
-      last_seen_at, resolved_at, resolution, resolved_by, acknowledged_at, acknowledged_by, note, assignee
-      from discrepancies where discrepancy_id = ${id}`.execute(db)
+    await sql<DetailRow>`select ${ROW_COLUMNS}, discrepancy_id as id, discrepancy_key, candidates, resolved_by
+      from discrepancies where discrepancy_id = ${id} and ${scopeCondition(accounts)}`.execute(db)
   ).rows[0];
-  if (!d) return undefined;
+  if (!d) throw new DiscrepancyNotFound(id);
   const candidates = asObject(d.candidates);
   const txnIds = [
     ...new Set(
@@ -159,5 +173,40 @@ export async function discrepancyDetail(db: Db, id: number): Promise<Discrepancy
     diff: { expected_side: rule.expected, actual_side: rule.actual, fields: fieldDiff(d.expected, d.actual) },
     rule,
     events: events.rows,
+  };
+}
+
+/** The terminal's view of a detail: the discrepancy's own provider row, return and ledger entry. */
+export interface TerminalDetail {
+  discrepancy: DetailRow;
+  evidence: {
+    providerTransaction: Record<string, unknown> | null;
+    providerReturn: Record<string, unknown> | null;
+    ledgerEntry: Record<string, unknown> | null;
+    notifications: Record<string, unknown>[];
+  };
+  events: Record<string, unknown>[];
+}
+
+/** The rows of a detail's evidence that are the discrepancy's own (not candidates). */
+export function terminalDetail(detail: DiscrepancyDetail): TerminalDetail {
+  const d = detail.discrepancy;
+  const own = (rows: Record<string, unknown>[], key: string, value: string | null) =>
+    value === null ? null : (rows.find((r) => r[key] === value) ?? null);
+  const providerTransaction = own(detail.evidence.provider, 'transaction_id', d.transaction_id);
+  const mtid =
+    d.merchant_transaction_id ??
+    (typeof providerTransaction?.merchant_transaction_id === 'string'
+      ? providerTransaction.merchant_transaction_id
+      : null);
+  return {
+    discrepancy: d,
+    evidence: {
+      providerTransaction,
+      providerReturn: own(detail.evidence.returns, 'return_transaction_id', d.return_transaction_id),
+      ledgerEntry: own(detail.evidence.ledger, 'merchant_transaction_id', mtid),
+      notifications: detail.evidence.notifications,
+    },
+    events: detail.events,
   };
 }
