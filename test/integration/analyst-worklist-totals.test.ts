@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { parseFilter, worklistTotals } from '../../workbench/queries/worklist.ts';
+import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
+import { worklistTotals } from '../../reconcile/discrepancies/read.ts';
 import { useTestDatabase } from '../support/database.ts';
 
 /**
