@@ -5,6 +5,7 @@ import { createPullSource } from './ingest/pull-source.ts';
 import { createReconcileWindow } from './reconcile/reconcile-window.ts';
 import { createClearPersonalData } from './retention/clear-personal-data.ts';
 import { createListAccounts } from './accounts/list-accounts.ts';
+import { createCheckVolume } from './reconcile/check-volume.ts';
 
 export type { ActivityDependencies } from './dependencies.ts';
 
@@ -20,6 +21,7 @@ export function createActivities<Client>(deps: ActivityDependencies<Client>) {
     clearPersonalData: withFailureMapping(createClearPersonalData(deps)),
     sendAlert: withFailureMapping(createSendAlert(deps)),
     listAccounts: withFailureMapping(createListAccounts(deps)),
+    checkVolume: withFailureMapping(createCheckVolume(deps)),
   };
 }
 

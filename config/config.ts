@@ -1,4 +1,5 @@
 import { ConfigError } from '../domain/errors.ts';
+import { loadVolumeSettings, type VolumeSettings } from './volume.ts';
 
 export type Environment = 'staging' | 'production';
 
@@ -55,6 +56,8 @@ export interface Config {
    * (workbench/replica-reads.ts). Unset: everything reads the primary.
    */
   readonly workbenchReadUrl?: string | undefined;
+  /** RECON_VOLUME_*: the low-volume check (config/volume.ts). Absent: its defaults. */
+  readonly volume?: VolumeSettings;
 }
 
 /**
@@ -198,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     alertWebhooks: nonEmpty(env.RECON_ALERT_WEBHOOKS),
     workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
     workbenchReadUrl: parsePostgresUrl('RECON_WORKBENCH_READ_URL', nonEmpty(env.RECON_WORKBENCH_READ_URL)),
+    volume: loadVolumeSettings(env),
   });
 }
 

@@ -28,6 +28,7 @@ import { rowHistoryColumns, type RowHistoryTable } from './row-history.table.ts'
 import { sourceMatchesColumns, type SourceMatchesTable } from './source-matches.table.ts';
 import { statusLookupsColumns, type StatusLookupsTable } from './status-lookups.table.ts';
 import { transactionMatchesColumns, type TransactionMatchesTable } from './transaction-matches.table.ts';
+import { volumeFlagsColumns, type VolumeFlagsTable } from './volume-flags.table.ts';
 import { warehouseSettingsColumns, type WarehouseSettingsTable } from './warehouse-settings.table.ts';
 import { workbenchSessionsColumns, type WorkbenchSessionsTable } from './workbench-sessions.table.ts';
 import {
@@ -61,6 +62,7 @@ export interface Database {
   source_matches: SourceMatchesTable;
   status_lookups: StatusLookupsTable;
   transaction_matches: TransactionMatchesTable;
+  volume_flags: VolumeFlagsTable;
   warehouse_settings: WarehouseSettingsTable;
   workbench_sessions: WorkbenchSessionsTable;
   workbench_sign_in_failures: WorkbenchSignInFailuresTable;
@@ -92,6 +94,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   source_matches: sourceMatchesColumns,
   status_lookups: statusLookupsColumns,
   transaction_matches: transactionMatchesColumns,
+  volume_flags: volumeFlagsColumns,
   warehouse_settings: warehouseSettingsColumns,
   workbench_sessions: workbenchSessionsColumns,
   workbench_sign_in_failures: workbenchSignInFailuresColumns,

@@ -112,3 +112,19 @@ export const listAccountsOptions: ActivityOptions = {
     maximumAttempts: 5,
   },
 };
+
+/**
+ * The low-volume check after a nightly run's or a backfill's windows: a few grouped counts over the
+ * range and its baseline, then at most one alert. Idempotent, so retried freely, as long as the alert
+ * is (a webhook down for a while still gets it; the flags are kept whatever happens).
+ */
+export const checkVolumeOptions: ActivityOptions = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 10,
+  },
+};

@@ -22,6 +22,7 @@ import { activityTuningProblem, reconcileWindowOptions, tunedActivityOptions } f
 import { executeWindow } from './execute-window.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { type DayWindow, splitWindows } from './windows.ts';
+import { BACKFILL_VOLUME_PATCH, checkVolumeOfAccounts } from './volume-check.ts';
 
 /** Query answered by a running (or finished) backfill: windows done and left, rows, failures. */
 export const progressQuery = defineQuery<BackfillProgress>('progress');
@@ -123,7 +124,8 @@ async function reconcileAgain(units: readonly Unit[], input: BackfillInput): Pro
  * the end naming them. Progress is carried across continue-as-new, which happens after
  * `maxWindowsPerRun` windows or when the server suggests it, once the running windows have finished.
  * Cancelling the backfill cancels its running windows. `activityTuning` goes to every window.
- * Once every window has run, each completed one is reconciled again ({@link reconcileAgain}).
+ * Once every window has run, each completed one is reconciled again ({@link reconcileAgain}). At the
+ * end, each account's range is checked for low-volume days (workflows/volume-check.ts).
  */
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
   const windowDays = input.windowDays ?? MAX_WINDOW_DAYS;
@@ -258,6 +260,11 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     );
     reconcilingAgain = false;
   }
+  // The whole range at once, once every window has ended: each day is judged against the days
+  // before it whatever order the windows finished in.
+  const volume = patched(BACKFILL_VOLUME_PATCH)
+    ? await checkVolumeOfAccounts({ from: input.from, to: input.to }, input.accounts ?? [undefined])
+    : undefined;
   if (state.failures.length > 0) {
     const accounts = accountProgress(units, state);
     const failedAccounts = accounts?.filter((a) => a.windowsFailed > 0);
@@ -283,5 +290,6 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     rowsRejected: state.rowsRejected,
     runs: state.runs,
     ...progressOfAccounts(),
+    ...(volume === undefined ? {} : { volume }),
   };
 }

@@ -8,12 +8,20 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { clearPersonalDataOptions, listAccountsOptions } from './activity-options.ts';
-import type { NightlyInput, NightlyResult, RetentionResult, WindowFailure, WindowResult } from './types.ts';
+import type {
+  NightlyInput,
+  NightlyResult,
+  RetentionResult,
+  VolumeOutcome,
+  WindowFailure,
+  WindowResult,
+} from './types.ts';
 import { childFailureMessage } from './backfill-workflow.ts';
 import { executeWindow } from './execute-window.ts';
 import { addDays, isValidDate } from '../domain/time/calendar.ts';
 import { easternDateOfMs } from '../domain/time/eastern.ts';
 import { splitWindows } from './windows.ts';
+import { checkVolumeOfAccounts, NIGHTLY_VOLUME_PATCH } from './volume-check.ts';
 
 export const DEFAULT_LOOKBACK_DAYS = 3;
 
@@ -50,8 +58,8 @@ function scheduledFor(): { instant: Date; fromSchedule: boolean } {
  * scheduled time (TemporalScheduledStartTime), not the clock when the run happens, so a catch-up or a
  * schedule backfill covers the day it stands for. Windows run one after another as child window
  * workflows with ids derived from the window, so a nightly never loads a window a backfill is loading.
- * Then the retention activity clears personal data older than the worker's RECON_RAW_RETENTION_DAYS
- * (nothing when unset).
+ * Then each account's days are checked for low volume (workflows/volume-check.ts), and the retention
+ * activity clears personal data older than the worker's RECON_RAW_RETENTION_DAYS (nothing when unset).
  */
 export async function nightlyWorkflow(input: NightlyInput = {}): Promise<NightlyResult> {
   const lookback = input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS;
@@ -73,6 +81,7 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
   const windows: WindowResult[] = [];
   const failedAccounts: WindowFailure[] = [];
   const sources = input.sources ? { sources: input.sources } : {};
+  let volume: VolumeOutcome[] | undefined;
   if (patched(ACCOUNTS_PATCH)) {
     const { listAccounts } = proxyActivities<activities.Activities>(listAccountsOptions);
     const accounts = await listAccounts();
@@ -96,6 +105,8 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
       if (outcome.status === 'rejected') throw outcome.reason;
       windows.push(...outcome.value);
     }
+    // Days that loaded nothing, or far less than usual, are flagged and alerted on.
+    if (patched(NIGHTLY_VOLUME_PATCH)) volume = await checkVolumeOfAccounts({ from, to }, accounts);
   } else {
     for (const window of splitWindows(from, to)) {
       windows.push(await executeWindow({ ...window, ...sources }));
@@ -121,5 +132,6 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
     rowsLoaded: windows.reduce((total, w) => total + w.rowsLoaded, 0),
     windows,
     ...(retention === undefined ? {} : { retention }),
+    ...(volume === undefined ? {} : { volume }),
   };
 }

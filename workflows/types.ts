@@ -169,6 +169,8 @@ export interface BackfillResult {
   readonly rowsRejected: number;
   readonly runs: number;
   readonly accounts?: readonly AccountProgress[];
+  /** The low-volume check of each account over the range; absent in runs recorded before it. */
+  readonly volume?: readonly VolumeOutcome[];
 }
 
 export interface NightlyInput {
@@ -189,6 +191,8 @@ export interface NightlyResult extends DayWindow {
    * Absent in runs recorded before the step existed.
    */
   readonly retention?: RetentionResult | null;
+  /** The low-volume check of each account after the windows; absent in runs recorded before it. */
+  readonly volume?: readonly VolumeOutcome[];
 }
 
 /** The retention activity's answer: the setting, the cutoff and the rows cleared per table.column. */
@@ -244,3 +248,40 @@ export interface AlertResult {
   /** Already delivered by an earlier attempt or run: skipped. */
   readonly skipped: number;
 }
+
+/** Input of the low-volume activity: one account's Eastern days to judge. */
+export interface VolumeCheckInput extends DayWindow {
+  /** The provider account; `default` when absent. */
+  readonly account?: string;
+}
+
+/** One open low-volume flag: the rows the day held and the usual figure it was compared with. */
+export interface VolumeFlagSummary {
+  readonly source: Source;
+  readonly day: string;
+  readonly rows: number;
+  readonly usualRows: number;
+  readonly baselineDays: number;
+}
+
+/** What the low-volume activity found for one account (counts and the first flags only). */
+export interface VolumeCheckResult extends DayWindow {
+  readonly account: string;
+  /** Loaded business days with enough history that were judged, all sources together. */
+  readonly judged: number;
+  /** Open flags in the range after the check. */
+  readonly flagged: number;
+  /** The first 50 of them, by day then source. */
+  readonly flags: readonly VolumeFlagSummary[];
+  /** Flags this check sent to the webhooks (0 when none are configured). */
+  readonly alerted: number;
+}
+
+/** A low-volume check that failed after its retries (the run goes on). */
+export interface VolumeCheckFailure extends DayWindow {
+  readonly account: string;
+  readonly error: string;
+}
+
+/** What the low-volume check of one account came to in a nightly run or a backfill. */
+export type VolumeOutcome = VolumeCheckResult | VolumeCheckFailure;

@@ -113,3 +113,17 @@ export function businessDaysBetween(from: string, to: string, options: CalendarO
     if (isBusinessDay(dateOfEpochDay(d), options)) count++;
   return count;
 }
+
+/**
+ * The `n` business days before `date` (not including it), oldest first.
+ *
+ * @example businessDaysBefore('2026-03-09', 2) // ['2026-03-05', '2026-03-06'] (Thursday, Friday)
+ */
+export function businessDaysBefore(date: string, n: number, options: CalendarOptions = {}): string[] {
+  const out: string[] = [];
+  for (let d = epochDay(date) - 1; out.length < n; d--) {
+    const day = dateOfEpochDay(d);
+    if (isBusinessDay(day, options)) out.push(day);
+  }
+  return out.reverse();
+}

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { ReconError } from '../../domain/errors.ts';
 import type { AlertInput, AlertResult } from '../../workflows/types.ts';
 import { alertBody, alertKey } from './payload.ts';
+import type { LowVolumeAlert } from './volume-payload.ts';
 import { type Webhook, webhookName } from './webhooks.ts';
 
 /** A webhook that did not take an alert. Messages name the webhook by position and hash, never its URL. */
@@ -76,7 +77,11 @@ async function post(webhook: Webhook, body: unknown, options: DeliverOptions): P
  * 429, network), else not (another 4xx). The narrow window between a webhook's 2xx and the insert
  * is the only way an alert can be posted twice (at-least-once, never silently lost).
  */
-export async function deliverAlert(db: Db, alert: AlertInput, options: DeliverOptions): Promise<AlertResult> {
+export async function deliverAlert(
+  db: Db,
+  alert: AlertInput | LowVolumeAlert,
+  options: DeliverOptions,
+): Promise<AlertResult> {
   const key = alertKey(alert);
   const hashes = options.webhooks.map((w) => w.sha256);
   const done = new Set(

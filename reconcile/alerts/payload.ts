@@ -1,4 +1,5 @@
 import type { AlertInput, RunSummaryAlert, WindowFailureAlert } from '../../workflows/types.ts';
+import { type LowVolumeAlert, volumeAlertBody, volumeAlertKey } from './volume-payload.ts';
 import type { WebhookFormat } from './webhooks.ts';
 
 /**
@@ -156,15 +157,17 @@ function slackBody(alert: AlertInput, link: string | null) {
 /** The body to POST to a webhook of `format`. */
 export function alertBody(
   format: WebhookFormat,
-  alert: AlertInput,
+  alert: AlertInput | LowVolumeAlert,
   workbenchUrl: string | undefined,
 ): unknown {
+  if (alert.type === 'volume') return volumeAlertBody(format, alert, workbenchUrl);
   const link = workbenchLink(workbenchUrl, alert);
   if (format === 'slack') return slackBody(alert, link);
   return alert.type === 'summary' ? summaryJson(alert, link) : failureJson(alert, link);
 }
 
 /** The key of the deliveries of an alert: one summary and at most one failure per window run. */
-export function alertKey(alert: AlertInput): string {
+export function alertKey(alert: AlertInput | LowVolumeAlert): string {
+  if (alert.type === 'volume') return volumeAlertKey(alert);
   return `${alert.type}:${alert.workflowRunId}`;
 }

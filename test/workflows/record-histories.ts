@@ -53,6 +53,14 @@ const activities: Activities = {
   clearPersonalData: async () => null,
   sendAlert: async () => ({ webhooks: 0, delivered: 0, skipped: 0 }),
   listAccounts: async () => [...ACCOUNTS],
+  checkVolume: async (input) => ({
+    ...input,
+    account: input.account ?? 'default',
+    judged: 0,
+    flagged: 0,
+    flags: [],
+    alerted: 0,
+  }),
 };
 
 installRuntime({ level: 'WARN' });
