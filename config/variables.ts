@@ -182,6 +182,30 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: '100',
   },
   {
+    name: 'RECON_VOLUME_BASELINE_DAYS',
+    group: 'worker and schedule',
+    meaning: "low-volume days: business days before a day over which its source's usual rows are the median",
+    default: '20',
+  },
+  {
+    name: 'RECON_VOLUME_MIN_HISTORY_DAYS',
+    group: 'worker and schedule',
+    meaning: 'low-volume days: the fewest loaded days of that baseline for a day to be judged',
+    default: '5',
+  },
+  {
+    name: 'RECON_VOLUME_MIN_USUAL_ROWS',
+    group: 'worker and schedule',
+    meaning: 'low-volume days: a source whose usual rows are fewer than this is not judged',
+    default: '10',
+  },
+  {
+    name: 'RECON_VOLUME_LOW_PERCENT',
+    group: 'worker and schedule',
+    meaning: 'low-volume days: flagged and alerted below this percentage of the usual rows (0: off)',
+    default: '25',
+  },
+  {
     name: 'RECON_NIGHTLY_AT',
     group: 'worker and schedule',
     meaning: "the nightly run's time in America/Toronto (`recon schedule create` without `--at`)",
