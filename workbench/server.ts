@@ -38,6 +38,7 @@ import type { ScheduleReader, ScheduleState } from './queries/schedule.ts';
 import { registerDiscrepancyRoutes } from './routes/discrepancies.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
+import { registerScorecardRoutes } from './routes/scorecard.ts';
 import { registerSessionRoutes } from './routes/session.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { createReplicaReads, type ReadReplica } from './replica-reads.ts';
@@ -231,6 +232,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   registerDiscrepancyRoutes(app, ctx);
   registerOperationsRoutes(app, ctx);
   registerPages(app, ctx);
+  registerScorecardRoutes(app, ctx);
   app.get('/api/openapi.json', { schema: { hide: true }, config: { role: 'public' } }, async () =>
     app.swagger(),
   );

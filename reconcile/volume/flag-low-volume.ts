@@ -82,9 +82,14 @@ async function writeJudgements(
   }
 }
 
-/** The open flags of `account` in `from`..`to`. */
-export async function openFlags(db: Db, account: string, from: string, to: string): Promise<VolumeFlag[]> {
-  const rows = await db
+/** The open flags in `from`..`to`: of `account`, or of every account (the coverage calendar). */
+export async function openFlags(
+  db: Db,
+  account: string | null,
+  from: string,
+  to: string,
+): Promise<VolumeFlag[]> {
+  let query = db
     .selectFrom('volume_flags')
     .select([
       'account',
@@ -95,13 +100,11 @@ export async function openFlags(db: Db, account: string, from: string, to: strin
       'baseline_days',
       'alerted_at',
     ])
-    .where('account', '=', account)
     .where('cleared_at', 'is', null)
     .where('business_date', '>=', from)
-    .where('business_date', '<=', to)
-    .orderBy('business_date')
-    .orderBy('source')
-    .execute();
+    .where('business_date', '<=', to);
+  if (account !== null) query = query.where('account', '=', account);
+  const rows = await query.orderBy('business_date').orderBy('source').orderBy('account').execute();
   return rows.map((r) => ({
     account: r.account,
     source: r.source as Source,

@@ -57,6 +57,7 @@ export function page(
         <a href="/" class="${options.active === 'worklist' ? 'active' : ''}">Worklist</a>
         <a href="/runs" class="${options.active === 'runs' ? 'active' : ''}">Runs and loads</a>
         <a href="/coverage" class="${options.active === 'coverage' ? 'active' : ''}">Coverage</a>
+        <a href="/scorecard" class="${options.active === 'scorecard' ? 'active' : ''}">Scorecard</a>
         <span class="who">${principal.name} · ${principal.role}</span>
         <button type="button" id="sign-out" class="link">Sign out</button>
       </nav>`

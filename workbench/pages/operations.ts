@@ -134,13 +134,20 @@ export function coveragePage(
   const cell = (day: CoverageDay, source: string) => {
     const loads = day.sources[source] ?? [];
     const committed = loads.filter((l) => l.status === 'committed');
+    const low = day.low_volume.filter((f) => f.source === source);
     if (committed.length > 0) {
       const last = committed.at(-1)!;
       return html`<td
-        class="ok"
+        class="${low.length ? 'low-volume' : 'ok'}"
         title="load ${last.load_id}, ${last.rows_loaded} rows, finished ${last.finished_at ?? ''}"
       >
         load ${last.load_id}<br /><small>${String(last.finished_at ?? '').slice(0, 16)}</small>
+        ${low.map(
+          (f) =>
+            html`<br /><strong class="low-volume-note"
+                >low: ${f.rows} rows, usually ${f.usual_rows} (${f.account})</strong
+              >`,
+        )}
       </td>`;
     }
     if (day.failed.includes(source)) return html`<td class="failed">failed</td>`;
@@ -157,8 +164,10 @@ export function coveragePage(
       </form>
       <p class="muted">
         Eastern days. <span class="missing">missing</span>: a business day without a committed load of a
-        source the warehouse loads; <span class="failed">failed</span>: only failed loads. Weekends and
-        Canadian bank holidays are shaded.
+        source the warehouse loads; <span class="failed">failed</span>: only failed loads;
+        <span class="low-volume">low</span>: a loaded business day that held far fewer rows than the source
+        usually has (the median of the business days before it). Weekends and Canadian bank holidays are
+        shaded.
       </p>
       <table id="coverage" class="calendar">
         <thead>

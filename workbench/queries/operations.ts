@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { isBusinessDay } from '../../domain/time/business-days.ts';
 import { datesBetween } from '../../domain/time/calendar.ts';
+import { openFlags } from '../../reconcile/volume/flag-low-volume.ts';
 
 export async function listRuns(db: Db, page: { limit: number; before?: number }) {
   const rows = await sql<
@@ -45,6 +46,11 @@ export interface CoverageDay {
   /** Sources with a failed load and no committed one for this day. */
   failed: string[];
   runs: number[];
+  /**
+   * Sources of an account that held nothing or far less than usual on this business day, with the
+   * usual figure they were compared with (volume_flags; docs/operations.md "Low-volume days").
+   */
+  low_volume: { account: string; source: string; rows: number; usual_rows: number; baseline_days: number }[];
 }
 
 /** Coverage of Eastern days `from`..`to`: loads per source by their windows, and reconcile runs. */
@@ -80,6 +86,7 @@ export async function coverage(
       missing: [],
       failed: [],
       runs: [],
+      low_volume: [],
     });
   }
   for (const l of loads.rows) {
@@ -94,6 +101,15 @@ export async function coverage(
     });
   }
   for (const r of runs.rows) byDay.get(r.day)?.runs.push(r.run_id);
+  for (const f of await openFlags(db, null, from, to)) {
+    byDay.get(f.day)?.low_volume.push({
+      account: f.account,
+      source: f.source,
+      rows: f.rows,
+      usual_rows: f.usualRows,
+      baseline_days: f.baselineDays,
+    });
+  }
   for (const day of byDay.values()) {
     for (const source of expected) {
       const ls = day.sources[source] ?? [];

@@ -1,0 +1,86 @@
+/** The provider scorecard: GET /api/scorecard (JSON) and /scorecard (the page). */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
+import { scorecardPage } from '../pages/scorecard.ts';
+import { scorecard } from '../queries/scorecard.ts';
+import { errorResponses } from '../schemas.ts';
+import type { WorkbenchContext } from '../context.ts';
+import { defaultCoverageRange } from './operations.ts';
+
+const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
+/** The longest range one request may ask for, in days. */
+const MAX_DAYS = 400;
+
+interface ScorecardQuery {
+  from?: string;
+  to?: string;
+  account?: string;
+}
+
+/** The range and account asked for, or the message of a 400. Default: the last 35 Eastern days. */
+function parseQuery(q: ScorecardQuery): { from: string; to: string; account?: string } | string {
+  const to = q.to ?? defaultCoverageRange().to;
+  const from = q.from ?? addDays(to, -34);
+  if (!isValidDate(from) || !isValidDate(to)) return 'from and to are dates: write them YYYY-MM-DD';
+  if (from > to) return `from=${from} is after to=${to}`;
+  if (daysInclusive(from, to) > MAX_DAYS) return `the range is longer than ${MAX_DAYS} days: narrow it`;
+  const account = q.account?.trim() || undefined;
+  if (account !== undefined && !ACCOUNT_NAME.test(account))
+    return 'account is a provider account name: 1 to 32 of a-z, 0-9 and -';
+  return { from, to, ...(account === undefined ? {} : { account }) };
+}
+
+function badRequest(reply: FastifyReply, message: string) {
+  return reply.code(400).send({ error: 'bad_request', message });
+}
+
+export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  app.get<{ Querystring: ScorecardQuery }>(
+    '/api/scorecard',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary:
+          'Provider scorecard per account, source and Eastern day: rows, how late the data arrived, notification delays (p50, p95), rows not in the sibling source',
+        tags: ['operations'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            from: { type: 'string', format: 'date' },
+            to: { type: 'string', format: 'date' },
+            account: { type: 'string' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              from: { type: 'string' },
+              to: { type: 'string' },
+              items: { $ref: 'Rows#' },
+            },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const q = parseQuery(request.query);
+      if (typeof q === 'string') return badRequest(reply, q);
+      const items = await ctx.reads.read(request.principal, (db) => scorecard(db, q));
+      return { from: q.from, to: q.to, items };
+    },
+  );
+
+  app.get<{ Querystring: ScorecardQuery }>(
+    '/scorecard',
+    { config: { role: 'viewer', page: true }, schema: { hide: true } },
+    async (request, reply) => {
+      const q = parseQuery(request.query);
+      if (typeof q === 'string') return reply.code(400).type('text/plain').send(q);
+      const items = await ctx.reads.read(request.principal, (db) => scorecard(db, q));
+      return reply.type('text/html; charset=utf-8').send(scorecardPage(request.principal!, { ...q, items }));
+    },
+  );
+}
