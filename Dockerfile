@@ -19,6 +19,7 @@ COPY observability ./observability
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers
+COPY workbench ./workbench
 COPY sandbox ./sandbox
 COPY tsconfig.json ./
 USER node

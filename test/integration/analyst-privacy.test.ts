@@ -160,12 +160,13 @@ beforeAll(async () => {
     legacy('6', 'legacy6.csv'),
     text(`${legacyLine('ET9100000003', 'S', '0000000250', EMAIL.legacy6, ACCOUNT, true)}\n`),
   );
-  // A rejected line: its date field holds an e-mail, which the reason must not quote.
+  // A rejected line: its date field holds an e-mail, which the reason must not quote. The file also
+  // repeats an unchanged record: a file of which no line is a record is refused whole instead.
   await loadReport(
     h,
     legacy('5', 'legacy5-bad.csv'),
     text(
-      `${legacyLine('ET9100000004', 'S', '0000000125', EMAIL.rejected, ACCOUNT).replace('20260310', EMAIL.rejected)}\n`,
+      `${legacyLine('ET9100000001', 'S', '0000000125', EMAIL.legacy5, ACCOUNT)}\n${legacyLine('ET9100000004', 'S', '0000000125', EMAIL.rejected, ACCOUNT).replace('20260310', EMAIL.rejected)}\n`,
     ),
   );
 
