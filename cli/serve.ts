@@ -22,11 +22,11 @@ export function registerServe(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option(
       '--trusted-user-header <name>',
-      "header set by the company's SSO proxy naming the signed-in user (e.g. X-Forwarded-User); off by default: only behind a proxy that strips it from clients",
+      "header set by the company's SSO proxy naming the signed-in user (e.g. X-Forwarded-User); believed only from RECON_WORKBENCH_TRUSTED_PROXIES, which it needs; off by default",
     )
     .option(
       '--trust-proxy',
-      'trust X-Forwarded-Proto/-For from a proxy in front (Secure cookies behind TLS termination)',
+      'trust X-Forwarded-Proto/-For from the proxies of RECON_WORKBENCH_TRUSTED_PROXIES (which it needs; setting that is enough)',
     )
     .option(
       '--session-idle-minutes <n>',
@@ -45,6 +45,11 @@ export function registerServe(program: Command): void {
           throw new ConfigError(
             '--tls-cert and --tls-key go together: give both or neither; see recon serve --help',
           );
+        const proxies = config.workbenchTrustedProxies ?? [];
+        if (opts.trustProxy && proxies.length === 0)
+          throw new ConfigError(
+            '--trust-proxy needs RECON_WORKBENCH_TRUSTED_PROXIES, the addresses of the proxies to trust: X-Forwarded-For from anyone else would let a client choose the address sign-in throttles',
+          );
         const { metricsSettings } = await import('../observability/metrics-settings.ts');
         const metricsAt = metricsSettings(process.env);
         const running = await startWorkbench(config, {
@@ -53,7 +58,7 @@ export function registerServe(program: Command): void {
           host: opts.host,
           sessions: { idleSeconds: opts.sessionIdleMinutes * 60 },
           ...(opts.trustedUserHeader ? { trustedUserHeader: opts.trustedUserHeader } : {}),
-          ...(opts.trustProxy ? { trustProxy: true } : {}),
+          ...(proxies.length > 0 ? { trustedProxies: proxies } : {}),
           ...(opts.tlsCert && opts.tlsKey
             ? { https: { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } }
             : {}),

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { runCommand } from './run.ts';
-import { parseRole } from './users.ts';
+import { wholeNumberArg } from './options.ts';
+import { accountArg, parseRole } from './users.ts';
 
 function tokenId(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a token id is a positive integer');
@@ -15,20 +16,47 @@ export function registerTokens(program: Command): void {
     .command('create')
     .description('create an API token and print it once (only its hash is stored)')
     .requiredOption('--role <role>', 'viewer, operator or admin', parseRole)
-    .option('--name <name>', 'what the token is for; events name it token:NAME', 'api')
-    .action((opts: { role: 'viewer' | 'operator' | 'admin'; name: string }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { createToken } = await import('../workbench/auth/accounts.ts');
-        const handle = await openDatabase(config, { poolSize: 1 });
-        try {
-          const { tokenId: id, token } = await createToken(handle.db, { name: opts.name, role: opts.role });
-          process.stderr.write(`token ${id} (${opts.name}, ${opts.role}); it is shown once, store it now:\n`);
-          process.stdout.write(`${token}\n`);
-        } finally {
-          await handle.close();
-        }
-      }),
+    .option('--name <name>', 'what the token is for, unique; events name it token:NAME', 'api')
+    .option(
+      '--expires-in-days <days>',
+      'the token is refused after this many days (at most 365)',
+      wholeNumberArg(1, 365),
+      90,
+    )
+    .option(
+      '--account <name>',
+      'limit the token to this provider account (repeat for more); without it: every account',
+      accountArg,
+    )
+    .action(
+      (opts: {
+        role: 'viewer' | 'operator' | 'admin';
+        name: string;
+        expiresInDays: number;
+        account?: string[];
+      }) =>
+        runCommand(async (config) => {
+          const { openDatabase } = await import('../db/connect.ts');
+          const { createToken } = await import('../workbench/auth/accounts.ts');
+          const handle = await openDatabase(config, { poolSize: 1 });
+          try {
+            const accounts = opts.account ?? [];
+            const created = await createToken(handle.db, {
+              name: opts.name,
+              role: opts.role,
+              expiresInDays: opts.expiresInDays,
+              accounts,
+            });
+            const scope = accounts.length ? `accounts ${accounts.join(', ')}` : 'every account';
+            process.stderr.write(
+              `token ${created.tokenId} (${opts.name}, ${opts.role}, ${scope}, expires ${created.expiresAt}); it is shown once, store it now:\n`,
+            );
+            const token = created.token;
+            process.stdout.write(`${token}\n`);
+          } finally {
+            await handle.close();
+          }
+        }),
     );
   tokens
     .command('list')
@@ -41,7 +69,7 @@ export function registerTokens(program: Command): void {
         try {
           for (const t of await listTokens(handle.db))
             process.stdout.write(
-              `${t.token_id}\t${t.name}\t${t.role}\tcreated ${t.created_at}\t${t.revoked_at ? `revoked ${t.revoked_at}` : 'live'}\n`,
+              `${t.token_id}\t${t.name}\t${t.role}\t${t.accounts ? t.accounts.join(',') : 'every account'}\tcreated ${t.created_at}\t${t.revoked_at ? `revoked ${t.revoked_at}` : `expires ${t.expires_at}`}\n`,
             );
         } finally {
           await handle.close();

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { ConfigError } from '../domain/errors.ts';
 import { loadVolumeSettings, type VolumeSettings } from './volume.ts';
 
@@ -58,6 +59,36 @@ export interface Config {
   readonly workbenchReadUrl?: string | undefined;
   /** RECON_VOLUME_*: the low-volume check (config/volume.ts). Absent: its defaults. */
   readonly volume?: VolumeSettings;
+  /**
+   * RECON_WORKBENCH_TRUSTED_PROXIES: comma-separated addresses or CIDR ranges (IPv4 or IPv6) of the
+   * proxies in front of `recon serve`. Only connections from them may name the client address
+   * (X-Forwarded-For, which sign-in throttling counts by), the protocol (X-Forwarded-Proto) and,
+   * with `--trusted-user-header`, the signed-in user (docs/security.md). Unset: none.
+   */
+  readonly workbenchTrustedProxies?: readonly string[] | undefined;
+}
+
+/** A comma-separated list of IP addresses or CIDR ranges; throws naming the first entry that is not. */
+function parseAddressList(name: string, value: string | undefined): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const entry of entries) {
+    const [address = '', bits, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    if (
+      family === 0 ||
+      rest.length > 0 ||
+      (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max))
+    )
+      throw new ConfigError(
+        `${name} holds ${JSON.stringify(entry)}, which is not an IP address or CIDR range: list the proxies' addresses, e.g. 10.0.0.5,10.1.0.0/16`,
+      );
+  }
+  return Object.freeze(entries);
 }
 
 /**
@@ -202,6 +233,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workbenchUrl: parseBaseUrl('RECON_WORKBENCH_URL', nonEmpty(env.RECON_WORKBENCH_URL)),
     workbenchReadUrl: parsePostgresUrl('RECON_WORKBENCH_READ_URL', nonEmpty(env.RECON_WORKBENCH_READ_URL)),
     volume: loadVolumeSettings(env),
+    workbenchTrustedProxies: parseAddressList(
+      'RECON_WORKBENCH_TRUSTED_PROXIES',
+      nonEmpty(env.RECON_WORKBENCH_TRUSTED_PROXIES),
+    ),
   });
 }
 

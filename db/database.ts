@@ -32,9 +32,9 @@ import { volumeFlagsColumns, type VolumeFlagsTable } from './volume-flags.table.
 import { warehouseSettingsColumns, type WarehouseSettingsTable } from './warehouse-settings.table.ts';
 import { workbenchSessionsColumns, type WorkbenchSessionsTable } from './workbench-sessions.table.ts';
 import {
-  workbenchSignInFailuresColumns,
-  type WorkbenchSignInFailuresTable,
-} from './workbench-sign-in-failures.table.ts';
+  workbenchSignInThrottleColumns,
+  type WorkbenchSignInThrottleTable,
+} from './workbench-sign-in-throttle.table.ts';
 import { workbenchTokensColumns, type WorkbenchTokensTable } from './workbench-tokens.table.ts';
 import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-users.table.ts';
 
@@ -65,7 +65,7 @@ export interface Database {
   volume_flags: VolumeFlagsTable;
   warehouse_settings: WarehouseSettingsTable;
   workbench_sessions: WorkbenchSessionsTable;
-  workbench_sign_in_failures: WorkbenchSignInFailuresTable;
+  workbench_sign_in_throttle: WorkbenchSignInThrottleTable;
   workbench_tokens: WorkbenchTokensTable;
   workbench_users: WorkbenchUsersTable;
 }
@@ -97,7 +97,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   volume_flags: volumeFlagsColumns,
   warehouse_settings: warehouseSettingsColumns,
   workbench_sessions: workbenchSessionsColumns,
-  workbench_sign_in_failures: workbenchSignInFailuresColumns,
+  workbench_sign_in_throttle: workbenchSignInThrottleColumns,
   workbench_tokens: workbenchTokensColumns,
   workbench_users: workbenchUsersColumns,
 };

@@ -1,4 +1,4 @@
-import { bigint, char, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, text, textArray, timestamptz, type TableOf } from './columns.ts';
 
 export const workbenchTokensColumns = {
   token_id: bigint.defaulted,
@@ -8,6 +8,8 @@ export const workbenchTokensColumns = {
   created_at: timestamptz.defaulted,
   revoked_at: timestamptz.nullable,
   last_used_at: timestamptz.nullable,
+  expires_at: timestamptz.required,
+  accounts: textArray.nullable,
 } as const;
 
 export type WorkbenchTokensTable = TableOf<typeof workbenchTokensColumns>;

@@ -1,4 +1,4 @@
-import { text, timestamptz, type TableOf } from './columns.ts';
+import { text, textArray, timestamptz, type TableOf } from './columns.ts';
 
 export const workbenchUsersColumns = {
   username: text.required,
@@ -6,6 +6,7 @@ export const workbenchUsersColumns = {
   password_hash: text.required,
   created_at: timestamptz.defaulted,
   disabled_at: timestamptz.nullable,
+  accounts: textArray.nullable,
 } as const;
 
 export type WorkbenchUsersTable = TableOf<typeof workbenchUsersColumns>;

@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { WorkbenchMetrics } from '../observability/workbench-metrics.ts';
+import type { PasswordChecks } from './auth/password-checks.ts';
 import type { Principal, SessionSettings } from './auth/sessions.ts';
 import type { Role } from './auth/accounts.ts';
 import type { ScheduleReader } from './queries/schedule.ts';
@@ -32,15 +33,27 @@ export interface WorkbenchContext {
   /** The worklist, CSV, runs, loads and coverage: the replica when configured, else the primary. */
   readonly reads: ReplicaReads;
   readonly sessions: SessionSettings;
+  /** The bound on password checks running at once (sign-in). */
+  readonly passwordChecks: PasswordChecks;
   readonly metrics: WorkbenchMetrics;
   readonly schedule: ScheduleReader;
 }
 
+/**
+ * The cookies of a request. A value that is not valid percent-encoding is kept as sent: it then
+ * matches no session, and the request is answered as one without that cookie.
+ */
 export function parseCookies(header: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (header ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+    if (i <= 0) continue;
+    const raw = part.slice(i + 1).trim();
+    try {
+      out[part.slice(0, i).trim()] = decodeURIComponent(raw);
+    } catch {
+      out[part.slice(0, i).trim()] = raw;
+    }
   }
   return out;
 }

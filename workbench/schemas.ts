@@ -141,6 +141,9 @@ export function addSchemas(app: FastifyInstance): void {
   for (const s of schemas) app.addSchema(s);
 }
 
+/** The largest id or count a parameter takes: beyond it, a 400 (never a float or an overflow). */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
 /** The error answers every authenticated route can give. */
 export const errorResponses = {
   400: { $ref: 'Error#' },
@@ -164,7 +167,12 @@ export const filterProperties = {
   from: { type: 'string', format: 'date', description: 'First business date, YYYY-MM-DD.' },
   to: { type: 'string', format: 'date', description: 'Last business date, YYYY-MM-DD.' },
   assignee: { type: 'string', description: 'A user name, or none for unassigned.' },
-  min_cents: { type: 'integer', minimum: 0, description: 'Money at stake of at least this many cents.' },
+  min_cents: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 999_999_999_999_999,
+    description: 'Money at stake of at least this many cents.',
+  },
   q: {
     type: 'string',
     description: 'Exact transaction id, merchant transaction id, return id, or discrepancy id.',

@@ -1,36 +1,29 @@
 /**
  * The workbench (`recon serve`): web pages and the JSON API on one Fastify server. Every route says
- * the least role it needs (`config.role`); one hook authenticates (Bearer token, session cookie, or
- * the trusted SSO header when enabled), refuses with 401/403, and checks the CSRF token of every
- * state-changing request made with a session. The OpenAPI document is generated from the route
+ * the least role it needs (`config.role`); one hook authenticates (auth/authenticate.ts: Bearer
+ * token, session cookie, or the SSO header from a trusted proxy), refuses with 401/403, and checks
+ * the CSRF token of every state-changing request made with a session or SSO. Every request's values
+ * and every answer's headers pass input-checks.ts. The OpenAPI document is generated from the route
  * schemas. Every asset is served from workbench/assets (no CDN).
  */
 import swagger from '@fastify/swagger';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { ReconError } from '../domain/errors.ts';
+import { ConfigError, ReconError } from '../domain/errors.ts';
 import {
   createWorkbenchMetrics,
   recordWorkbenchRequest,
   type WorkbenchMetrics,
 } from '../observability/workbench-metrics.ts';
 import { InvalidAccount, roleAllows } from './auth/accounts.ts';
-import { sameSecret } from './auth/secrets.ts';
-import {
-  DEFAULT_SESSION_SETTINGS,
-  enabledUser,
-  openSession,
-  sessionPrincipal,
-  tokenPrincipal,
-  type Principal,
-  type SessionSettings,
-} from './auth/sessions.ts';
+import { addressMatcher, authenticate, csrfHolds } from './auth/authenticate.ts';
+import { createPasswordChecks, PasswordChecksBusy } from './auth/password-checks.ts';
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auth/sessions.ts';
+import type { ThrottleSettings } from './auth/throttle.ts';
+import { errorPage } from './pages/operations.ts';
+import { addInputChecks, oneLine } from './input-checks.ts';
+import { sameSiteNext } from './redirects.ts';
 import { ActionConflict, UnknownAssignee } from '../reconcile/discrepancies/actions.ts';
 import { InvalidFilter } from '../reconcile/discrepancies/filter.ts';
 import { DiscrepancyNotFound } from '../reconcile/discrepancies/row.ts';
@@ -43,20 +36,26 @@ import { registerSessionRoutes } from './routes/session.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { createReplicaReads, type ReadReplica } from './replica-reads.ts';
 import { addSchemas } from './schemas.ts';
-import { parseCookies, SESSION_COOKIE, sessionCookie, type WorkbenchContext } from './context.ts';
+import { SESSION_COOKIE, type WorkbenchContext } from './context.ts';
 
 export interface WorkbenchOptions {
   readonly db: Kysely<Database>;
   /** A streaming replica for the heavy reads (RECON_WORKBENCH_READ_URL; replica-reads.ts). */
   readonly readReplica?: ReadReplica;
-  readonly sessions?: Partial<SessionSettings>;
+  readonly sessions?: Partial<Omit<SessionSettings, 'throttle'>> & { throttle?: Partial<ThrottleSettings> };
+  /**
+   * Addresses or CIDR ranges of the proxies in front (RECON_WORKBENCH_TRUSTED_PROXIES): only from
+   * them are X-Forwarded-For/-Proto believed (the client address that sign-in throttles, Secure
+   * cookies behind TLS termination) and the {@link trustedUserHeader}.
+   */
+  readonly trustedProxies?: readonly string[];
   /**
    * Header that names the signed-in user, set by the company's SSO proxy (e.g. X-Forwarded-User).
-   * Off unless given: with it, anyone who can reach the port directly can claim any user.
+   * Believed only on connections from {@link trustedProxies}; needs them.
    */
   readonly trustedUserHeader?: string;
-  /** Trust X-Forwarded-Proto/For from a proxy in front (for Secure cookies behind TLS termination). */
-  readonly trustProxy?: boolean;
+  /** Password checks (scrypt) that may run at once; default: half the cores (password-checks.ts). */
+  readonly passwordChecks?: number;
   readonly https?: { key: Buffer; cert: Buffer };
   readonly log?: (line: string) => void;
   /** The nightly schedule's state (from Temporal); without it, the pages say none is configured. */
@@ -67,28 +66,23 @@ export interface WorkbenchOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-async function authenticate(
-  ctx: WorkbenchContext,
-  options: WorkbenchOptions,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<Principal | null> {
-  const auth = request.headers.authorization;
-  if (auth?.startsWith('Bearer ')) return (await tokenPrincipal(ctx.db, auth.slice(7).trim())) ?? null;
-  const secret = parseCookies(request.headers.cookie)[SESSION_COOKIE];
-  const fromSession = secret ? await sessionPrincipal(ctx.db, ctx.sessions, secret) : undefined;
-  const header = options.trustedUserHeader;
-  const claimed = header ? request.headers[header.toLowerCase()] : undefined;
-  if (typeof claimed === 'string' && claimed.trim() !== '') {
-    if (fromSession && fromSession.name === claimed.trim().toLowerCase()) return fromSession;
-    const user = await enabledUser(ctx.db, claimed);
-    if (!user) return null;
-    // The proxy vouches for the user: open a session so that state changes carry a CSRF token too.
-    const opened = await openSession(ctx.db, ctx.sessions, user.username);
-    reply.header('set-cookie', sessionCookie(request, opened.sessionSecret, ctx.sessions.maxSeconds));
-    return { name: user.username, role: user.role, via: 'session', csrfToken: opened.csrfToken };
+/** The SSO settings checked: a header needs proxies to believe it from. */
+function ssoOf(options: WorkbenchOptions) {
+  const proxies = options.trustedProxies ?? [];
+  let trusted: (address: string | undefined) => boolean;
+  try {
+    trusted = addressMatcher(proxies);
+  } catch (error) {
+    throw new ConfigError(
+      `RECON_WORKBENCH_TRUSTED_PROXIES: ${(error as Error).message}: list addresses or ranges such as 10.0.0.5, 10.0.0.0/24`,
+    );
   }
-  return fromSession ?? null;
+  if (!options.trustedUserHeader) return undefined;
+  if (proxies.length === 0)
+    throw new ConfigError(
+      '--trusted-user-header needs RECON_WORKBENCH_TRUSTED_PROXIES (the addresses of the SSO proxy): without it anyone who reaches the port could claim any user',
+    );
+  return { header: options.trustedUserHeader.toLowerCase(), trusted };
 }
 
 function isDatabaseDown(error: unknown): boolean {
@@ -114,10 +108,16 @@ function isDatabaseDown(error: unknown): boolean {
 
 /** Builds the workbench server (not listening yet). */
 export async function buildWorkbench(options: WorkbenchOptions): Promise<FastifyInstance> {
+  const sso = ssoOf(options);
   const ctx: WorkbenchContext = {
     db: options.db,
+    passwordChecks: createPasswordChecks(options.passwordChecks),
     reads: createReplicaReads(options.db, options.readReplica, options.log),
-    sessions: { ...DEFAULT_SESSION_SETTINGS, ...options.sessions },
+    sessions: {
+      ...DEFAULT_SESSION_SETTINGS,
+      ...options.sessions,
+      throttle: { ...DEFAULT_SESSION_SETTINGS.throttle, ...options.sessions?.throttle },
+    },
     metrics: options.metrics ?? createWorkbenchMetrics({ db: options.db }),
     schedule:
       options.schedule ??
@@ -129,7 +129,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   };
   const app = Fastify({
     logger: false,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
     ...(options.https ? { https: options.https } : {}),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
   }) as unknown as FastifyInstance;
@@ -160,7 +160,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
       return reply.code(500).send({ error: 'internal', message: 'route without a role' });
     }
     if (needed === 'public' || needed === undefined) return;
-    const principal = await authenticate(ctx, options, request, reply);
+    const principal = await authenticate(ctx, sso, request, reply);
     request.principal = principal;
     if (!principal) {
       if (request.routeOptions.config.page && request.method === 'GET')
@@ -176,9 +176,8 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
         message: `${principal.name} is ${principal.role}; this needs ${needed}`,
       });
     }
-    if (!SAFE_METHODS.has(request.method) && principal.via === 'session') {
-      const sent = request.headers['x-csrf-token'];
-      if (typeof sent !== 'string' || !principal.csrfToken || !sameSecret(sent, principal.csrfToken)) {
+    if (!SAFE_METHODS.has(request.method)) {
+      if (!csrfHolds(request, principal)) {
         return reply.code(403).send({
           error: 'csrf',
           message: 'missing or wrong X-CSRF-Token header: reload the page and try again',
@@ -196,10 +195,18 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
     });
   });
 
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A page that cannot be shown as asked says why in a page of its own, with the way back.
+    if (request.routeOptions.config.page && (error.validation || error instanceof ReconError))
+      return reply
+        .code(400)
+        .type('text/html; charset=utf-8')
+        .send(errorPage(request.principal, oneLine(error.message), sameSiteNext(request.url.split('?')[0])));
     if (error.validation) {
-      return reply.code(400).send({ error: 'bad_request', message: error.message });
+      return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
     }
+    if (error instanceof PasswordChecksBusy)
+      return reply.code(503).header('retry-after', '2').send({ error: 'busy', message: error.message });
     if (error instanceof InvalidFilter || error instanceof UnknownAssignee || error instanceof InvalidAccount)
       return reply.code(400).send({ error: 'bad_request', message: error.message });
     if (error instanceof DiscrepancyNotFound)
@@ -213,10 +220,12 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
         .send({ error: 'unavailable', message: 'the warehouse is unreachable or busy: retry shortly' });
     }
     if (error instanceof ReconError)
-      return reply.code(400).send({ error: 'bad_request', message: error.message });
+      return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
     if (typeof error.statusCode === 'number' && error.statusCode < 500)
-      return reply.code(error.statusCode).send({ error: 'bad_request', message: error.message });
-    options.log?.(`workbench: ${error.name}: ${error.message}`);
+      return reply.code(error.statusCode).send({ error: 'bad_request', message: oneLine(error.message) });
+    options.log?.(
+      `workbench: ${request.method} ${request.routeOptions.url ?? '?'}: ${error.name}: ${oneLine(error.message)}`,
+    );
     return reply.code(500).send({ error: 'internal', message: 'internal error: see the server log' });
   });
 
@@ -226,6 +235,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
       .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  addInputChecks(app);
   addSchemas(app);
   registerSystemRoutes(app, ctx);
   registerSessionRoutes(app, ctx);

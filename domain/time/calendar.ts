@@ -39,7 +39,8 @@ export function calendarDay(date: string): CalendarDay {
   const y = Number(m[1]);
   const mo = Number(m[2]);
   const d = Number(m[3]);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) {
+  // Year 0 does not exist (1 BC is followed by AD 1; PostgreSQL refuses 0000-01-01).
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) {
     throw new RangeError(`date '${date}' does not exist`);
   }
   // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.

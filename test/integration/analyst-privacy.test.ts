@@ -358,7 +358,7 @@ describe("consumers' personal data and recon_analyst", () => {
     // pipeline's own: their tables say so, and the analyst reads none of their columns.
     const pipelineOnly = rows.filter((r) => r.pipeline_only);
     expect(new Set(pipelineOnly.map((r) => r.name))).toEqual(
-      new Set(['workbench_users', 'workbench_tokens', 'workbench_sessions', 'workbench_sign_in_failures']),
+      new Set(['workbench_users', 'workbench_tokens', 'workbench_sessions', 'workbench_sign_in_throttle']),
     );
     expect(pipelineOnly.filter((r) => r.readable)).toEqual([]);
     expect(

@@ -211,16 +211,27 @@ describe('workbench API: authentication and roles', () => {
     ).toBe(200);
   });
 
-  it('throttles failed sign-ins per user name, even with the right password afterwards', async () => {
+  it('throttles failed sign-ins per user name and address, even with the right password afterwards', async () => {
     await addUser(h.db, { username: 'mallory', role: 'viewer', password: PASSWORD });
+    // A long first delay, so that the machine's speed cannot let the sixth attempt through.
+    const at = await serve({ sessions: { throttle: { firstDelaySeconds: 300 } } });
     for (let i = 0; i < 5; i++) {
-      const res = await call('POST', '/api/session', undefined, {
-        username: 'mallory',
-        password: `wrong ${i}`,
-      });
+      const res = await call(
+        'POST',
+        '/api/session',
+        undefined,
+        { username: 'mallory', password: `wrong ${i}` },
+        { at },
+      );
       expect(res.status).toBe(401);
     }
-    const locked = await call('POST', '/api/session', undefined, { username: 'mallory', password: PASSWORD });
+    const locked = await call(
+      'POST',
+      '/api/session',
+      undefined,
+      { username: 'mallory', password: PASSWORD },
+      { at },
+    );
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(200);
     // Other names are not affected.
@@ -246,7 +257,7 @@ describe('workbench API: authentication and roles', () => {
   it('trusts the SSO header only when configured, and still asks for CSRF on state changes', async () => {
     const header = { 'x-forwarded-user': 'alice' };
     expect((await fetch(`${base}/api/session`, { headers: header })).status).toBe(401);
-    const at = await serve({ trustedUserHeader: 'X-Forwarded-User' });
+    const at = await serve({ trustedUserHeader: 'X-Forwarded-User', trustedProxies: ['127.0.0.1'] });
     const res = await fetch(`${at}/api/session`, { headers: header });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { username: string }).username).toBe('alice');

@@ -1,4 +1,4 @@
-/* global document, location, fetch, FormData */
+/* global document, location, fetch, FormData, URL */
 // The workbench's only script, served by the app. Forms marked data-api post JSON to the API with
 // the page's CSRF token; the sign-in form opens a session; the bulk form acts on the selection.
 (function () {
@@ -48,7 +48,9 @@
         body: JSON.stringify({ username: f.username, password: f.password }),
       }).then(function (res) {
         if (res.ok) {
-          location.href = form.getAttribute('data-next') || '/';
+          // The server sends a path of this site; checked again here, as the browser resolves it.
+          var next = new URL(form.getAttribute('data-next') || '/', location.origin);
+          location.href = next.origin === location.origin ? next.href : '/';
           return;
         }
         return res.json().then(function (e) {

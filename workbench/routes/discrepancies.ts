@@ -16,13 +16,13 @@ import {
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
 import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
 import { worklistAll, worklistPage, worklistTotals } from '../../reconcile/discrepancies/read.ts';
-import { errorResponses, filterProperties } from '../schemas.ts';
+import { errorResponses, filterProperties, MAX_ID } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 
 const idParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1 } },
+  properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
 };
 
 const eventResponse = {
@@ -78,10 +78,15 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
     },
     async (request, reply) => {
       const filter = parseFilter(request.query);
+      // The first rows are read before the answer starts: a query that fails fails with its status,
+      // not as a 200 whose connection drops after the header line.
+      const stream = ctx.reads.stream(request.principal, (db) => worklistAll(db, filter));
+      const rows = stream[Symbol.asyncIterator]();
+      const first = await rows.next();
       async function* lines() {
         yield csvHeader(WORKBENCH_CSV_COLUMNS);
-        for await (const row of ctx.reads.stream(request.principal, (db) => worklistAll(db, filter)))
-          yield csvLine(WORKBENCH_CSV_COLUMNS, row);
+        for (let row = first; !row.done; row = await rows.next())
+          yield csvLine(WORKBENCH_CSV_COLUMNS, row.value);
       }
       return reply
         .type('text/csv; charset=utf-8')
@@ -202,7 +207,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
           additionalProperties: false,
           required: ['action'],
           properties: {
-            ids: { type: 'array', items: { type: 'integer', minimum: 1 }, maxItems: 10000 },
+            ids: { type: 'array', items: { type: 'integer', minimum: 1, maximum: MAX_ID }, maxItems: 10000 },
             filter: { type: 'object', additionalProperties: false, properties: filterProperties },
             action: { type: 'string', enum: ['ack', 'assign'] },
             note: { type: 'string', maxLength: 4000 },

@@ -1,9 +1,9 @@
 /** Reconcile runs, loads, and the coverage calendar. */
 import type { FastifyInstance } from 'fastify';
-import { addDays, daysInclusive } from '../../domain/time/calendar.ts';
+import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { easternDateOf } from '../../domain/time/eastern.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, MAX_ID } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 
 const pageQuery = {
@@ -11,7 +11,12 @@ const pageQuery = {
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-    before: { type: 'integer', minimum: 1, description: 'Only ids below this one (the next page).' },
+    before: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_ID,
+      description: 'Only ids below this one (the next page).',
+    },
   },
 };
 
@@ -119,6 +124,11 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
       },
     },
     async (request, reply) => {
+      for (const [name, day] of Object.entries(request.query))
+        if (day !== undefined && !isValidDate(day))
+          return reply
+            .code(400)
+            .send({ error: 'bad_request', message: `${name}=${day} is not a date: use YYYY-MM-DD` });
       const d = defaultCoverageRange();
       const to = request.query.to ?? d.to;
       const from = request.query.from ?? addDays(to, -34);

@@ -10,7 +10,9 @@ import { discrepancyPage } from '../pages/discrepancy.ts';
 import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { worklistPage } from '../pages/worklist.ts';
 import type { WorkbenchContext } from '../context.ts';
+import { filterProperties } from '../schemas.ts';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
+import { sameSiteNext } from '../redirects.ts';
 import { defaultCoverageRange } from './operations.ts';
 
 const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
@@ -24,6 +26,15 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
 );
 
 const hidden = { hide: true } as const;
+
+/**
+ * A page's schema: in the OpenAPI document (tag pages, text/html), so that the generated fuzz test
+ * reaches its parameters too; unknown query parameters are let through (links keep working).
+ */
+function pageSchema(summary: string, parts: { querystring?: object; params?: object } = {}) {
+  return { summary, tags: ['pages'], produces: ['text/html'], security: [], ...parts } as const;
+}
+const pageQuery = (properties: object) => ({ type: 'object', properties });
 
 async function enabledUsers(ctx: WorkbenchContext): Promise<string[]> {
   const rows = await ctx.db
@@ -60,19 +71,25 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
 
   app.get<{ Querystring: { next?: string } }>(
     '/sign-in',
-    { config: { role: 'public' }, schema: hidden },
+    {
+      config: { role: 'public' },
+      schema: pageSchema('The sign-in page; next is where to go after it (a path of this site)', {
+        querystring: pageQuery({ next: { type: 'string', maxLength: 2000 } }),
+      }),
+    },
     async (request, reply) => {
-      const next =
-        request.query.next?.startsWith('/') && !request.query.next.startsWith('//')
-          ? request.query.next
-          : '/';
-      return reply.type('text/html; charset=utf-8').send(signInPage(next));
+      return reply.type('text/html; charset=utf-8').send(signInPage(sameSiteNext(request.query.next)));
     },
   );
 
   app.get<{ Querystring: Record<string, string> }>(
     '/',
-    { config: { role: 'viewer', page: true }, schema: hidden },
+    {
+      config: { role: 'viewer', page: true },
+      schema: pageSchema('The worklist page', {
+        querystring: pageQuery({ ...filterProperties, cursor: { type: 'string', maxLength: 400 } }),
+      }),
+    },
     async (request, reply) => {
       const { cursor, ...rest } = request.query;
       const filter = parseFilter(rest);
@@ -93,7 +110,12 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
 
   app.get<{ Params: { id: string } }>(
     '/discrepancies/:id',
-    { config: { role: 'viewer', page: true }, schema: hidden },
+    {
+      config: { role: 'viewer', page: true },
+      schema: pageSchema('One discrepancy', {
+        params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } } },
+      }),
+    },
     async (request, reply) => {
       const id = Number(request.params.id);
       const detail =
@@ -111,7 +133,8 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
     },
   );
 
-  app.get('/runs', { config: { role: 'viewer', page: true }, schema: hidden }, async (request, reply) => {
+  const runsSchema = pageSchema('Runs and loads');
+  app.get('/runs', { config: { role: 'viewer', page: true }, schema: runsSchema }, async (request, reply) => {
     const [[runs, loads], schedule] = await Promise.all([
       ctx.reads.read(request.principal, (db) =>
         Promise.all([listRuns(db, { limit: 100 }), listLoads(db, { limit: 100 })]),
@@ -123,7 +146,12 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
 
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/coverage',
-    { config: { role: 'viewer', page: true }, schema: hidden },
+    {
+      config: { role: 'viewer', page: true },
+      schema: pageSchema('Coverage by Eastern day and source', {
+        querystring: pageQuery({ from: { type: 'string' }, to: { type: 'string' } }),
+      }),
+    },
     async (request, reply) => {
       const to =
         request.query.to && isValidDate(request.query.to) ? request.query.to : defaultCoverageRange().to;

@@ -27,18 +27,22 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: WorkbenchContex
           400: { $ref: 'Error#' },
           401: { $ref: 'Error#' },
           429: { $ref: 'Error#' },
+          503: { $ref: 'Error#' },
         },
       },
     },
     async (request, reply) => {
-      const result = await signIn(ctx.db, ctx.sessions, request.body);
+      const result = await signIn(ctx.db, ctx.sessions, ctx.passwordChecks, {
+        ...request.body,
+        client: request.ip,
+      });
       if (!result.ok && result.reason === 'throttled') {
         return reply
           .code(429)
           .header('retry-after', String(result.retryAfterSeconds))
           .send({
             error: 'throttled',
-            message: `too many failed sign-ins for this name: try again in ${result.retryAfterSeconds} s`,
+            message: `too many sign-in attempts for this name or from this address: try again in ${result.retryAfterSeconds} s`,
           });
       }
       if (!result.ok)
