@@ -252,6 +252,13 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     secret: true,
   },
   {
+    name: 'RECON_WORKBENCH_TRUSTED_PROXIES',
+    group: 'workbench, metrics and alerts',
+    meaning:
+      'comma-separated addresses or CIDR ranges of the proxies in front of `recon serve`: only from them are X-Forwarded-For/-Proto and the `--trusted-user-header` believed (docs/security.md)',
+    default: 'no proxy is trusted',
+  },
+  {
     name: 'RECON_ANALYST_PASSWORD',
     group: 'analysts and retention',
     meaning: 'the password of the login `recon analysts add` creates (never on the command line)',

@@ -51,7 +51,7 @@ const writes = async (s: SignedIn) =>
   (
     await call(server.base, 'POST', '/api/discrepancies/bulk', {
       headers: as(s),
-      body: { ids: [1], action: 'ack' },
+      body: { ids: [1], action: 'ack', note: 'checked' },
     })
   ).status;
 
@@ -142,7 +142,7 @@ describe('single sign-on behind a proxy', () => {
     const first = viaProxy[0]!;
     const csrfCookie = first.headers.get('set-cookie')!.split(';')[0]!;
     const token = first.json.csrfToken as string;
-    const body = { ids: [1], action: 'ack' };
+    const body = { ids: [1], action: 'ack', note: 'checked' };
     const refused = await call(sso.base, 'POST', '/api/discrepancies/bulk', {
       headers: header,
       body,
