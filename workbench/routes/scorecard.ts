@@ -19,9 +19,11 @@ interface ScorecardQuery {
 
 /** The range and account asked for, or the message of a 400. Default: the last 35 Eastern days. */
 function parseQuery(q: ScorecardQuery): { from: string; to: string; account?: string } | string {
+  // Checked before the default range is counted from them: 0000-01-01 has no day before it.
+  for (const day of [q.from, q.to])
+    if (day !== undefined && !isValidDate(day)) return 'from and to are dates: write them YYYY-MM-DD';
   const to = q.to ?? defaultCoverageRange().to;
   const from = q.from ?? addDays(to, -34);
-  if (!isValidDate(from) || !isValidDate(to)) return 'from and to are dates: write them YYYY-MM-DD';
   if (from > to) return `from=${from} is after to=${to}`;
   if (daysInclusive(from, to) > MAX_DAYS) return `the range is longer than ${MAX_DAYS} days: narrow it`;
   const account = q.account?.trim() || undefined;
