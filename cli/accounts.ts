@@ -15,9 +15,19 @@ export interface AccountListing {
   legacyMerchantId: string | null;
   /** Per secret field: `env NAME`, `file PATH`, or null when unset. Never the secret. */
   secrets: Record<'clientSecret' | 'legacyMerchantPass' | 'notificationSecret', string | null>;
+  configured: true;
+  /** The warehouse holds data for it; null when the warehouse could not be read. */
+  inWarehouse: boolean | null;
 }
 
-export function listing(account: Account): AccountListing {
+/** An account the warehouse holds data for that this configuration does not name. */
+export interface WarehouseOnlyListing {
+  name: string;
+  configured: false;
+  inWarehouse: true;
+}
+
+export function listing(account: Account, held: readonly string[] | null = null): AccountListing {
   const s = account.secretSources ?? {};
   return {
     name: account.name,
@@ -33,23 +43,71 @@ export function listing(account: Account): AccountListing {
       legacyMerchantPass: s.legacyMerchantPass ?? null,
       notificationSecret: s.notificationSecret ?? null,
     },
+    configured: true,
+    inWarehouse: held === null ? null : held.includes(account.name),
   };
 }
 
-function listText(accounts: Accounts): string {
+/**
+ * The accounts the warehouse holds data for, or null (with one line on stderr saying why) when it
+ * cannot be read: the configured accounts are listed all the same. An embedded warehouse that was
+ * never created holds none, and is not created for this.
+ */
+async function warehouseAccounts(config: Config): Promise<string[] | null> {
+  const { existsSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { warehousePaths } = await import('../db/embedded-warehouse.ts');
+  if (
+    config.databaseUrl === undefined &&
+    !existsSync(join(warehousePaths(config.dataDir).pgDir, 'PG_VERSION'))
+  )
+    return [];
+  const { openDatabase } = await import('../db/connect.ts');
+  const { accountsWithData } = await import('../db/warehouse-accounts.ts');
+  const { databaseErrorLine } = await import('../db/connection-errors.ts');
+  let handle;
+  try {
+    handle = await openDatabase(config, { poolSize: 1, schema: 'as-is' });
+    return await accountsWithData(handle.db);
+  } catch (error) {
+    // A warehouse not migrated yet holds no data (no loads table).
+    if ((error as { code?: string }).code === '42P01') return [];
+    const why = databaseErrorLine(error) ?? describeError(error);
+    process.stderr.write(`recon: the warehouse was not read, only the configuration is listed: ${why}\n`);
+    return null;
+  } finally {
+    await handle?.close();
+  }
+}
+
+function listText(accounts: Accounts, held: readonly string[] | null): string {
   const lines = [
     `accounts from ${accounts.origin === 'environment' ? 'the RECON_* variables' : accounts.origin}`,
   ];
-  for (const a of accounts.list.map(listing)) {
+  for (const a of accounts.list.map((account) => listing(account, held))) {
+    const where =
+      a.inWarehouse === null
+        ? ''
+        : a.inWarehouse
+          ? ': configured, data in the warehouse'
+          : ': configured, no data in the warehouse yet';
     lines.push(
       '',
-      `${a.name} (${a.environment}${a.currency ? `, ${a.currency}` : ''})`,
+      `${a.name} (${a.environment}${a.currency ? `, ${a.currency}` : ''})${where}`,
       `  report API   ${a.baseUrl ?? '-'}  client id ${a.clientId ?? '-'}`,
       `  auth         ${a.authUrl ?? '-'}`,
       `  legacy query ${a.queryUrl ?? '-'}  merchant id ${a.legacyMerchantId ?? '-'}`,
       `  secrets      ${Object.entries(a.secrets)
         .map(([field, source]) => `${field} ${source === null ? 'not set' : `set (${source})`}`)
         .join(', ')}`,
+    );
+  }
+  const only = (held ?? []).filter((name) => !accounts.byName(name));
+  if (only.length > 0) {
+    lines.push(
+      '',
+      `in the warehouse, not configured here: ${only.join(', ')}`,
+      '  recon report, recon reconcile and the workbench read their data; recon pull and recon backfill need them configured',
     );
   }
   return `${lines.join('\n')}\n`;
@@ -109,16 +167,19 @@ export function registerAccounts(program: Command): void {
   accounts
     .command('list')
     .description(
-      'show each account: environment, URLs, client and merchant ids, and which secrets are set and from where (never a secret)',
+      'show each configured account (environment, URLs, client and merchant ids, which secrets are set and from where, never a secret) and the accounts the warehouse holds data for, and which is which',
     )
     .option('--json', 'print a JSON array instead of text')
     .action((options: { json?: boolean }) =>
-      runCommand(async () => {
+      runCommand(async (config) => {
         const { loadAccounts } = await import('../config/accounts.ts');
         const all = loadAccounts();
-        process.stdout.write(
-          options.json ? `${JSON.stringify(all.list.map(listing), null, 2)}\n` : listText(all),
-        );
+        const held = await warehouseAccounts(config);
+        const only: WarehouseOnlyListing[] = (held ?? [])
+          .filter((name) => !all.byName(name))
+          .map((name) => ({ name, configured: false, inWarehouse: true }));
+        const json = [...all.list.map((a) => listing(a, held)), ...only];
+        process.stdout.write(options.json ? `${JSON.stringify(json, null, 2)}\n` : listText(all, held));
       }),
     );
 

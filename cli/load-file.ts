@@ -13,12 +13,14 @@ function progressPrinter(): Progress | undefined {
 
 /**
  * The warning of a committed load that rejected rows (docs/reference.md, "Exit codes and errors"): how
- * many, and the query that lists them. The JSON summary on stdout stays as it is.
+ * many, and the command that lists them. It works as printed on the embedded warehouse and on
+ * DATABASE_URL alike, and as an analyst: `recon warehouse psql` on the redacted view, which analysts
+ * may read (rejected_rows.raw may hold personal data). The JSON summary on stdout stays as it is.
  */
 export function warnRejected(summary: Pick<LoadSummary, 'loadId' | 'rowsRejected'>): void {
   if (summary.rowsRejected === 0) return;
   process.stderr.write(
-    `recon: warning: ${summary.rowsRejected} row(s) rejected by load ${summary.loadId}; list them with: psql "$DATABASE_URL" -c "select line_number, reason, raw from rejected_rows where load_id = ${summary.loadId} order by line_number"\n`,
+    `recon: warning: ${summary.rowsRejected} row(s) rejected by load ${summary.loadId}; list them with: recon warehouse psql -- -c "select line_number, reason, raw_redacted from rejected_rows_redacted where load_id = ${summary.loadId} order by line_number"\n`,
   );
 }
 

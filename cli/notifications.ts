@@ -20,7 +20,7 @@ export function registerNotifications(program: Command): void {
       runCommand(async (config) => {
         const { openDatabase } = await import('../db/connect.ts');
         const { startNotificationReceiver } = await import('../ingest/notifications/server.ts');
-        const handle = await openDatabase(config);
+        const handle = await openDatabase(config, { longRunning: true });
         const { metricsSettings } = await import('../observability/metrics-settings.ts');
         const metricsAt = metricsSettings(process.env);
         const { createMetrics } = await import('../observability/metrics.ts');
@@ -88,7 +88,7 @@ export function registerNotifications(program: Command): void {
           process.stdout.write(`${JSON.stringify(summary)}\n`);
           if (summary.quarantined > 0) {
             process.stderr.write(
-              `recon: warning: ${summary.quarantined} line(s) quarantined; list them with: psql "$DATABASE_URL" -c "select quarantine_id, kind, reason from notification_quarantine where quarantine_id between ${Math.min(...ids)} and ${Math.max(...ids)} order by quarantine_id"\n`,
+              `recon: warning: ${summary.quarantined} line(s) quarantined; list them with: recon warehouse psql -- -c "select quarantine_id, kind, reason from notification_quarantine_redacted where quarantine_id between ${Math.min(...ids)} and ${Math.max(...ids)} order by quarantine_id"\n`,
             );
           }
           if (summary.linesRead > 0 && summary.quarantined === summary.linesRead) {

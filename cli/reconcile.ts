@@ -47,6 +47,10 @@ export function registerReconcile(program: Command): void {
           const { formatSummary } = await import('../reconcile/report/format-summary.ts');
           const handle = await openDatabase(config, { watch: true });
           try {
+            if (opts.account !== undefined) {
+              const { requireKnownAccount } = await import('./known-account.ts');
+              await requireKnownAccount(handle.db, opts.account);
+            }
             if (opts.followUpPending !== undefined) {
               const { createProviderClient } = await import('../provider/client/index.ts');
               const { followUpPendingTransactions } = await import('../reconcile/follow-up-pending.ts');

@@ -51,6 +51,8 @@ export function registerReport(program: Command): void {
             if (opts.account !== undefined) {
               const { checkedAccount } = await import('../ingest/load/load-rows.ts');
               checkedAccount(opts.account);
+              const { requireKnownAccount } = await import('./known-account.ts');
+              await requireKnownAccount(handle.db, opts.account);
             }
             const data = await loadReportData(handle.db, { from: opts.from, to: opts.to }, opts.account);
             // With --json, stdout is the JSON document alone; the file notes go to stderr.

@@ -186,15 +186,26 @@ export function singleAccount(config: Config): Accounts {
   return accountsOf([defaultAccount(config)], 'environment');
 }
 
+/**
+ * The refusal of an account name no command knows, the same from every command (exit 2): one line
+ * naming the accounts it does know (for a command that reads the warehouse, also those the warehouse
+ * holds data for).
+ */
+export function unknownAccount(name: string, known: readonly string[]): UsageError {
+  return new UsageError(
+    `no account named ${JSON.stringify(name)}: the accounts are ${[...new Set(known)].sort().join(', ')} (recon accounts list)`,
+  );
+}
+
 /** The accounts a command covers: the one named by `--account`, or all of them. */
 export function selectAccounts(accounts: Accounts, name: string | undefined): readonly Account[] {
   if (name === undefined) return accounts.list;
   const account = accounts.byName(name);
-  if (!account) {
-    throw new UsageError(
-      `no account named ${JSON.stringify(name)}: the accounts are ${accounts.list.map((a) => a.name).join(', ')} (recon accounts list)`,
+  if (!account)
+    throw unknownAccount(
+      name,
+      accounts.list.map((a) => a.name),
     );
-  }
   return [account];
 }
 

@@ -133,12 +133,18 @@ export async function openDatabase(
      */
     schema?: 'ensure' | 'as-is';
     watch?: boolean;
+    /**
+     * A long-running process that stops on its own signals (`recon serve`, `recon notifications
+     * serve`, `recon worker`): an embedded server it starts does not take the terminal's Ctrl-C, which
+     * would stop it under a `recon warehouse start` that took it over meanwhile (db/embedded-warehouse.ts).
+     */
+    longRunning?: boolean;
   } = {},
 ): Promise<DatabaseHandle> {
   let lease: WarehouseLease | undefined;
   let connectionString = config.databaseUrl;
   if (connectionString === undefined) {
-    lease = await acquireWarehouse(config.dataDir);
+    lease = await acquireWarehouse(config.dataDir, options.longRunning ? { detach: true } : {});
     connectionString = lease.connectionString;
   }
   noteDatabase(connectionString);

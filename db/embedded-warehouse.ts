@@ -62,12 +62,15 @@ const leases = new Map<string, number>();
 
 /**
  * Uses the server running on the data directory, or starts one. `session`: the server becomes a
- * session server (started detached when it is not running yet). `fresh`: whatever runs is stopped and
- * the data directory's database is deleted first.
+ * session server (started detached when it is not running yet). `detach`: a server started here runs
+ * in a session of its own all the same, for a long-running command that stops on its own signals: the
+ * terminal's Ctrl-C then reaches the command alone, which stops the server when it releases it, unless
+ * `recon warehouse start` has made it a session server meanwhile. `fresh`: whatever runs is stopped
+ * and the data directory's database is deleted first.
  */
 export async function acquireWarehouse(
   dataDir: string,
-  options: { session?: boolean; fresh?: boolean; log?: (message: unknown) => void } = {},
+  options: { session?: boolean; detach?: boolean; fresh?: boolean; log?: (message: unknown) => void } = {},
 ): Promise<WarehouseLease> {
   const paths = warehousePaths(dataDir);
   let session = options.session === true;
@@ -82,7 +85,7 @@ export async function acquireWarehouse(
   let started = false;
   if (!server) {
     server = await startPostmaster(paths, {
-      detached: session,
+      detached: session || options.detach === true,
       ...(options.log ? { log: options.log } : {}),
     });
     started = true;

@@ -51,7 +51,7 @@ export async function startWorkbench(
     metricsAt?: { host: string; port: number };
   },
 ): Promise<RunningWorkbench> {
-  const opened: DatabaseHandle = await openDatabase(config, { poolSize: 1 });
+  const opened: DatabaseHandle = await openDatabase(config, { poolSize: 1, longRunning: true });
   // A pool of its own with bounded statements; the handle above only keeps the embedded server.
   const db = createDatabase(boundStatements(createPool(opened.connectionString, 10)));
   const log = (line: string) => process.stderr.write(`${line}\n`);

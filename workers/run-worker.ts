@@ -37,6 +37,7 @@ export async function runWorker(
   });
   // Slots of the workflow queue and of each account's provider queue; the pool connects lazily.
   const handle = await openDatabase(config, {
+    longRunning: true,
     poolSize: settings.maxConcurrentActivityTaskExecutions * (1 + accounts.list.length) + 3,
   });
   const metrics = settings.metrics ? createMetrics() : undefined;

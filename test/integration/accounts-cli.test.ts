@@ -102,7 +102,11 @@ describe('recon accounts', () => {
         legacyMerchantPass: `env ${secretVariable('ca-main', 'LEGACY_PASS')}`,
         notificationSecret: null,
       },
+      configured: true,
+      // This test's DATABASE_URL answers nowhere: the warehouse was not read (said on stderr).
+      inWarehouse: null,
     });
+    expect(json.stderr).toMatch(/^recon: the warehouse was not read, only the configuration is listed: /);
   });
 
   it('without RECON_ACCOUNTS_FILE, lists the account default of the RECON_* variables', async () => {

@@ -205,7 +205,7 @@ describe('loads that reject rows', () => {
     const summary = JSON.parse(r.stdout) as { loadId: number; rowsRejected: number };
     expect(summary.rowsRejected).toBe(6);
     expect(r.stderr).toBe(
-      `recon: warning: 6 row(s) rejected by load ${summary.loadId}; list them with: psql "$DATABASE_URL" -c "select line_number, reason, raw from rejected_rows where load_id = ${summary.loadId} order by line_number"\n`,
+      `recon: warning: 6 row(s) rejected by load ${summary.loadId}; list them with: recon warehouse psql -- -c "select line_number, reason, raw_redacted from rejected_rows_redacted where load_id = ${summary.loadId} order by line_number"\n`,
     );
   });
 
@@ -252,7 +252,7 @@ describe('loads that reject rows', () => {
     expect(all.code).toBe(1);
     expect(JSON.parse(all.stdout)).toEqual({ linesRead: 2, stored: 0, duplicates: 0, quarantined: 2 });
     expect(all.stderr).toMatch(
-      /^recon: warning: 2 line\(s\) quarantined; list them with: psql .*notification_quarantine/,
+      /^recon: warning: 2 line\(s\) quarantined; list them with: recon warehouse psql -- -c "select .* from notification_quarantine_redacted /,
     );
     expect(all.stderr).toContain('is a notification (all 2 quarantined)');
 
