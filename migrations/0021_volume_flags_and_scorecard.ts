@@ -85,31 +85,29 @@ const SOURCE_ROWS = `
   select account, 'legacy-adjustments', adjusted_on, transaction_id, first_load_id, load_id
     from provider_adjustments`;
 
-/** First receipt of each transaction notification, with the transaction's time when the provider has it. */
-const NOTIFIED = `
-  select n.account, n.transaction_id, min(n.received_at) as first_received_at
-    from notifications n where n.kind = 'transaction' and n.transaction_id is not null
-    group by n.account, n.transaction_id`;
-
 const ALERT_KEY =
   'What the alert is about: summary:<window workflow run id> (a reconcile run of a window) or failure:<window workflow run id> (a window that failed after its retries)';
+
+/** The Eastern day a notification was received: the expression of notifications_received_day_idx. */
+const RECEIVED_DAY = (n: string) => `((${n}.received_at at time zone 'America/Toronto')::date)`;
 
 const DAY_END = (day: string) => `((${day} + 1)::timestamp at time zone 'America/Toronto')`;
 
 /**
- * The two parts (rows, covering loads) are stacked and grouped rather than joined, so that a filter
- * on account, source or business_date reaches each part's own tables (their day indexes) instead of
- * being applied after the whole warehouse is grouped.
+ * The parts (rows, notifications, covering loads) are stacked and grouped rather than joined, so
+ * that a filter on account, source or business_date reaches each part's own tables (their day
+ * indexes) instead of being applied after the whole warehouse is grouped. Notifications come in two
+ * parts (known to the provider, not known): their counts add up.
  */
 const SCORECARD = () => `
 select u.account, u.source, u.business_date,
-  coalesce(max(u.rows), 0)::bigint as rows,
+  coalesce(sum(u.rows), 0)::bigint as rows,
   max(u.first_covering_load_id) as first_covering_load_id, max(u.first_covered_at) as first_covered_at,
   max(u.first_load_id) as first_load_id, max(u.first_loaded_at) as first_loaded_at,
   (extract(epoch from (max(u.first_loaded_at) - ${DAY_END('u.business_date')})))::bigint as arrival_delay_seconds,
   max(u.notification_delay_p50_seconds) as notification_delay_p50_seconds,
   max(u.notification_delay_p95_seconds) as notification_delay_p95_seconds,
-  max(u.sibling_source) as sibling_source, max(u.rows_not_in_sibling) as rows_not_in_sibling,
+  max(u.sibling_source) as sibling_source, sum(u.rows_not_in_sibling)::bigint as rows_not_in_sibling,
   max(u.rows_not_notified) as rows_not_notified
 from (
   ${SCORECARD_ROWS}
@@ -118,6 +116,42 @@ from (
 ) u
 where ${VISIBLE('u.account')}
 group by u.account, u.source, u.business_date`;
+
+/**
+ * Notified transactions the provider has, on the transaction's day: the delay of the first receipt
+ * after the transaction's time. Read from the provider rows of the day (their day index), each
+ * probing its notifications, so that a filter on business_date never reads every notification.
+ */
+const NOTIFIED_KNOWN = `
+select t.account, 'notifications', t.transaction_on,
+  count(*)::bigint, null::bigint, null::timestamptz, null::bigint, null::timestamptz,
+  (percentile_disc(0.5) within group (order by extract(epoch from (t.first_received_at - t.transaction_at))))::bigint,
+  (percentile_disc(0.95) within group (order by extract(epoch from (t.first_received_at - t.transaction_at))))::bigint,
+  'report-transactions',
+  (count(*) filter (where t.source <> 'report-transactions'))::bigint,
+  null::bigint
+from (
+  select p.account, p.transaction_on, p.transaction_at, p.source,
+    (select min(n.received_at) from notifications n
+      where n.account = p.account and n.kind = 'transaction' and n.transaction_id = p.transaction_id) as first_received_at
+  from provider_transactions p
+) t
+where t.first_received_at is not null
+group by t.account, t.transaction_on`;
+
+/** Notified transactions the provider does not have, on the Eastern day of their first receipt. */
+const NOTIFIED_UNKNOWN = `
+select n.account, 'notifications', ${RECEIVED_DAY('n')},
+  count(*)::bigint, null::bigint, null::timestamptz, null::bigint, null::timestamptz,
+  null::bigint, null::bigint, 'report-transactions', count(*)::bigint, null::bigint
+from notifications n
+where n.kind = 'transaction' and n.transaction_id is not null
+  and not exists (select 1 from provider_transactions p
+    where p.account = n.account and p.transaction_id = n.transaction_id)
+  and not exists (select 1 from notifications e
+    where e.account = n.account and e.kind = 'transaction' and e.transaction_id = n.transaction_id
+      and (e.received_at, e.notification_id) < (n.received_at, n.notification_id))
+group by n.account, ${RECEIVED_DAY('n')}`;
 
 /** Per account, source and day: the rows, the first load that held them, and the sibling counts. */
 const SCORECARD_ROWS = `
@@ -153,17 +187,9 @@ from (
 ) r
 group by r.account, r.source, r.business_date
 union all
-select n.account, 'notifications', coalesce(p.transaction_on,
-    (n.first_received_at at time zone 'America/Toronto')::date),
-  count(*)::bigint, null::bigint, null::timestamptz, null::bigint, null::timestamptz,
-  (percentile_disc(0.5) within group (order by extract(epoch from (n.first_received_at - p.transaction_at))))::bigint,
-  (percentile_disc(0.95) within group (order by extract(epoch from (n.first_received_at - p.transaction_at))))::bigint,
-  'report-transactions',
-  (count(*) filter (where p.source is distinct from 'report-transactions'))::bigint,
-  null::bigint
-from (${NOTIFIED}) n
-left join provider_transactions p on p.account = n.account and p.transaction_id = n.transaction_id
-group by 1, 2, 3`;
+${NOTIFIED_KNOWN}
+union all
+${NOTIFIED_UNKNOWN}`;
 
 /** Per account, source and day: the first committed load whose window covered the day. */
 const SCORECARD_COVERED = `
@@ -246,6 +272,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     )
     .execute(db);
 
+  // The scorecard's notifications unknown to the provider, read by the day of their receipt.
+  await sql
+    .raw(
+      `create index notifications_received_day_idx on notifications (${RECEIVED_DAY('notifications')}) where kind = 'transaction'`,
+    )
+    .execute(db);
   await sql.raw(`create view provider_scorecard with (security_barrier) as ${SCORECARD()}`).execute(db);
   await sql
     .raw(
@@ -268,6 +300,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql.raw('drop view provider_scorecard').execute(db);
+  await sql.raw('drop index notifications_received_day_idx').execute(db);
   await sql.raw(`delete from alert_deliveries where kind = 'volume'`).execute(db);
   await sql
     .raw(
