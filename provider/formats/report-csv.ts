@@ -8,6 +8,7 @@ import type {
   TransactionRecord,
 } from '../../domain/records.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
+import { type FieldNames, reportRecordProblem } from './field-forms.ts';
 import { readCsvRecords } from './read-csv-records.ts';
 import { describeHeader } from '../../domain/privacy.ts';
 import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from './report-csv-headers.ts';
@@ -197,6 +198,30 @@ const RETURN: Layout<ReturnRecord> = {
   },
 };
 
+/** The CSV columns of the warehouse columns whose forms are checked (provider/formats/field-forms.ts). */
+const CSV_NAMES: Record<'TRANSACTION' | 'RETURN', FieldNames> = {
+  TRANSACTION: {
+    merchant_transaction_id: 'Merchant Transaction ID',
+    merchant_id: 'Merchant ID',
+    merchant_user_id: 'Merchant User ID',
+    country_code: 'Country',
+    region: 'Payment Region',
+    notify_status: 'Payment Notification Status',
+    raw_transaction_type: 'Transaction Type',
+    raw_status: 'Transaction Status',
+  },
+  RETURN: {
+    merchant_transaction_id: 'Merchant Transaction ID',
+    merchant_id: 'Merchant ID',
+    merchant_user_id: 'Merchant User ID',
+    country_code: 'Country',
+    region: 'Payment Region',
+    notify_status: 'Payment Notification Status',
+    raw_transaction_type: 'Transaction Type',
+    raw_status: 'Transaction Status',
+  },
+};
+
 function text(value: string): string | null {
   return value === '' ? null : value;
 }
@@ -255,7 +280,11 @@ async function* iterate(
       }
       values = rec.fields;
       try {
-        yield { ok: true, line: rec.line, raw: rec.raw, record: layout.map(get, rec.raw) };
+        const record = layout.map(get, rec.raw) as TransactionRecord | ReturnRecord;
+        const problem = reportRecordProblem(record, CSV_NAMES[queryType]);
+        yield problem === null
+          ? { ok: true, line: rec.line, raw: rec.raw, record }
+          : { ok: false, line: rec.line, raw: rec.raw, reason: problem };
       } catch (error) {
         if (!(error instanceof FieldProblem)) throw error;
         yield { ok: false, line: rec.line, raw: rec.raw, reason: error.message };

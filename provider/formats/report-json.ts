@@ -23,6 +23,7 @@ import {
   requiredText,
   transactionType,
 } from './report-fields.ts';
+import { type FieldNames, reportRecordProblem } from './field-forms.ts';
 import { splitJsonArray } from './split-json-array.ts';
 
 /**
@@ -192,6 +193,8 @@ export function jsonRow(
   const o = value as Record<string, unknown>;
   try {
     const record = isReturn(o) ? returnRecord(o, raw) : transactionRecord(o, raw);
+    const problem = reportRecordProblem(record, JSON_NAMES);
+    if (problem !== null) return { ok: false, line, raw, reason: problem };
     if (extras && record.kind === 'transaction') {
       if (o.deviceType !== undefined) extras.deviceType = true;
       if (o.requestType !== undefined) extras.requestType = true;
@@ -202,6 +205,18 @@ export function jsonRow(
     throw error;
   }
 }
+
+/** The JSON fields of the columns whose forms are checked (provider/formats/field-forms.ts). */
+const JSON_NAMES: FieldNames = {
+  merchant_transaction_id: 'merchantTransactionId',
+  merchant_id: 'merchantId',
+  merchant_user_id: 'merchantUserId',
+  country_code: 'countryCode',
+  region: 'transactionRegion',
+  notify_status: 'transactionNotifyStatus',
+  raw_transaction_type: 'transactionType',
+  raw_status: 'transactionStatus',
+};
 
 function isReturn(o: Record<string, unknown>): boolean {
   return (

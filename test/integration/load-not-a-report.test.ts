@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -82,6 +82,37 @@ describe('loading an answer that is not a report', () => {
     );
     const within = await loadReport(handle, legacy('1', { maxRejected: 3 }), text(`${bad}${RETURN_LINE}\n`));
     expect(within).toMatchObject({ status: 'committed', rowsLoaded: 1, rowsRejected: 3 });
+  });
+});
+
+describe('a body complete at the HTTP level but cut short', () => {
+  it('commits the whole records and rejects the last one, storing no truncated value', async () => {
+    const [first, second] = readFileSync(
+      new URL('../fixtures/legacy/type1-returns.csv', import.meta.url),
+      'utf8',
+    )
+      .split('\n')
+      .filter((l) => l !== '');
+    const summary = await loadReport(
+      handle,
+      legacy('1', { fileName: 'cut.csv' }),
+      text(`${first}\n${second!.slice(0, -1)}`),
+    );
+    expect(summary).toMatchObject({ status: 'committed', rowsRead: 2, rowsLoaded: 1, rowsRejected: 1 });
+    const rejected = await handle.db
+      .selectFrom('rejected_rows')
+      .select(['line_number', 'reason'])
+      .where('load_id', '=', summary.loadId)
+      .execute();
+    expect(rejected).toEqual([
+      { line_number: 2, reason: "field 12 (country code) 'C' is not a two-letter ISO 3166 country code" },
+    ]);
+    const stored = await handle.db
+      .selectFrom('provider_returns')
+      .select(['return_transaction_id', 'country_code'])
+      .where('return_transaction_id', 'in', [first!.split(',')[4]!, second!.split(',')[4]!])
+      .execute();
+    expect(stored).toEqual([{ return_transaction_id: first!.split(',')[4], country_code: 'CA' }]);
   });
 });
 

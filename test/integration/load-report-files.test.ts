@@ -290,9 +290,9 @@ describe('report files', () => {
       status: 'committed',
       zipped: true,
       rowsRead: 7,
-      rowsLoaded: 6,
-      rowsRejected: 1,
-      rowsInserted: 6,
+      rowsLoaded: 5,
+      rowsRejected: 2,
+      rowsInserted: 5,
     });
     const t = await handle.db
       .selectFrom('provider_transactions')
@@ -320,6 +320,11 @@ describe('report files', () => {
       {
         line_number: 68,
         reason: "transactionAmount: amount '12.50' (a string) is not a JSON integer number of cents",
+      },
+      {
+        line_number: 69,
+        reason:
+          "transactionStatus 'ON_HOLD' is not one of the provider's values (SUCCESSFUL, PENDING, REJECTED)",
       },
     ]);
   });

@@ -60,27 +60,27 @@ describe('CSV report, TRANSACTION', () => {
   it('matches columns by name: reordered, extra columns kept in raw, header alone yields nothing', async () => {
     expect(await csv(fixture('report/transactions-reordered-header-only.csv'), 'TRANSACTION')).toEqual([]);
     const text =
-      ' transaction id ,Transaction Amount,CURRENCY,Transaction Status,Transaction Type,Transaction Date,Batch Number\nT9,0000150000,USD,SETTLED,VERIFY,2026-07-01T16:00:00+00:00,B-77';
+      ' transaction id ,Transaction Amount,CURRENCY,Transaction Status,Transaction Type,Transaction Date,Batch Number\nT9,0000150000,USD,PENDING,CREDIT,2026-07-01T16:00:00+00:00,B-77';
     const rows = await csv(text, 'TRANSACTION');
     expect(records(rows)[0]).toMatchObject({
       transaction_id: 'T9',
       amount_cents: 150000,
       currency: 'USD',
-      status: null,
-      raw_status: 'SETTLED',
-      transaction_type: null,
-      raw_transaction_type: 'VERIFY',
+      status: 'PENDING',
+      raw_status: 'PENDING',
+      transaction_type: 'CREDIT',
+      raw_transaction_type: 'CREDIT',
       transaction_at: '2026-07-01T16:00:00.000000Z',
       transaction_on: '2026-07-01',
       merchant_id: null,
       fee_cents: null,
     });
-    expect(rows[0]?.raw).toBe('T9,0000150000,USD,SETTLED,VERIFY,2026-07-01T16:00:00+00:00,B-77');
+    expect(rows[0]?.raw).toBe('T9,0000150000,USD,PENDING,CREDIT,2026-07-01T16:00:00+00:00,B-77');
   });
 
   it('rejects rows with a reason: field count, non-digit amount, impossible date', async () => {
     const line = (date: string, amount: string) =>
-      `${date},DEBIT,M1,T1,${amount},CAD,SUCCESSFUL,PU,0,10001,Direct,EFT,u1,,,CA,DESKTOP,E1,IBT,C,ON`;
+      `${date},DEBIT,M1,T1,${amount},CAD,SUCCESSFUL,PU,0,10001,Direct,EFT,usr1,,,CA,DESKTOP,E1,IBT,C,ON`;
     const text = [
       HEADER,
       line('2026-03-08T07:30:00Z', '12.50'),
@@ -103,7 +103,7 @@ describe('CSV report, TRANSACTION', () => {
   });
 
   it('reads a quoted field spanning lines, and numbers the next record right', async () => {
-    const text = `${HEADER}\r\n2026-03-08T07:30:00Z,DEBIT,M1,T1,100,CAD,REJECTED,PU,0,10001,Direct,EFT,u1,E1,"line one,\r\nline two",CA,DESKTOP,E1,IBT,C,ON\r\n2026-03-08T07:30:01Z,DEBIT,M2,T2,200,CAD,SUCCESSFUL,PU,0,10001,Direct,EFT,u1,,,CA,DESKTOP,E1,IBT,C,ON`;
+    const text = `${HEADER}\r\n2026-03-08T07:30:00Z,DEBIT,M1,T1,100,CAD,REJECTED,PU,0,10001,Direct,EFT,usr1,E1,"line one,\r\nline two",CA,DESKTOP,E1,IBT,C,ON\r\n2026-03-08T07:30:01Z,DEBIT,M2,T2,200,CAD,SUCCESSFUL,PU,0,10001,Direct,EFT,usr1,,,CA,DESKTOP,E1,IBT,C,ON`;
     const rows = await csv(text, 'TRANSACTION');
     expect(rows.map((r) => [r.line, r.ok])).toEqual([
       [2, true],

@@ -18,16 +18,15 @@ describe('JSON report', () => {
       [45, true],
       [67, true],
       [68, false],
-      [69, true],
+      [69, false],
     ]);
     const ok = rows.filter((r) => r.ok).map((r) => r.record);
-    const [t1, t2, t3, r1, r2, t4] = ok as [
+    const [t1, t2, t3, r1, r2] = ok as [
       TransactionRecord,
       TransactionRecord,
       TransactionRecord,
       ReturnRecord,
       ReturnRecord,
-      TransactionRecord,
     ];
     expect(t1).toMatchObject({
       kind: 'transaction',
@@ -100,17 +99,16 @@ describe('JSON report', () => {
       '2026-03-01T15:00:00.250000Z',
     ]);
     expect(r2.raw).toContain('"someNewField":{"nested":[1,2,"]"]}');
-    // Unknown raw status: canonical null, raw kept; errorMessage read when present.
-    expect([t4.status, t4.raw_status, t4.error_message, t4.transaction_at]).toEqual([
-      null,
-      'ON_HOLD',
-      'held for review',
-      '2026-03-22T23:59:59.123456Z',
-    ]);
+    // A report status outside the published words is not stored (issue 25 section 4).
     expect(rejections(rows)).toEqual([
       {
         line: 68,
         reason: "transactionAmount: amount '12.50' (a string) is not a JSON integer number of cents",
+      },
+      {
+        line: 69,
+        reason:
+          "transactionStatus 'ON_HOLD' is not one of the provider's values (SUCCESSFUL, PENDING, REJECTED)",
       },
     ]);
   });

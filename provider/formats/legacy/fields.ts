@@ -1,5 +1,6 @@
 import { impliedToCents } from '../../../domain/money.ts';
 import { normaliseDate } from '../../../domain/time/calendar.ts';
+import { countryProblem } from '../field-forms.ts';
 import { splitCsvLine } from '../read-lines.ts';
 import type { FieldSpec } from './layout.ts';
 
@@ -65,4 +66,28 @@ export function currency(n: number, spec: FieldSpec, value: string): string {
     throw new FieldProblem(`field ${n} (${spec.label}) '${value}' is not three uppercase letters (ISO 4217)`);
   }
   return value;
+}
+
+/** An uppercase ISO 3166 country code (spec 2.10: fields of size 2), or empty. */
+export function country(n: number, spec: FieldSpec, value: string): string | null {
+  const problem = countryProblem(`field ${n} (${spec.label})`, orNull(value));
+  if (problem !== null) throw new FieldProblem(problem);
+  return orNull(value);
+}
+
+/**
+ * Transaction field 17: `xxx-xxxxx-x…` (institution 3, transit 5, account up to 24), of which only the
+ * last 4 digits are shown (spec 2.10). The masking character is not shown, so any is taken; the four
+ * digits at the end are what tells a whole value from one cut short.
+ */
+const BANK_ACCOUNT = /^[^,-]{3}-[^,-]{5}-[^,-]{0,20}[0-9]{4}$/;
+
+export function bankAccount(n: number, spec: FieldSpec, value: string): string | null {
+  if (value !== '' && !BANK_ACCOUNT.test(value)) {
+    // The value is personal data: its form is named, never the value.
+    throw new FieldProblem(
+      `field ${n} (${spec.label}) is not of the form xxx-xxxxx-…1234 (ending in the account's last 4 digits)`,
+    );
+  }
+  return orNull(value);
 }

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import type { AdjustmentRecord, LegacyTransactionRecord, ReturnRecord } from '../../../domain/records.ts';
 import { easternToUtc } from '../../../domain/time/eastern.ts';
 import {
+  bankAccount,
   cents,
   checkCount,
+  country,
   checkSize,
   currency,
   date,
@@ -119,13 +121,13 @@ export function transactionRecord(
           r.raw_transaction_time = orNull(v);
           break;
         case 15:
-          r.country_code = orNull(v);
+          r.country_code = country(n, spec, v);
           break;
         case 16:
           r.consumer_email = orNull(v);
           break;
         case 17:
-          r.bank_account_masked = orNull(v);
+          r.bank_account_masked = bankAccount(n, spec, v);
           break;
         case 18:
           r.return_code = orNull(v);
@@ -186,7 +188,7 @@ export function returnRecord(raw: string): ReturnRecord {
     external_reference: null,
     notify_status: null,
     region: null,
-    country_code: orNull(f(12)),
+    country_code: country(12, s(12), f(12)),
     // Fields 8 and 9: meaning not shown by the provider, kept raw (column comments).
     legacy_field_8: orNull(f(8)),
     legacy_field_9: orNull(f(9)),
