@@ -18,6 +18,7 @@ const h = useTestDatabase();
 let app: FastifyInstance;
 let base: string;
 let token: string;
+let usOnly: string;
 
 beforeAll(async () => {
   const rows: Record<string, number> = {};
@@ -34,13 +35,18 @@ beforeAll(async () => {
   const address = app.server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   token = (await createToken(h.db, { name: 'viewer', role: 'viewer' })).token;
+  usOnly = (await createToken(h.db, { name: 'us-viewer', role: 'viewer', accounts: ['us-main'] })).token;
 });
 afterAll(async () => {
   await app?.close();
 });
 
-async function get(path: string, auth = true): Promise<{ status: number; text: string; json: any }> {
-  const res = await fetch(`${base}${path}`, auth ? { headers: { authorization: `Bearer ${token}` } } : {});
+async function get(
+  path: string,
+  auth: boolean | string = true,
+): Promise<{ status: number; text: string; json: any }> {
+  const bearer = auth === true ? token : auth;
+  const res = await fetch(`${base}${path}`, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
   const text = await res.text();
   let json: unknown;
   try {
@@ -99,5 +105,20 @@ describe('the provider scorecard in the workbench', () => {
     expect(r.status).toBe(200);
     expect(r.text).toContain('id="scorecard"');
     expect(r.text).toMatch(/<td>legacy-transactions<\/td>\s*<td class="num">1<\/td>/);
+  });
+});
+
+describe('a caller limited to other accounts', () => {
+  it("sees neither this account's low-volume flags nor its scorecard rows", async () => {
+    const cov = await get('/api/coverage?from=2026-03-04&to=2026-03-04', usOnly);
+    expect(cov.status).toBe(200);
+    expect(cov.json.days[0].low_volume).toEqual([]);
+    const card = await get('/api/scorecard?from=2026-03-04&to=2026-03-04', usOnly);
+    expect(card.json.items).toEqual([]);
+    const asked = await get('/api/scorecard?from=2026-03-04&to=2026-03-04&account=default', usOnly);
+    expect(asked.json.items).toEqual([]);
+    expect((await get('/scorecard?from=2026-03-04&to=2026-03-04', usOnly)).text).not.toContain(
+      '<td>legacy-transactions</td>',
+    );
   });
 });

@@ -58,6 +58,8 @@ export async function coverage(
   db: Db,
   from: string,
   to: string,
+  /** The accounts the caller may see (low-volume flags of others are left out); null: every account. */
+  accounts: readonly string[] | null = null,
 ): Promise<{ sources: string[]; days: CoverageDay[] }> {
   const [loads, runs, sources] = await Promise.all([
     sql<
@@ -102,6 +104,7 @@ export async function coverage(
   }
   for (const r of runs.rows) byDay.get(r.day)?.runs.push(r.run_id);
   for (const f of await openFlags(db, null, from, to)) {
+    if (accounts !== null && !accounts.includes(f.account)) continue;
     byDay.get(f.day)?.low_volume.push({
       account: f.account,
       source: f.source,

@@ -22,10 +22,13 @@ export interface ScorecardRow {
   rows_not_notified: number | null;
 }
 
-/** Rows of provider_scorecard for Eastern days `from`..`to`, newest day first. */
+/**
+ * Rows of provider_scorecard for Eastern days `from`..`to`, newest day first: of `account` when
+ * given, and only of `accounts` when the caller is limited to some (null: every account).
+ */
 export async function scorecard(
   db: Db,
-  req: { from: string; to: string; account?: string | undefined },
+  req: { from: string; to: string; account?: string | undefined; accounts: readonly string[] | null },
 ): Promise<ScorecardRow[]> {
   const result = await sql<ScorecardRow>`select account, source, business_date::text as business_date, rows,
       first_covering_load_id, first_covered_at, first_load_id, first_loaded_at, arrival_delay_seconds,
@@ -34,6 +37,7 @@ export async function scorecard(
     from provider_scorecard
     where business_date between ${req.from}::date and ${req.to}::date
       ${req.account === undefined ? sql`` : sql`and account = ${req.account}`}
+      ${req.accounts === null ? sql`` : sql`and account = any(${[...req.accounts]}::text[])`}
     order by business_date desc, account, source`.execute(db);
   return result.rows;
 }

@@ -138,7 +138,13 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
         return reply
           .code(400)
           .send({ error: 'bad_request', message: 'the range is longer than 400 days: narrow it' });
-      return { from, to, ...(await ctx.reads.read(request.principal, (db) => coverage(db, from, to))) };
+      return {
+        from,
+        to,
+        ...(await ctx.reads.read(request.principal, (db) =>
+          coverage(db, from, to, request.principal?.accounts ?? null),
+        )),
+      };
     },
   );
 }

@@ -158,7 +158,9 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
       let from =
         request.query.from && isValidDate(request.query.from) ? request.query.from : addDays(to, -34);
       if (daysInclusive(from, to) < 1 || daysInclusive(from, to) > 401) from = addDays(to, -34);
-      const data = await ctx.reads.read(request.principal, (db) => coverage(db, from, to));
+      const data = await ctx.reads.read(request.principal, (db) =>
+        coverage(db, from, to, request.principal?.accounts ?? null),
+      );
       return reply
         .type('text/html; charset=utf-8')
         .send(coveragePage(request.principal!, { from, to, ...data }));

@@ -70,7 +70,9 @@ export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchCont
     async (request, reply) => {
       const q = parseQuery(request.query);
       if (typeof q === 'string') return badRequest(reply, q);
-      const items = await ctx.reads.read(request.principal, (db) => scorecard(db, q));
+      const items = await ctx.reads.read(request.principal, (db) =>
+        scorecard(db, { ...q, accounts: request.principal?.accounts ?? null }),
+      );
       return { from: q.from, to: q.to, items };
     },
   );
@@ -81,7 +83,9 @@ export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchCont
     async (request, reply) => {
       const q = parseQuery(request.query);
       if (typeof q === 'string') return reply.code(400).type('text/plain').send(q);
-      const items = await ctx.reads.read(request.principal, (db) => scorecard(db, q));
+      const items = await ctx.reads.read(request.principal, (db) =>
+        scorecard(db, { ...q, accounts: request.principal?.accounts ?? null }),
+      );
       return reply.type('text/html; charset=utf-8').send(scorecardPage(request.principal!, { ...q, items }));
     },
   );
