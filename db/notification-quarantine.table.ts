@@ -13,6 +13,9 @@ export const notificationQuarantineColumns = {
   delivery_count: integer.defaulted,
   last_received_at: timestamptz.defaulted,
   account: text.nullableDefaulted,
+  transaction_id: text.nullable,
+  replayed_at: timestamptz.nullable,
+  notification_id: bigint.nullable,
 } as const;
 
 export type NotificationQuarantineTable = TableOf<typeof notificationQuarantineColumns>;

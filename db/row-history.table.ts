@@ -1,4 +1,4 @@
-import { bigint, jsonb, text, textArray, timestamptz, type TableOf } from './columns.ts';
+import { bigint, boolean, jsonb, text, textArray, timestamptz, type TableOf } from './columns.ts';
 
 export const rowHistoryColumns = {
   history_id: bigint.defaulted,
@@ -9,6 +9,7 @@ export const rowHistoryColumns = {
   load_id: bigint.required,
   changed_at: timestamptz.defaulted,
   account: text.defaulted,
+  refused: boolean.defaulted,
 } as const;
 
 export type RowHistoryTable = TableOf<typeof rowHistoryColumns>;

@@ -15,6 +15,7 @@ export const SCOPED = [
   'provider_adjustments',
   'merchant_ledger',
   'notifications',
+  'notification_quarantine',
   'status_lookups',
   'transaction_matches',
   'return_matches',

@@ -55,7 +55,7 @@ function rangeKey(ctx: RuleContext, account: string) {
 /** The fingerprint of everything but the data and the range: code, settings, due date, the rules run. */
 export function matchingFingerprint(ctx: RuleContext, rules: readonly Rule[]): string {
   const hash = createHash('sha256').update(SOURCES_SHA256);
-  hash.update(JSON.stringify(ctx.settings)).update(`\0${ctx.dueThrough}\0`);
+  hash.update(JSON.stringify(ctx.settings)).update(`\0${ctx.dueThrough}\0${ctx.stuckThrough}\0`);
   for (const rule of rules) {
     const compiled = ruleStatement(rule, ctx).compile(ctx.trx);
     hash.update(`${rule.name}\0${compiled.sql}\0${JSON.stringify(compiled.parameters)}\0`);

@@ -109,6 +109,7 @@ export async function reconcileRange(
   const today = easternDateOf(asOf);
   const calendar = { civicHoliday: settings.civicHoliday };
   const dueThrough = lastDueDate(req.to, today, settings.graceBusinessDays, calendar);
+  const stuckThrough = lastDueDate(req.to, today, settings.stuckPendingBusinessDays, calendar);
   // Loads left running by a process or a server that died are marked before anyone reads them.
   await markAbandonedLoads(db);
   const { from, to } = await clampToData(db, req.from, req.to);
@@ -145,7 +146,16 @@ export async function reconcileRange(
       })
       .returning('run_id')
       .executeTakeFirstOrThrow();
-    const ctx: RuleContext = { trx, from, to, asOf, runId: run.run_id, settings, dueThrough };
+    const ctx: RuleContext = {
+      trx,
+      from,
+      to,
+      asOf,
+      runId: run.run_id,
+      settings,
+      dueThrough,
+      stuckThrough,
+    };
 
     const fingerprint = matchingFingerprint(ctx, rules);
     const reused = await reuseMatching(ctx, account, fingerprint);

@@ -14,6 +14,9 @@ export const DISCREPANCY_KINDS = [
   'notification_mismatch',
   'duplicate_merchant_transaction',
   'source_conflict',
+  'stuck_pending',
+  'notification_quarantined',
+  'notification_contradiction',
 ] as const;
 export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 
@@ -28,17 +31,27 @@ export interface ReconcileSettings {
   readonly notificationLateAfterSeconds: number;
   /** Count the Civic Holiday (first Monday of August) as a bank holiday. */
   readonly civicHoliday: boolean;
+  /**
+   * RECON_STUCK_PENDING_DAYS: business days after its transaction date a transaction the provider
+   * still reports PENDING becomes a stuck_pending discrepancy.
+   */
+  readonly stuckPendingBusinessDays: number;
 }
 
 export const DEFAULT_SETTINGS: ReconcileSettings = Object.freeze({
   graceBusinessDays: 2,
   notificationLateAfterSeconds: 3600,
   civicHoliday: true,
+  stuckPendingBusinessDays: 5,
 });
 
 export function resolveSettings(partial: Partial<ReconcileSettings> = {}): ReconcileSettings {
   const s = { ...DEFAULT_SETTINGS, ...partial };
-  for (const key of ['graceBusinessDays', 'notificationLateAfterSeconds'] as const) {
+  for (const key of [
+    'graceBusinessDays',
+    'notificationLateAfterSeconds',
+    'stuckPendingBusinessDays',
+  ] as const) {
     if (!Number.isSafeInteger(s[key]) || s[key] < 0) {
       throw new RangeError(`reconcile setting ${key}=${s[key]}: use a non-negative integer`);
     }

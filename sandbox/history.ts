@@ -20,7 +20,8 @@ import type { History, HistoryOptions, HistoryQuery, HistoryTransaction } from '
  * - payins (DEBIT, ~70%) and payouts (CREDIT); amounts 100..100000000 cents, both limits included;
  *   ~4% USD, the rest CAD; a fee on every successful transaction;
  * - ~8% REJECTED (risk) and ~3% FAILED (processing error; the report API can only say REJECTED,
- *   notifications say FAILED); ~10% of report-only ones PENDING for one to three days before they settle;
+ *   notifications say FAILED); ~10% of report-only ones PENDING before they settle (most for one to
+ *   three days, one in ten of them for 5 to 59 days: the nightly follow-up follows them to their end);
  * - ~4% of successful payins and ~1% of payouts returned 2 to 6 days after settlement, with an EFT
  *   return code and, for half of them, a next action (representment) date 5 days after the return;
  * - ~2% adjusted 1 to 3 days later (legacy adjustment report only);

@@ -13,6 +13,7 @@ import {
   plantReturnBooking,
 } from './merchant-view/ledger.ts';
 import { notificationBody, plantNotification } from './merchant-view/notifications.ts';
+import { plantStuckPending } from './merchant-view/pending.ts';
 import { addDays } from '../domain/time/calendar.ts';
 import {
   businessDateOf,
@@ -79,6 +80,8 @@ export interface MerchantView {
   readonly legacyReturns: ReturnRecord[];
   readonly ledger: LedgerRecord[];
   readonly notifications: NotificationHistoryEntry[];
+  /** How many of `notifications` are refused for their content (notification_quarantined). */
+  readonly quarantinedNotifications: number;
   readonly feeSchedule: FeeScheduleEntry[];
   readonly expected: ExpectedDiscrepancy[];
 }
@@ -86,7 +89,14 @@ export interface MerchantView {
 /** Derives the merchant view and the ground truth; see the module comment. */
 export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const rates = { ...DEFAULT_RATES, ...options.rates };
-  const p: Planting = { seed: hashSeed(options.seed), rates, ledger: [], notifications: [], expected: [] };
+  const p: Planting = {
+    seed: hashSeed(options.seed),
+    rates,
+    ledger: [],
+    notifications: [],
+    quarantined: 0,
+    expected: [],
+  };
   const history = createHistory({
     seed: options.seed,
     transactions: options.transactions,
@@ -104,6 +114,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     providerTransactions.push(t);
     checkFee(p, t);
     plantNotification(p, i, f, t);
+    plantStuckPending(p, t, asOf);
     if (f?.legacyConflict)
       expect(
         p,
@@ -156,6 +167,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     legacyReturns,
     ledger: p.ledger,
     notifications: p.notifications,
+    quarantinedNotifications: p.quarantined,
     feeSchedule: SANDBOX_FEE_SCHEDULE,
     expected: p.expected.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
   };

@@ -13,6 +13,8 @@ import type { Db } from '../../db/database.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import { howToFind } from './how-to-find.ts';
 import { carriedColumns, TARGETS, type Target } from './targets.ts';
+import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
+import { refusedHistoryCte, TIME_ORDER_GUARD } from './time-order.ts';
 
 export interface MergeResult {
   inserted: number;
@@ -33,6 +35,8 @@ interface MergeSpec {
   readonly source: string | null;
   /** Extra condition on the existing row `t` for it to be replaced (source precedence). */
   readonly guard?: string;
+  /** A final status never goes back to PENDING: such changes are refused and kept (time-order.ts). */
+  readonly timeOrder?: boolean;
   /**
    * The target's columns that the load's format carries ({@link carriedColumns}); the others are
    * unknown. Undefined: every column.
@@ -132,7 +136,8 @@ function mergeCtes(spec: MergeSpec, loadId: number, prefix: string): string {
         : kept;
   const replaced = takeover ? unknown : [];
   const lineage = t.hasFirstLoad ? ['load_id', 'first_load_id'] : ['load_id'];
-  const guardSql = guard ? ` and ${guard}` : '';
+  const guards = [guard, spec.timeOrder ? TIME_ORDER_GUARD : undefined].filter(Boolean);
+  const guardSql = guards.map((g) => ` and ${g}`).join('');
   const [srcCte, touched, changedRows] = [`${prefix}src`, `${prefix}touched`, `${prefix}changed`];
   // OFFSET 0 keeps the subquery from being flattened into a join the planner may hash: each staged
   // row then costs one probe of the key's index, whatever the size of the table.
@@ -168,7 +173,11 @@ ${prefix}hist as (
   from ${changedRows} d where not d.own${tracks ? ` and d.changed_columns <> '{}'` : ''}
   returning 1
 ),
-${prefix}upd as (
+${
+  spec.timeOrder && !spec.allNew
+    ? `${refusedHistoryCte({ name: `${prefix}refused`, table: t.table, key: t.key, srcCte, stored, changed, distinct: distinct('t', 's'), loadId })},\n`
+    : ''
+}${prefix}upd as (
   update ${t.table} as t set
     ${[...insertCols.filter((c) => c !== t.key && c !== 'account'), ...replaced, ...(tracks ? ['unknown_mask'] : [])].map((c) => `${c} = d.${c}`).join(', ')}, load_id = ${loadId}, updated_at = now()
   from ${changedRows} d where ${sameKey(t, 't', 'd')}
@@ -296,6 +305,7 @@ function mergeGuarded(
       src: staged(t, staging, source, account),
       source,
       guard: source.startsWith('legacy-') ? LEGACY_GUARD : undefined,
+      timeOrder: t === TARGETS.transaction,
       carried: carriedColumns(t, carried),
       keysFrom: { staging, account },
     },
@@ -324,36 +334,6 @@ export function mergeReturns(
 ) {
   return mergeGuarded(TARGETS.return, db, staging, loadId, account, source, carried);
 }
-
-/**
- * How a legacy type 5/6 row reads as a provider_transactions row. Legacy type codes (field 2) and
- * notification codes (field 12) have no published meaning, so transaction_type stays null with the
- * raw code kept, and notify_status carries field 12 raw. Columns not listed are not carried by legacy
- * rows: unknown (null in a new provider row, kept in an existing one).
- */
-export const LEGACY_AS_PROVIDER: Readonly<Record<string, string>> = {
-  transaction_id: 'transaction_id',
-  merchant_id: 'merchant_account_id',
-  merchant_transaction_id: 'merchant_transaction_id',
-  merchant_user_id: 'merchant_user_id',
-  product_user_id: 'internal_user_id',
-  raw_transaction_type: 'raw_transaction_type',
-  status: 'status',
-  raw_status: 'raw_status',
-  amount_cents: 'amount_cents',
-  fee_cents: 'fee_cents',
-  currency: 'currency',
-  transaction_at: 'transaction_at',
-  transaction_on: 'transaction_on',
-  local_time_flag: 'local_time_flag',
-  error_code: 'error_code',
-  notify_status: 'raw_notify_status',
-  country_code: 'country_code',
-  raw: 'raw',
-};
-
-/** The legacy fields a provider row cannot stand without (amount, currency, status). */
-export const LEGACY_PROJECTION_REQUIRES: readonly string[] = ['amount_cents', 'currency', 'raw_status'];
 
 /**
  * Merges legacy transactions into legacy_transactions and, in the same statement, projects them into

@@ -2,7 +2,8 @@ import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
 import { copyFields, copyTextValue, copyValue } from './copy-text.ts';
 import type { CopyChunk } from './merge-batches.ts';
-import { attnumsOf, LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES, maskBits } from './merge-staging.ts';
+import { attnumsOf, maskBits } from './merge-staging.ts';
+import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
 import { carriedColumns, type Target, TARGETS } from './targets.ts';
 
 /**

@@ -129,6 +129,15 @@ function storableText(value: string | null | undefined, max = 4000): string | nu
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * The transactionId a body names, read from its text even when it is not valid JSON (a refused body
+ * is often one): what lets a missing notification point at its quarantined delivery. The same
+ * expression as migration 0015_follow_up_and_time_order's.
+ */
+export function transactionIdInBody(text: string | null): string | null {
+  return text ? (/"transactionId"\s*:\s*"([^"\\]{1,64})"/.exec(text)?.[1] ?? null) : null;
+}
+
 /** sha256 hex of the kind, a newline and the raw bytes: the quarantine's dedupe key. */
 export function quarantineKey(kind: string, raw: Uint8Array): string {
   return createHash('sha256').update(`${kind}\n`).update(raw).digest('hex');
@@ -158,6 +167,7 @@ export async function quarantineNotification(db: Db, q: QuarantineInput): Promis
       // Analysts read the reason; the body is personal data, for the pipeline's role only.
       reason: storableText(redactPersonal(q.reason)) ?? '',
       body: text,
+      transaction_id: transactionIdInBody(text),
       raw_body: raw,
       body_sha256: quarantineKey(q.kind, raw),
       content_type: storableText(q.contentType, 200),

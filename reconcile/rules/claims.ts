@@ -47,12 +47,15 @@ export async function claimTransactions(
   ctx: RuleContext,
 ): Promise<{ transactions: number; notifications: number; legacy: number }> {
   const { from, to } = ctx;
-  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body.
+  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body;
+  // a history that says both a final success and a failure contradicts itself, whichever came last.
   await exec(
     ctx,
     sql`create temp table want_nm on commit drop as
       select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
         min(n.received_at) over (partition by n.transaction_id) as first_received_at,
+        bool_or(n.status in ('SUCCESSFUL','RETURNED')) over (partition by n.transaction_id) as any_ok,
+        bool_or(n.status in ('REJECTED','FAILED')) over (partition by n.transaction_id) as any_failed,
         n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
       from notifications n join scope_p s on s.transaction_id = n.transaction_id
       where n.kind = 'transaction'
@@ -84,6 +87,7 @@ export async function claimTransactions(
         ${sql.raw(RANK_1_LEDGER)}, tm.merchant_transaction_id as tm_mtid,
         w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
         w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
+        w.any_ok and w.any_failed as n_contradicts,
         nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
         g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
         g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid

@@ -9,28 +9,104 @@ import { anyDiffers, differingFields, fieldCheck, type FieldCheck, statusCheck }
 
 const notificationOnly = `jsonb_build_object('notifications', jsonb_build_array(f.notification_id))`;
 
+/** The meaning of each transactionNotifyStatus value (docs/provider-interface.md: C, S, I). */
+const NOTIFY_STATUS_MEANS = `case f.notify_status when 'C' then 'completed' when 'S' then 'sent' when 'I' then 'not sent' end`;
+
 /**
- * notification_missing / notification_undelivered. The checks apply to final rows with a
- * documented delivery status (C, S, I): the JSON report's. A legacy-only row's notify_status is the
- * legacy CSV's field 12, whose meaning is not documented, and the legacy e-transfer product does not
- * notify: checking it would flag every such row.
+ * The latest delivery of this transaction that the receiver quarantined (refused for its content)
+ * and that no replay has taken in yet: its body names the transaction (notification_quarantine.transaction_id).
+ */
+const QUARANTINED = `left join lateral (select q.quarantine_id, q.reason, q.received_at, q.delivery_count
+    from notification_quarantine q
+    where q.transaction_id = f.transaction_id and q.kind = 'transaction' and q.replayed_at is null
+    order by q.last_received_at desc, q.quarantine_id desc limit 1) q on true`;
+
+/**
+ * A final report row whose notification the receiver does not hold, named by what the report says
+ * of the delivery (transactionNotifyStatus) and what the receiver has:
+ * - notification_quarantined: a delivery arrived and was refused for its content; it is named, with
+ *   its reason (`recon notifications replay` takes it in once the cause is fixed);
+ * - notification_missing: the provider says it sent the notification (S sent, C completed) and the
+ *   receiver holds none: the merchant's side to investigate;
+ * - notification_undelivered: the provider says it has not sent it (I not sent).
+ * The checks apply to rows of the JSON report, whose delivery status is documented. A legacy-only
+ * row's notify_status is the legacy CSV's field 12, whose meaning is not documented, and the legacy
+ * e-transfer product does not notify: checking it would flag every such row.
  */
 export const notificationMissing: Rule = {
   name: 'notification_missing',
   rule: 'report_notify_status',
-  kinds: ['notification_missing', 'notification_undelivered'],
-  reads: { suspects: true },
+  kinds: ['notification_missing', 'notification_undelivered', 'notification_quarantined'],
+  reads: { suspects: true, join: QUARANTINED },
   when: () => `f.notification_id is null and f.notify_status in ('C','S','I') and f.status is distinct from 'PENDING'
     and f.source = 'report-transactions'`,
+  select: () => {
+    const kind = `case when q.quarantine_id is not null then 'notification_quarantined'
+      when f.notify_status = 'I' then 'notification_undelivered' else 'notification_missing' end`;
+    return {
+      discrepancy_key: `${kind} || ':' || f.transaction_id`,
+      kind,
+      transaction_id: 'f.transaction_id',
+      merchant_transaction_id: 'f.merchant_transaction_id',
+      business_date: 'f.transaction_on',
+      currency: 'f.currency',
+      expected: `jsonb_build_object('notify_status', f.notify_status, 'notify_status_means', ${NOTIFY_STATUS_MEANS}, 'status', f.status)`,
+      actual: `case when q.quarantine_id is not null then jsonb_build_object('quarantine_id', q.quarantine_id,
+        'reason', q.reason, 'received_at', q.received_at, 'deliveries', q.delivery_count) end`,
+      candidates: `jsonb_build_object('notifications', jsonb_build_array(),
+        'quarantine', case when q.quarantine_id is null then jsonb_build_array() else jsonb_build_array(q.quarantine_id) end)`,
+    };
+  },
+};
+
+/**
+ * notification_contradiction: the notification history of a transaction says both that it succeeded
+ * and that it failed (FAILED then SUCCESS, or the reverse), whichever arrived last: the latest body
+ * alone cannot be trusted for the outcome.
+ */
+export const notificationContradiction: Rule = {
+  name: 'notification_contradiction',
+  rule: 'notification_history',
+  kinds: ['notification_contradiction'],
+  reads: { suspects: true },
+  when: () => 'f.n_contradicts',
   select: () => ({
-    discrepancy_key: `case when f.notify_status = 'C' then 'notification_missing:' else 'notification_undelivered:' end || f.transaction_id`,
-    kind: `case when f.notify_status = 'C' then 'notification_missing' else 'notification_undelivered' end`,
+    discrepancy_key: `'notification_contradiction:' || f.transaction_id`,
     transaction_id: 'f.transaction_id',
     merchant_transaction_id: 'f.merchant_transaction_id',
     business_date: 'f.transaction_on',
     currency: 'f.currency',
-    expected: `jsonb_build_object('notify_status', f.notify_status, 'status', f.status)`,
-    candidates: `jsonb_build_object('notifications', jsonb_build_array())`,
+    expected: `jsonb_build_object('status', f.status, 'raw_status', f.raw_status)`,
+    actual: `jsonb_build_object('notifications', (select jsonb_agg(jsonb_build_object('notification_id', n.notification_id,
+      'status', n.status, 'received_at', n.received_at) order by n.received_at, n.notification_id)
+      from notifications n where n.kind = 'transaction' and n.transaction_id = f.transaction_id))`,
+    expected_amount_cents: 'f.amount_cents',
+    candidates: `jsonb_build_object('notifications', (select jsonb_agg(n.notification_id order by n.received_at, n.notification_id)
+      from notifications n where n.kind = 'transaction' and n.transaction_id = f.transaction_id))`,
+  }),
+};
+
+/**
+ * notification_mismatch, once the grace period has run out: a final notification for a transaction
+ * the provider's report still says is PENDING (the report and the notification cannot both be right).
+ */
+export const notificationAheadOfReport: Rule = {
+  name: 'notification_ahead_of_report',
+  rule: 'notification_vs_pending_report',
+  kinds: ['notification_mismatch'],
+  reads: { suspects: true },
+  when: (ctx) => sql`f.notification_id is not null and f.status = 'PENDING' and f.n_status is not null
+    and f.n_status <> 'PENDING' and f.transaction_on <= ${ctx.dueThrough}::date`,
+  select: () => ({
+    discrepancy_key: `'notification_mismatch:pending:' || f.transaction_id`,
+    transaction_id: 'f.transaction_id',
+    merchant_transaction_id: 'f.merchant_transaction_id',
+    business_date: 'f.transaction_on',
+    currency: 'f.currency',
+    expected: `jsonb_build_object('status', f.status, 'raw_status', f.raw_status)`,
+    actual: `jsonb_build_object('status', f.n_status)`,
+    expected_amount_cents: 'f.amount_cents',
+    candidates: notificationOnly,
   }),
 };
 
@@ -115,4 +191,6 @@ export const NOTIFICATION_RULES: readonly Rule[] = [
   notificationLate,
   notificationMismatch,
   feeVsNotification,
+  notificationContradiction,
+  notificationAheadOfReport,
 ];

@@ -55,7 +55,7 @@ const RULES: Record<string, { compares: string; expected: string; actual: string
   },
   report_notify_status: {
     compares:
-      'The report says whether the provider notified the merchant (C, S, I); the notification history must agree.',
+      'The report says whether the provider notified the merchant (transactionNotifyStatus: C completed, S sent, I not sent); the receiver must hold the notification of every final transaction the provider sent.',
     expected: 'provider report',
     actual: 'notification history',
   },
@@ -63,6 +63,24 @@ const RULES: Record<string, { compares: string; expected: string; actual: string
     compares: 'The first notification must arrive within the configured delay after the transaction.',
     expected: 'provider report',
     actual: 'notification history',
+  },
+  notification_history: {
+    compares:
+      'Every notification received for a transaction is read, not only the latest: they must agree on whether it succeeded or failed.',
+    expected: 'provider report',
+    actual: 'notification history',
+  },
+  notification_vs_pending_report: {
+    compares:
+      'A notification with a final status is compared with the report once the grace period has run out: the report must no longer say PENDING.',
+    expected: 'provider report',
+    actual: 'notification',
+  },
+  pending_until_final: {
+    compares:
+      'Every transaction the provider reports PENDING is followed every night (status endpoint, report re-pulls) until the provider reports it final; it must be final within the configured business days.',
+    expected: 'final within',
+    actual: 'provider, last checked',
   },
   notification_vs_report: {
     compares:
@@ -119,19 +137,37 @@ const KINDS: Record<string, { means: string; todo: string }> = {
     todo: 'Raise the difference with the provider (provider_error) or accept it if the schedule is out of date.',
   },
   notification_missing: {
-    means: 'The provider says it notified the merchant, but no notification was received.',
-    todo: 'Check the receiver and its quarantine; ask the provider to resend.',
+    means:
+      'The provider says it sent the notification (transactionNotifyStatus S, sent; or C, completed: the delivery was acknowledged), and the receiver holds none. The merchant side is where to look.',
+    todo: 'Check the receiver at the time of the transaction (logs, answers other than 200, the address the provider calls); with C, find where the acknowledged delivery went. Ask the provider to resend it once the cause is known.',
   },
   notification_undelivered: {
-    means: 'The provider says its notification could not be delivered, and none was received.',
-    todo: 'Check that the receiver was reachable at the time; ask the provider to resend.',
+    means:
+      'The provider says it has not sent the notification (transactionNotifyStatus I, not sent), and none was received.',
+    todo: 'Raise it with the provider: ask it to send the notification; check that the notification address it holds is the receiver.',
+  },
+  notification_quarantined: {
+    means:
+      'A notification for this transaction reached the receiver and was refused for its content; it sits in quarantine (the evidence names it and the reason).',
+    todo: 'Fix the cause named by the reason (an account, a secret, a field the receiver refuses), then run recon notifications replay: the next run matches the notification.',
+  },
+  notification_contradiction: {
+    means:
+      'The notifications received for this transaction contradict each other about the outcome (one says it succeeded, another that it failed), whichever arrived last.',
+    todo: 'Trust the report for the outcome once it is final; raise the contradicting notifications with the provider, and check that the ledger follows the report, not the last notification.',
+  },
+  stuck_pending: {
+    means:
+      'The provider still reports the transaction PENDING the configured number of business days (RECON_STUCK_PENDING_DAYS) after its transaction date. The evidence says when it was last checked and what the provider said.',
+    todo: 'Ask the provider about the transaction; do not release goods or funds that depend on it. It resolves by itself when the provider reports it final.',
   },
   notification_late: {
     means: 'The first notification arrived later than the configured delay.',
     todo: 'Usually accept; repeated lateness is a provider issue to raise.',
   },
   notification_mismatch: {
-    means: 'The notification says something different from the report about the same transaction.',
+    means:
+      'The notification says something different from the report about the same transaction (or says it is final while the report still says PENDING after the grace period).',
     todo: 'Trust the report for settlement; raise the notification content with the provider.',
   },
   duplicate_merchant_transaction: {

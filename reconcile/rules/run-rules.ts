@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { claimTransactions } from './claims.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
+import { PENDING_RULES } from './pending.ts';
 import { RETURN_RULES, claimReturns } from './returns.ts';
 import { type Rule, ruleStatement, suspectsCondition } from './rule.ts';
 import { prepareScope } from './scope.ts';
@@ -24,6 +25,7 @@ export const RULES: readonly Rule[] = [
   ...NOTIFICATION_RULES,
   ...RETURN_RULES,
   ...SOURCE_RULES,
+  ...PENDING_RULES,
 ];
 
 export interface MatchCounts {

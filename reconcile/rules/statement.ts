@@ -17,6 +17,11 @@ export interface RuleContext {
    * length of the range.
    */
   readonly dueThrough: string;
+  /**
+   * The last Eastern date whose transactions, still PENDING at asOf, have been so for
+   * settings.stuckPendingBusinessDays business days or more (stuck_pending).
+   */
+  readonly stuckThrough: string;
 }
 
 const PROFILE_STATEMENTS = PROFILE === '1' || PROFILE === 'explain';

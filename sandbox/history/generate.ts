@@ -104,7 +104,10 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
           ? 'FAILED'
           : 'SUCCESSFUL';
   const pending = channel === 'report' && u(11) < 0.1;
-  const settledAtUs = pending ? atUs + (1 + (r(12) % 3)) * DAY_MICROS + (r(13) % 3600) * 1_000_000 : atUs;
+  // Most pending transactions settle within 1-3 days; one in ten takes 5 to 59 days, so that the nightly
+  // follow-up has transactions to follow to their end, and some are still pending weeks later.
+  const pendingDays = u(38) < 0.1 ? 5 + (r(39) % 55) : 1 + (r(12) % 3);
+  const settledAtUs = pending ? atUs + pendingDays * DAY_MICROS + (r(13) % 3600) * 1_000_000 : atUs;
   const feeCents =
     outcome === 'SUCCESSFUL' ? (type === 'DEBIT' ? 25 : 40) + Math.floor((amountCents * 3) / 1000) : 0;
   const err =
@@ -119,7 +122,12 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
   const last4 = String(r(16) % 10000).padStart(4, '0');
 
   let ret: HistoryReturn | null = null;
-  if (outcome === 'SUCCESSFUL' && u(17) < (type === 'DEBIT' ? 0.04 : 0.01)) {
+  // A transaction pending for weeks is not returned as well: its story is long enough.
+  if (
+    outcome === 'SUCCESSFUL' &&
+    !(pending && pendingDays >= 5) &&
+    u(17) < (type === 'DEBIT' ? 0.04 : 0.01)
+  ) {
     const returnedAtUs = settledAtUs + (2 + (r(18) % 5)) * DAY_MICROS + (r(19) % 7200) * 1_000_000;
     const returnedOn = easternWallTime(returnedAtUs).date;
     ret = {

@@ -51,8 +51,13 @@ export function plantNotification(
   const { seed, rates } = p;
   const on = businessDateOf;
   if (t.status === 'PENDING') return;
-  if (t.notify_status !== 'C') {
+  // transactionNotifyStatus: I not sent (the provider's side), S sent (the merchant holds none here).
+  if (t.notify_status === 'I') {
     expect(p, `notification_undelivered:${t.transaction_id}`, 'notification_undelivered', null, null, on(t));
+    return;
+  }
+  if (t.notify_status !== 'C') {
+    expect(p, `notification_missing:${t.transaction_id}`, 'notification_missing', null, null, on(t));
     return;
   }
   const u = draw(seed, i, 2);
@@ -60,6 +65,25 @@ export function plantNotification(
   let delay = 1000 + Math.floor(draw(seed, i, 3) * 600_000);
   let c = rates.notificationMissing;
   if (u < c) {
+    if (draw(seed, i, 13) < rates.notificationQuarantined) {
+      // Delivered, but refused by the receiver for its content: it sits in quarantine.
+      const refused = notificationBody(f, t, { currencyCode: t.currency.toLowerCase() });
+      p.notifications.push({
+        kind: 'transaction',
+        received_at: plusMs(t.transaction_at!, delay),
+        payload: refused,
+      });
+      p.quarantined++;
+      expect(
+        p,
+        `notification_quarantined:${t.transaction_id}`,
+        'notification_quarantined',
+        null,
+        null,
+        on(t),
+      );
+      return;
+    }
     expect(p, `notification_missing:${t.transaction_id}`, 'notification_missing', null, null, on(t));
     return;
   }
@@ -77,7 +101,7 @@ export function plantNotification(
       amount,
       on(t),
     );
-  } else if (u < c + rates.feeVsNotification) {
+  } else if (u < (c += rates.feeVsNotification)) {
     over = { transactionFee: (t.fee_cents ?? 0) + 5 };
     expect(
       p,
@@ -85,6 +109,22 @@ export function plantNotification(
       'fee_mismatch',
       t.fee_cents,
       (t.fee_cents ?? 0) + 5,
+      on(t),
+    );
+  } else if (u < c + rates.notificationContradiction) {
+    // An earlier delivery that says the opposite outcome: the history contradicts itself.
+    const opposite = t.status === 'SUCCESSFUL' ? 'FAILED' : 'SUCCESS';
+    p.notifications.push({
+      kind: 'transaction',
+      received_at: plusMs(t.transaction_at!, Math.floor(delay / 2)),
+      payload: notificationBody(f, t, { transactionStatus: opposite }),
+    });
+    expect(
+      p,
+      `notification_contradiction:${t.transaction_id}`,
+      'notification_contradiction',
+      t.amount_cents,
+      null,
       on(t),
     );
   }

@@ -29,6 +29,8 @@ export interface Planting {
   readonly rates: InjectionRates;
   readonly ledger: LedgerRecord[];
   readonly notifications: NotificationHistoryEntry[];
+  /** How many of `notifications` the receiver refuses for their content (they go to quarantine). */
+  quarantined: number;
   readonly expected: ExpectedDiscrepancy[];
 }
 

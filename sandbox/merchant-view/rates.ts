@@ -14,6 +14,10 @@ export interface InjectionRates {
   notificationLate: number;
   notificationMismatch: number;
   feeVsNotification: number;
+  /** Notifications whose history contradicts itself: an earlier delivery says the opposite outcome. */
+  notificationContradiction: number;
+  /** Of the missing notifications, the share delivered but quarantined by the receiver instead. */
+  notificationQuarantined: number;
   duplicateMerchantTransaction: number;
   /** Passed to the history as legacyConflictRate. */
   sourceConflict: number;
@@ -34,6 +38,8 @@ export const DEFAULT_RATES: InjectionRates = {
   notificationLate: 0.02,
   notificationMismatch: 0.02,
   feeVsNotification: 0.02,
+  notificationContradiction: 0.01,
+  notificationQuarantined: 0.3,
   duplicateMerchantTransaction: 0.01,
   sourceConflict: 0.2,
   duplicateDelivery: 0.05,

@@ -54,7 +54,7 @@ describe('ground truth through the sandbox, HTTP pulls, parsers and loader', () 
           rowsLoaded: view.ledger.length,
           rowsRejected: 0,
         });
-        expect(notifications.quarantined).toBe(0);
+        expect(notifications.quarantined).toBe(view.quarantinedNotifications);
 
         const pulled = splitWindows(view.range.from, view.range.to);
         expect(pulled.length).toBeGreaterThan(5);

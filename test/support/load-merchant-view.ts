@@ -122,5 +122,8 @@ export async function loadMerchantView(
   if (options.feeSchedule !== false) await insertFeeSchedule(db, view.feeSchedule);
   const lines = view.notifications.map((n) => `${JSON.stringify(n)}\n`);
   const summary = await importNotificationHistory(db, Readable.from(lines), { account });
-  if (summary.quarantined > 0) throw new Error(`${summary.quarantined} sandbox notifications were refused`);
+  if (summary.quarantined !== view.quarantinedNotifications)
+    throw new Error(
+      `${summary.quarantined} sandbox notifications were refused, ${view.quarantinedNotifications} planted`,
+    );
 }
