@@ -21,8 +21,21 @@ export type PullSourceFn<Client> = (
  */
 export type ReconcileRangeFn = (
   db: Kysely<Database>,
-  req: { from: string; to: string; account?: string },
+  req: {
+    from: string;
+    to: string;
+    account?: string;
+    now?: string;
+    settings?: { stuckPendingBusinessDays?: number };
+  },
 ) => Promise<unknown>;
+
+/** provider/client's `transactionStatus` of one account's client (the status endpoint, its own credentials). */
+export type LookupStatusFn<Client> = (
+  client: Client,
+  transactionId: string,
+  signal?: AbortSignal,
+) => Promise<Record<string, unknown>>;
 
 /** The provider accounts a worker serves: their names, and each one's client and config. */
 export interface AccountProviders<Client> {
@@ -40,6 +53,11 @@ export interface ActivityDependencies<Client> {
   readonly accounts?: AccountProviders<Client>;
   readonly pullSource: PullSourceFn<Client>;
   readonly reconcileRange: ReconcileRangeFn;
+  /**
+   * The status lookup of the nightly follow-up, on the account's client; absent: the client's own
+   * `transactionStatus` (provider/client), which every real client has.
+   */
+  readonly lookupStatus?: LookupStatusFn<Client>;
   /** Seconds between heartbeats while an activity has no progress to report (default 5, at most a third of its heartbeat timeout). */
   readonly heartbeatEverySeconds?: number;
   /** Where the process counts its loads (`recon worker` with RECON_METRICS_PORT); absent, nothing is counted. */

@@ -2,6 +2,7 @@ import { createSendAlert } from './alerts/send-alert.ts';
 import type { ActivityDependencies } from './dependencies.ts';
 import { withFailureMapping } from './failure-mapping.ts';
 import { createPullSource } from './ingest/pull-source.ts';
+import { createFollowUpNonFinal } from './ingest/follow-up-non-final.ts';
 import { createReconcileWindow } from './reconcile/reconcile-window.ts';
 import { createClearPersonalData } from './retention/clear-personal-data.ts';
 import { createListAccounts } from './accounts/list-accounts.ts';
@@ -22,6 +23,7 @@ export function createActivities<Client>(deps: ActivityDependencies<Client>) {
     sendAlert: withFailureMapping(createSendAlert(deps)),
     listAccounts: withFailureMapping(createListAccounts(deps)),
     checkVolume: withFailureMapping(createCheckVolume(deps)),
+    followUpNonFinal: withFailureMapping(createFollowUpNonFinal(deps)),
   };
 }
 

@@ -14,6 +14,7 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'recon notifications': 'recon notifications import notifications.ndjson',
   'recon notifications serve': 'PORT=8080 recon notifications serve --host 0.0.0.0',
   'recon notifications import': 'recon notifications import --max-rejected 0 notifications.ndjson',
+  'recon notifications replay': 'recon notifications replay --id 17 --id 18',
   'recon reconcile': 'recon reconcile --from 2026-04-01 --to 2026-04-30 --json',
   'recon discrepancies': 'recon discrepancies list --status open --currency CAD',
   'recon discrepancies list':
@@ -23,6 +24,7 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'recon report': 'recon report --from 2026-04-01 --to 2026-04-30 --html report.html',
   'recon demo': 'recon demo --from 2026-04-01 --to 2026-09-30',
   'recon backfill': 'recon backfill --from 2026-01-01 --to 2026-03-31 --parallelism 2',
+  'recon nightly': 'recon nightly --date 2026-04-14 --account ca-main',
   'recon schedule': 'recon schedule describe',
   'recon schedule create': 'recon schedule create --at 02:30 --lookback-days 3',
   'recon schedule describe': 'recon schedule describe',

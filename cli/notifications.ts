@@ -2,6 +2,10 @@ import type { Command } from 'commander';
 import { MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
 import { EXIT, runCommand } from './run.ts';
 
+function collectIds(value: string, previous: number[]): number[] {
+  return [...previous, wholeNumberArg(1)(value)];
+}
+
 export function registerNotifications(program: Command): void {
   const notifications = program
     .command('notifications')
@@ -25,12 +29,20 @@ export function registerNotifications(program: Command): void {
         const metricsAt = metricsSettings(process.env);
         const { createMetrics } = await import('../observability/metrics.ts');
         const metrics = metricsAt ? createMetrics() : undefined;
+        const { loadAccounts } = await import('../config/accounts.ts');
+        const accounts = loadAccounts(process.env);
         let confirm: import('../ingest/notifications/server.ts').ConfirmNotification | undefined;
+        const clients = new Map<string, import('../provider/client/index.ts').ProviderClient>();
         if (opts.confirm) {
-          const { createProviderClient } = await import('../provider/client/index.ts');
-          const client = createProviderClient(config);
-          // ConfirmTransactionRequest (docs/provider-interface.md 2.4): the notification's members plus additionalData.
-          confirm = async (body) => {
+          const { createAccountClient } = await import('../provider/client/account-client.ts');
+          for (const account of accounts.list) {
+            clients.set(account.name, createAccountClient(config, accounts, account));
+          }
+          // ConfirmTransactionRequest (docs/provider-interface.md): the notification's members plus
+          // additionalData, sent with the credentials of the account the notification is filed under.
+          confirm = async (body, notification) => {
+            const client = clients.get(notification.account ?? 'default');
+            if (!client) throw new Error(`no provider account ${notification.account} to confirm with`);
             const answer = await client.confirmTransaction({
               ...(body as Record<string, unknown>),
               additionalData: [],
@@ -38,12 +50,11 @@ export function registerNotifications(program: Command): void {
             return { verificationCode: answer.verification_code ?? null };
           };
         }
-        const { loadAccounts } = await import('../config/accounts.ts');
         const receiver = await startNotificationReceiver({
           ...(confirm ? { confirm } : {}),
           handle,
           config,
-          accounts: loadAccounts(process.env),
+          accounts,
           port: config.port ?? 8080,
           host: opts.host,
           allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),
@@ -60,8 +71,43 @@ export function registerNotifications(program: Command): void {
           process.once('SIGTERM', resolve);
         });
         await receiver.close();
+        await Promise.all([...clients.values()].map((c) => c.close()));
         await metricsServer?.close();
         await handle.close();
+      }),
+    );
+  notifications
+    .command('replay')
+    .description(
+      'take quarantined deliveries into the notification history once the cause of their refusal is fixed: each is checked again as the receiver checks a delivery, stored with its original received_at and marked replayed; those still refused are listed with their reason. Safe to run again: a replayed delivery is never taken twice',
+    )
+    .option(
+      '--id <quarantine_id>',
+      'only this quarantined delivery (repeatable); default every one still waiting',
+      collectIds,
+      [],
+    )
+    .action((opts: { id: number[] }) =>
+      runCommand(async (config) => {
+        const { openDatabase } = await import('../db/connect.ts');
+        const { replayQuarantine } = await import('../ingest/notifications/replay-quarantine.ts');
+        const { loadAccounts } = await import('../config/accounts.ts');
+        const accounts = loadAccounts(process.env);
+        const handle = await openDatabase(config);
+        try {
+          const summary = await replayQuarantine(handle.db, {
+            accounts,
+            ...(opts.id.length > 0 ? { ids: opts.id } : {}),
+          });
+          process.stdout.write(`${JSON.stringify(summary)}\n`);
+          for (const s of summary.stillRefused) {
+            process.stderr.write(
+              `recon: quarantined delivery ${s.quarantineId} is still refused: ${s.reason}\n`,
+            );
+          }
+        } finally {
+          await handle.close();
+        }
       }),
     );
   notifications

@@ -3,6 +3,7 @@ import { Command, CommanderError, type Option } from 'commander';
 import { registerAccounts } from './accounts.ts';
 import { registerAnalysts } from './analysts.ts';
 import { registerBackfill } from './backfill.ts';
+import { registerNightly } from './nightly.ts';
 import { registerDemo } from './demo.ts';
 import { registerDiscrepancies } from './discrepancies.ts';
 import { registerImport } from './import.ts';
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerBackfill(program);
   registerSchedule(program);
+  registerNightly(program);
   registerWorker(program);
   registerServe(program);
   registerUsers(program);

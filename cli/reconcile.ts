@@ -25,7 +25,7 @@ export function registerReconcile(program: Command): void {
     .option('--json', 'print the summary as JSON (an array of them when several accounts ran)')
     .option(
       '--follow-up-pending <hours>',
-      'first ask the status endpoint about transactions PENDING for longer than this (needs the RECON_* provider settings)',
+      'first follow up, as the nightly run does, the transactions PENDING for longer than this many hours: each account asks the status endpoint with its own credentials (RECON_FOLLOW_UP_DAYS, RECON_FOLLOW_UP_PER_NIGHT)',
       wholeNumberArg(0),
     )
     .action(
@@ -52,18 +52,12 @@ export function registerReconcile(program: Command): void {
               await requireKnownAccount(handle.db, opts.account);
             }
             if (opts.followUpPending !== undefined) {
-              const { createProviderClient } = await import('../provider/client/index.ts');
-              const { followUpPendingTransactions } = await import('../reconcile/follow-up-pending.ts');
-              const client = createProviderClient(config);
-              try {
-                const followed = await followUpPendingTransactions(handle.db, {
-                  lookupStatus: (id) => client.transactionStatus(id),
-                  pendingForHours: opts.followUpPending,
-                });
-                process.stderr.write(`status follow-up: ${JSON.stringify(followed)}\n`);
-              } finally {
-                await client.close();
-              }
+              const { followUpByHand } = await import('./follow-up-by-hand.ts');
+              await followUpByHand(config, handle.db, {
+                to: opts.to,
+                pendingForHours: opts.followUpPending,
+                ...(opts.account !== undefined ? { account: opts.account } : {}),
+              });
             }
             const summaries = await reconcileAccounts(handle.db, {
               ...(opts.account !== undefined ? { account: opts.account } : {}),
@@ -71,6 +65,7 @@ export function registerReconcile(program: Command): void {
               to: opts.to,
               ...(opts.now ? { now: opts.now } : {}),
               settings: {
+                stuckPendingBusinessDays: config.followUp.stuckPendingDays,
                 ...(opts.graceDays !== undefined ? { graceBusinessDays: opts.graceDays } : {}),
                 ...(opts.lateAfter !== undefined ? { notificationLateAfterSeconds: opts.lateAfter } : {}),
               },

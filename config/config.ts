@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { ConfigError } from '../domain/errors.ts';
 import { loadVolumeSettings, type VolumeSettings } from './volume.ts';
+import { type FollowUpSettings, loadFollowUpSettings } from './follow-up.ts';
 
 export type Environment = 'staging' | 'production';
 
@@ -66,6 +67,8 @@ export interface Config {
    * with `--trusted-user-header`, the signed-in user (docs/security.md). Unset: none.
    */
   readonly workbenchTrustedProxies?: readonly string[] | undefined;
+  /** RECON_FOLLOW_UP_DAYS, RECON_FOLLOW_UP_PER_NIGHT, RECON_STUCK_PENDING_DAYS (config/follow-up.ts). */
+  readonly followUp: FollowUpSettings;
 }
 
 /** A comma-separated list of IP addresses or CIDR ranges; throws naming the first entry that is not. */
@@ -237,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'RECON_WORKBENCH_TRUSTED_PROXIES',
       nonEmpty(env.RECON_WORKBENCH_TRUSTED_PROXIES),
     ),
+    followUp: loadFollowUpSettings(env),
   });
 }
 

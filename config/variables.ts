@@ -206,6 +206,27 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: '25',
   },
   {
+    name: 'RECON_FOLLOW_UP_DAYS',
+    group: 'worker and schedule',
+    meaning:
+      'the nightly run follows every non-final (PENDING) transaction up to this many days before its day, until the provider reports it final',
+    default: '120',
+  },
+  {
+    name: 'RECON_FOLLOW_UP_PER_NIGHT',
+    group: 'worker and schedule',
+    meaning:
+      'status lookups of the nightly follow-up per account and night, oldest first (0: the follow-up asks nothing)',
+    default: '500',
+  },
+  {
+    name: 'RECON_STUCK_PENDING_DAYS',
+    group: 'worker and schedule',
+    meaning:
+      'business days (Eastern calendar) after its transaction date a transaction still PENDING is a stuck_pending discrepancy',
+    default: '5',
+  },
+  {
     name: 'RECON_NIGHTLY_AT',
     group: 'worker and schedule',
     meaning: "the nightly run's time in America/Toronto (`recon schedule create` without `--at`)",

@@ -25,7 +25,8 @@ export const DEFAULT_VOLUME_SETTINGS: VolumeSettings = Object.freeze({
   lowPercent: 25,
 });
 
-function whole(
+/** A whole number from the environment within min..max, or `fallback` when unset; a ConfigError names a bad one. */
+export function whole(
   env: NodeJS.ProcessEnv,
   name: string,
   fallback: number,

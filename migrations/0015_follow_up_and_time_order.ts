@@ -100,6 +100,14 @@ export async function up(db: Kysely<any>): Promise<void> {
       `update notification_quarantine set transaction_id = ${TRANSACTION_ID_IN_BODY} where body is not null`,
     )
     .execute(db);
+  // A refused body is counted again per account, not across accounts: two accounts of one merchant
+  // can be sent the same body, and each account's missing notification must find its own delivery.
+  await sql.raw('drop index notification_quarantine_sha256_idx').execute(db);
+  await sql
+    .raw(
+      'create unique index notification_quarantine_sha256_idx on notification_quarantine (account, body_sha256) nulls not distinct',
+    )
+    .execute(db);
   await sql
     .raw(
       'create index notification_quarantine_transaction_idx on notification_quarantine (account, transaction_id) where transaction_id is not null',
@@ -126,6 +134,10 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql.raw('drop trigger notification_quarantine_data_change on notification_quarantine').execute(db);
   await sql.raw('drop index provider_transactions_non_final_idx').execute(db);
   await sql.raw('drop index notification_quarantine_transaction_idx').execute(db);
+  await sql.raw('drop index notification_quarantine_sha256_idx').execute(db);
+  await sql
+    .raw('create unique index notification_quarantine_sha256_idx on notification_quarantine (body_sha256)')
+    .execute(db);
   for (const c of [...COLUMNS].reverse()) {
     const view = `${c.table}_redacted`;
     const r = await sql<{ def: string | null }>`select pg_get_viewdef(to_regclass(${view})) as def`.execute(

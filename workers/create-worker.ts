@@ -36,7 +36,7 @@ export async function createReconWorker(options: ReconWorkerOptions): Promise<Wo
 }
 
 /**
- * One activity-only worker per provider account, on the account's own task queue
+ * One activity-only worker per provider account (its pulls and its status follow-up), on the account's own task queue
  * (workflows/task-queues.ts): the queue's rate limit, enforced by the server across every worker
  * that polls it, is the account's provider quota (`maxTaskQueueActivitiesPerSecond` of `settings`).
  * Every worker process polls the queue of each account it is configured with.
@@ -50,7 +50,10 @@ export async function createProviderQueueWorkers(
         connection: options.connection,
         namespace: options.namespace,
         taskQueue: providerTaskQueue(options.taskQueue, account),
-        activities: { pullSource: options.activities.pullSource },
+        activities: {
+          pullSource: options.activities.pullSource,
+          followUpNonFinal: options.activities.followUpNonFinal,
+        },
         maxConcurrentActivityTaskExecutions: options.settings.maxConcurrentActivityTaskExecutions,
         maxTaskQueueActivitiesPerSecond: options.settings.maxTaskQueueActivitiesPerSecond,
         shutdownGraceTime: options.settings.shutdownGraceSeconds * 1000,

@@ -128,3 +128,19 @@ export const checkVolumeOptions: ActivityOptions = {
     maximumAttempts: 10,
   },
 };
+
+/**
+ * The nightly follow-up of one account's non-final transactions: up to RECON_FOLLOW_UP_PER_NIGHT
+ * status lookups one after another, heartbeating after each. A retry asks only about what was not
+ * answered yet (answers of the night are not asked again); a failed lookup is stored, not thrown.
+ */
+export const followUpOptions: ActivityOptions = {
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 5,
+  },
+};

@@ -9,6 +9,7 @@ import {
 import type * as activities from '../activities/index.ts';
 import { clearPersonalDataOptions, listAccountsOptions } from './activity-options.ts';
 import type {
+  NightlyFollowUp,
   NightlyInput,
   NightlyResult,
   RetentionResult,
@@ -16,6 +17,7 @@ import type {
   WindowFailure,
   WindowResult,
 } from './types.ts';
+import { FOLLOW_UP_PATCH, followUpAccount } from './follow-up-step.ts';
 import { childFailureMessage } from './backfill-workflow.ts';
 import { executeWindow } from './execute-window.ts';
 import { addDays, isValidDate } from '../domain/time/calendar.ts';
@@ -58,8 +60,11 @@ function scheduledFor(): { instant: Date; fromSchedule: boolean } {
  * scheduled time (TemporalScheduledStartTime), not the clock when the run happens, so a catch-up or a
  * schedule backfill covers the day it stands for. Windows run one after another as child window
  * workflows with ids derived from the window, so a nightly never loads a window a backfill is loading.
- * Then each account's days are checked for low volume (workflows/volume-check.ts), and the retention
- * activity clears personal data older than the worker's RECON_RAW_RETENTION_DAYS (nothing when unset).
+ * After its windows, each account follows its non-final transactions older than the windows until
+ * the provider reports them final (workflows/follow-up-step.ts, patch {@link FOLLOW_UP_PATCH}), and
+ * the days that changed are reconciled again. Then each account's days are checked for low volume
+ * (workflows/volume-check.ts), and the retention activity clears personal data older than the
+ * worker's RECON_RAW_RETENTION_DAYS (nothing when unset).
  */
 export async function nightlyWorkflow(input: NightlyInput = {}): Promise<NightlyResult> {
   const lookback = input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS;
@@ -75,27 +80,46 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
       'InvalidDay',
     );
   }
+  if (input.asOf !== undefined && Number.isNaN(Date.parse(input.asOf))) {
+    throw ApplicationFailure.nonRetryable(
+      `asOf ${JSON.stringify(input.asOf)} is not an instant: write it as ISO 8601, e.g. 2026-03-10T06:00:00Z`,
+      'InvalidAsOf',
+    );
+  }
   const { instant, fromSchedule } = scheduledFor();
   const to = input.day ?? easternDateOfMs(instant.getTime());
   const from = addDays(to, -lookback);
   const windows: WindowResult[] = [];
   const failedAccounts: WindowFailure[] = [];
+  const followUps: NightlyFollowUp[] = [];
+  let followUp = false;
+  const asOf = input.asOf === undefined ? {} : { asOf: input.asOf };
   const sources = input.sources ? { sources: input.sources } : {};
   let volume: VolumeOutcome[] | undefined;
   if (patched(ACCOUNTS_PATCH)) {
+    followUp = patched(FOLLOW_UP_PATCH);
     const { listAccounts } = proxyActivities<activities.Activities>(listAccountsOptions);
-    const accounts = await listAccounts();
+    const accounts = input.accounts ?? (await listAccounts());
     // Accounts side by side, each its windows in order: one account's outage never stops another.
     const outcomes = await Promise.allSettled(
       accounts.map(async (account) => {
         const done: WindowResult[] = [];
         for (const window of splitWindows(from, to)) {
           try {
-            done.push(await executeWindow({ ...window, account, ...sources }));
+            done.push(await executeWindow({ ...window, account, ...sources, ...asOf }));
           } catch (error) {
             if (isCancellation(error)) throw error;
             failedAccounts.push({ ...window, account, message: childFailureMessage(error) });
-            break;
+            return done;
+          }
+        }
+        // Every non-final transaction older than the windows, followed until the provider says final.
+        if (followUp) {
+          try {
+            followUps.push(await followUpAccount({ account, day: to, before: from, ...asOf }));
+          } catch (error) {
+            if (isCancellation(error)) throw error;
+            failedAccounts.push({ from, to, account, message: `follow-up: ${childFailureMessage(error)}` });
           }
         }
         return done;
@@ -109,7 +133,7 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
     if (patched(NIGHTLY_VOLUME_PATCH)) volume = await checkVolumeOfAccounts({ from, to }, accounts);
   } else {
     for (const window of splitWindows(from, to)) {
-      windows.push(await executeWindow({ ...window, ...sources }));
+      windows.push(await executeWindow({ ...window, ...sources, ...asOf }));
     }
   }
   let retention: RetentionResult | null | undefined;
@@ -133,5 +157,6 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
     windows,
     ...(retention === undefined ? {} : { retention }),
     ...(volume === undefined ? {} : { volume }),
+    ...(followUp ? { followUp: followUps.sort((a, b) => (a.account < b.account ? -1 : 1)) } : {}),
   };
 }

@@ -68,6 +68,8 @@ export interface WindowInput extends DayWindow {
   readonly sources?: readonly Source[];
   /** Overrides of the activity presets; absent in production. */
   readonly activityTuning?: ActivityTuning;
+  /** The instant the window's reconcile run judges grace periods at (ISO); absent: now. */
+  readonly asOf?: string;
 }
 
 export interface WindowResult extends DayWindow {
@@ -173,12 +175,48 @@ export interface BackfillResult {
   readonly volume?: readonly VolumeOutcome[];
 }
 
+/** Input of the follow-up activity: one account's non-final transactions dated before `before`. */
+export interface FollowUpInput {
+  readonly account: string;
+  /** The night's Eastern day (RECON_FOLLOW_UP_DAYS counts back from it). */
+  readonly day: string;
+  /** The first day of the night's windows: they re-pull the days from it on. */
+  readonly before: string;
+  /** The instant the night is judged at (ISO); absent: now. */
+  readonly asOf?: string;
+}
+
+/** What the follow-up did for one account (counts and dates only). */
+export interface FollowUpResult {
+  readonly account: string;
+  readonly nonFinal: number;
+  readonly lookedUp: number;
+  readonly failed: number;
+  readonly settled: number;
+  readonly stillPending: number;
+  readonly loadId: number | null;
+  /** Eastern dates reconciled again after it: those of settled and of newly stuck transactions. */
+  readonly dates: readonly string[];
+}
+
+/** The follow-up of one account in a nightly result: what it learnt and the reconcile runs after it. */
+export interface NightlyFollowUp extends FollowUpResult {
+  readonly reconciled: readonly ReconcileWindowSummary[];
+}
+
 export interface NightlyInput {
   /** Days before the scheduled day also covered (default 3): statuses change and returns come late. */
   readonly lookbackDays?: number;
   /** Eastern day to cover up to; by default the Eastern day of the schedule's scheduled time. */
   readonly day?: string;
   readonly sources?: readonly Source[];
+  /** Only these provider accounts (`recon nightly --account`); absent: every account of the workers. */
+  readonly accounts?: readonly string[];
+  /**
+   * The instant grace periods, stuck_pending and the follow-up are judged at (ISO): `recon nightly
+   * --date` of a past day in tests. Absent: when each step runs.
+   */
+  readonly asOf?: string;
 }
 
 export interface NightlyResult extends DayWindow {
@@ -193,6 +231,8 @@ export interface NightlyResult extends DayWindow {
   readonly retention?: RetentionResult | null;
   /** The low-volume check of each account after the windows; absent in runs recorded before it. */
   readonly volume?: readonly VolumeOutcome[];
+  /** Per account, the follow-up of non-final transactions; absent in runs recorded before it. */
+  readonly followUp?: readonly NightlyFollowUp[];
 }
 
 /** The retention activity's answer: the setting, the cutoff and the rows cleared per table.column. */

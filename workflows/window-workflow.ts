@@ -145,7 +145,12 @@ async function loadAndReconcile(input: WindowInput): Promise<WindowResult> {
       'WindowFailed',
     );
   }
-  const reconcile = await reconcileWindow({ from: input.from, to: input.to, ...accountOf(input) });
+  const reconcile = await reconcileWindow({
+    from: input.from,
+    to: input.to,
+    ...accountOf(input),
+    ...(input.asOf === undefined ? {} : { now: input.asOf }),
+  });
   const sum = (key: 'rowsRead' | 'rowsLoaded' | 'rowsRejected') =>
     pulls.reduce((total, p) => total + p[key], 0);
   return {

@@ -60,3 +60,24 @@ export function windowWorkflowId(window: DayWindow & { readonly account?: string
     ? `window-${window.from}-${window.to}`
     : `window-${window.account}-${window.from}-${window.to}`;
 }
+
+/**
+ * The dates as ranges of consecutive days, each of at most `maxDays` days, in order: the follow-up
+ * reconciles again exactly the days it changed, in as few runs as the dates allow.
+ */
+export function rangesOfDates(dates: readonly string[], maxDays: number = MAX_WINDOW_DAYS): DayWindow[] {
+  const days = [...new Set(dates.map((d) => mustEpochDay(d, 'date')))].sort((a, b) => a - b);
+  const ranges: DayWindow[] = [];
+  let first: number | undefined;
+  let last = 0;
+  for (const day of days) {
+    if (first !== undefined && day === last + 1 && day - first < maxDays) {
+      last = day;
+      continue;
+    }
+    if (first !== undefined) ranges.push({ from: dateOfEpochDay(first), to: dateOfEpochDay(last) });
+    first = last = day;
+  }
+  if (first !== undefined) ranges.push({ from: dateOfEpochDay(first), to: dateOfEpochDay(last) });
+  return ranges;
+}

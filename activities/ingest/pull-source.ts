@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { DEFAULT_ACCOUNT } from '../../config/accounts.ts';
-import { ConfigError } from '../../domain/errors.ts';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import { recordLoad } from '../../observability/metrics.ts';
 import { readCommittedLoad } from '../../db/loads.ts';
@@ -8,6 +7,7 @@ import { type LoadSummary, pullSummary, type PullSummary } from '../../domain/lo
 import type { PullSourceInput } from '../../workflows/types.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
+import { accountTarget } from '../account-target.ts';
 
 /** Heartbeat details: what a later attempt of the same activity can trust. */
 export interface PullHeartbeat {
@@ -37,16 +37,7 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     };
     const key = { source: input.source, from: input.from, to: input.to };
     const account = input.account ?? DEFAULT_ACCOUNT;
-    const target = deps.accounts
-      ? deps.accounts.get(account)
-      : account === DEFAULT_ACCOUNT
-        ? { client: deps.provider, config: deps.config }
-        : undefined;
-    if (!target) {
-      throw new ConfigError(
-        `account ${account} is not configured on this worker: add it to RECON_ACCOUNTS_FILE of every worker and restart them`,
-      );
-    }
+    const target = accountTarget(deps, account);
 
     // Each account has its own cursors (pull_cursors.account).
     const cursorKey = { ...key, account };

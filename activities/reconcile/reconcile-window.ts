@@ -51,6 +51,8 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
     to: string;
     /** The window's account, when the run is per account. */
     account?: string;
+    /** The instant grace periods are judged against (a night run as of a given day); default now. */
+    now?: string;
   }): Promise<ReconcileWindowSummary> {
     const ctx = Context.current();
     const timer = setInterval(
@@ -62,6 +64,8 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
         from: input.from,
         to: input.to,
         ...(input.account === undefined ? {} : { account: input.account }),
+        ...(input.now === undefined ? {} : { now: input.now }),
+        settings: { stuckPendingBusinessDays: deps.config.followUp.stuckPendingDays },
       });
       return {
         from: input.from,

@@ -13,9 +13,10 @@ import { createNotificationWriter, type GroupCommitOptions } from './group-commi
 import { quarantineNotification, type StoredNotification } from './store-notification.ts';
 
 /**
- * Pluggable confirmation through ConfirmTrans (docs/provider-interface.md 2.4): provider/client's
- * `createProviderClient(config).confirmTransaction(body)` fits. Called after the notification is
- * committed and answered; its failure is logged (without the body) and never fails the delivery.
+ * Pluggable confirmation through ConfirmTrans (docs/provider-interface.md): the confirmation of the
+ * account the notification is filed under (`notification.account`), by that account's client. Called
+ * after the notification is committed and answered; its failure is logged (without the body) and
+ * never fails the delivery.
  */
 export type ConfirmNotification = (
   body: unknown,
@@ -336,8 +337,9 @@ export async function startNotificationReceiver(
     options.metrics?.notifications.inc({ kind, outcome: stored.inserted ? 'stored' : 'duplicate' });
     done(200, { status: stored.inserted ? 'stored' : 'duplicate', notificationId: stored.notificationId });
     if (options.confirm) {
+      // With the notification's own account, whose credentials confirm it (ConfirmTrans).
       options
-        .confirm(body, result.value)
+        .confirm(body, { ...result.value, account: filing.account })
         .then((answer) =>
           db
             .updateTable('notifications')

@@ -146,7 +146,8 @@ export function quarantineKey(kind: string, raw: Uint8Array): string {
 /**
  * Keeps a refused body with the reason, so that nothing the provider sent is lost: the raw bytes in
  * raw_body (bytea, never altered), and `body` as text when the bytes are text PostgreSQL can hold.
- * The same body refused again (a provider retry) is counted on the same row, not added. Nothing in
+ * The same body refused again for the same account (a provider retry) is counted on the same row,
+ * not added. Nothing in
  * the body can make this insert fail: only the database being away can.
  */
 export async function quarantineNotification(db: Db, q: QuarantineInput): Promise<number> {
@@ -176,7 +177,7 @@ export async function quarantineNotification(db: Db, q: QuarantineInput): Promis
       last_received_at: receivedAt ?? sql<string>`clock_timestamp()`,
     })
     .onConflict((oc) =>
-      oc.column('body_sha256').doUpdateSet({
+      oc.columns(['account', 'body_sha256']).doUpdateSet({
         // A history import replayed (same received_at) does not count the delivery twice.
         delivery_count: sql<number>`case when excluded.received_at in
           (notification_quarantine.received_at, notification_quarantine.last_received_at)

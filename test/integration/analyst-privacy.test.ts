@@ -6,7 +6,8 @@ import type { Database } from '../../db/database.ts';
 import { loadLedger } from '../../ingest/load/load-ledger.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
 import { PERSONAL_MARK, redactPersonal } from '../../domain/privacy.ts';
-import { followUpPendingTransactions } from '../../reconcile/follow-up-pending.ts';
+import { followUpNonFinal } from '../../ingest/follow-up/follow-up-non-final.ts';
+import type { LookupStatus } from '../../ingest/follow-up/status-answer.ts';
 import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
 import { type NotificationReceiver, startNotificationReceiver } from '../../ingest/notifications/server.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
@@ -259,6 +260,18 @@ beforeAll(async () => {
   expect(imported).toMatchObject({ stored: 1, quarantined: 2 });
 
   // Status lookups: the answer carries the masked account and the token (the token is stripped).
+  const followUpPendingTransactions = (db: typeof h.db, req: { now: string; lookupStatus: LookupStatus }) =>
+    followUpNonFinal(db, {
+      ...req,
+      account: 'default',
+      environment: 'staging',
+      origin: 'pull',
+      day: req.now.slice(0, 10),
+      before: req.now.slice(0, 10),
+      horizonDays: 120,
+      limit: 200,
+      pendingForHours: 24,
+    });
   await followUpPendingTransactions(h.db, {
     now: '2026-03-20T00:00:00Z',
     lookupStatus: async (id) => {

@@ -61,6 +61,16 @@ const activities: Activities = {
     flags: [],
     alerted: 0,
   }),
+  followUpNonFinal: async (input) => ({
+    account: input.account,
+    nonFinal: 0,
+    lookedUp: 0,
+    failed: 0,
+    settled: 0,
+    stillPending: 0,
+    loadId: null,
+    dates: [],
+  }),
 };
 
 installRuntime({ level: 'WARN' });
