@@ -7,7 +7,7 @@
  * load's id, once per distinct version (re-importing the same older file adds nothing).
  */
 
-/** Statuses after which a transaction's story has ended at the provider (PRODUCT.md canonical values). */
+/** Statuses after which a transaction's story has ended at the provider (the canonical statuses of docs/data-dictionary.md). */
 export const FINAL_STATUSES = `('SUCCESSFUL','REJECTED','FAILED','RETURNED')`;
 
 /** The stored row `t` is final and the staged row `s` would make it PENDING again. */
