@@ -79,7 +79,8 @@ export async function* parseReportJson(
 /**
  * The columns a JSON report carries (spec 2.7). A transaction record has no device type nor request
  * type (the CSV report has them): those columns are unknown unless an element of the file has the
- * field. A return record has no legacy fields 8 and 9.
+ * field. A return record has no external reference of its own (only the original's) and no legacy
+ * fields 8 and 9: a later CSV report fills the reference in without restating the return.
  */
 const JSON_TRANSACTION_COLUMNS: readonly (keyof TransactionRecord)[] = [
   'transaction_id',
@@ -127,7 +128,6 @@ const JSON_RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
   'original_transaction_type',
   'original_transaction_at',
   'original_external_reference',
-  'external_reference',
   'notify_status',
   'region',
   'country_code',
@@ -287,7 +287,8 @@ function returnRecord(o: Record<string, unknown>, raw: string): ReturnRecord {
     original_transaction_type: optionalText('originalTransactionType', o.originalTransactionType),
     original_transaction_at: optionalInstant('originalTransactionDateTime', o.originalTransactionDateTime),
     original_external_reference: optionalText('originalExternalReference', o.originalExternalReference),
-    external_reference: optionalText('externalReference', o.externalReference),
+    // Not a field of a JSON return record (spec 2.7 lists them): unknown, not carried (see the columns).
+    external_reference: null,
     notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
     region: optionalText('transactionRegion', o.transactionRegion),
     country_code: optionalText('countryCode', o.countryCode),

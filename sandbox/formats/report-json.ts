@@ -49,8 +49,8 @@ export function returnToJson(r: ReturnRecord): Record<string, unknown> {
     originalTransactionId: r.original_transaction_id,
     originalTransactionType: r.original_transaction_type,
     originalTransactionDateTime: r.original_transaction_at,
+    // A JSON return record has no externalReference of its own (spec 2.7 lists its fields).
     originalExternalReference: r.original_external_reference,
-    externalReference: r.external_reference,
     reportDate: r.returned_on,
     returnCode: r.return_code,
     nextActionDate: r.raw_next_action_date,

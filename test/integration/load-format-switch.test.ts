@@ -170,6 +170,7 @@ async function formatColumns(kind: Kind, prefix: string) {
       'return_transaction_id as id',
       'original_transaction_type as a',
       'original_external_reference as b',
+      'external_reference as c',
       unknownColumns('provider_returns'),
     ])
     .where('return_transaction_id', 'like', `${prefix}-%`)
@@ -181,6 +182,7 @@ async function formatColumns(kind: Kind, prefix: string) {
 function expectedFormatColumns(kind: Kind, records: (TransactionRecord | ReturnRecord)[], loaded: Format[]) {
   const carriedBy = kind === 'transactions' ? 'report-csv' : 'report-json';
   const known = loaded.some((f) => f.format === carriedBy);
+  const csvLoaded = loaded.some((f) => f.format === 'report-csv');
   return records.map((r) =>
     r.kind === 'transaction'
       ? {
@@ -193,9 +195,12 @@ function expectedFormatColumns(kind: Kind, records: (TransactionRecord | ReturnR
           id: r.return_transaction_id,
           a: known ? r.original_transaction_type : null,
           b: known ? r.original_external_reference : null,
+          // A JSON return has no external reference of its own (issue 25 section 5): the CSV fills it.
+          c: csvLoaded ? r.external_reference : null,
           // No report format carries legacy fields 8 and 9.
           unknown_columns: [
             ...(known ? [] : ['original_transaction_type', 'original_external_reference']),
+            ...(csvLoaded ? [] : ['external_reference']),
             'legacy_field_8',
             'legacy_field_9',
           ],
