@@ -8,7 +8,10 @@ import type { LoadSummary } from '../domain/load-summary.ts';
 import { importNotificationHistory, type ImportSummary } from '../ingest/notifications/import-history.ts';
 import type { FeeScheduleEntry, MerchantView } from './merchant-view.ts';
 
-/** The merchant's contracted fees of a sandbox view, written to fee_schedule. */
+/**
+ * The merchant's contracted fees of a sandbox view, written to fee_schedule. Writing them again (a
+ * second `recon demo` on the same warehouse) sets the same contract: nothing is added twice.
+ */
 export async function insertFeeSchedule(
   db: Kysely<Database>,
   entries: readonly FeeScheduleEntry[],
@@ -25,6 +28,13 @@ export async function insertFeeSchedule(
         basis_points: f.basisPoints,
         rounding: f.rounding ?? 'half_up',
         valid_from: f.validFrom,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['product', 'transaction_type', 'currency', 'valid_from']).doUpdateSet((eb) => ({
+        fixed_cents: eb.ref('excluded.fixed_cents'),
+        basis_points: eb.ref('excluded.basis_points'),
+        rounding: eb.ref('excluded.rounding'),
       })),
     )
     .execute();

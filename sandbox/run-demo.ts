@@ -241,6 +241,11 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
               `  Temporal UI: ${session.uiUrl}${options.keep || options.serve ? '' : ' (run with --keep to browse it; it stops with the demo)'}`,
             ]
           : []),
+        ...(options.serve
+          ? []
+          : [
+              '  workbench: recon demo --serve (the demo, then the workbench over its warehouse, with a demo sign-in)',
+            ]),
         `  warehouse (kept in ${pgDir}): recon report --from ${options.from} --to ${options.to}`,
         '  SQL: recon warehouse start, then recon warehouse psql (as the analyst login), e.g.',
         '    select source, count(*), sum(rows_loaded) from loads group by source;',

