@@ -10,15 +10,18 @@ import { InvalidFilter } from './filter.ts';
 import type { DiscrepancyRow } from './row.ts';
 
 /**
- * worklist: as above; newest: the latest business date first (the terminal's list); date: the
- * earliest business date first, then kind (the report's detail table and CSV).
+ * worklist: as above; worklist_backwards: the same read from its end (the page before a cursor, on
+ * the same index); newest: the latest business date first (the terminal's list); date: the earliest
+ * business date first, then kind (the report's detail table and CSV).
  */
-export type DiscrepancyOrder = 'worklist' | 'newest' | 'date';
+export type DiscrepancyOrder = 'worklist' | 'worklist_backwards' | 'newest' | 'date';
 
 const WORKLIST_KEY = sql`coalesce(currency, ''), (-stake_cents), coalesce(business_date, 'infinity'::date), discrepancy_id`;
 
 export const ORDER_BY: Record<DiscrepancyOrder, RawBuilder<unknown>> = {
   worklist: WORKLIST_KEY,
+  worklist_backwards: sql`coalesce(currency, '') desc, (-stake_cents) desc,
+    coalesce(business_date, 'infinity'::date) desc, discrepancy_id desc`,
   newest: sql`business_date desc nulls last, discrepancy_id`,
   date: sql`business_date, kind, discrepancy_id`,
 };
@@ -71,4 +74,10 @@ function decodeCursor(cursor: string): CursorKey {
 export function afterCursor(cursor: string): RawBuilder<boolean> {
   const after = decodeCursor(cursor);
   return sql<boolean>`(${WORKLIST_KEY}) > (${after[0]}::bpchar, ${after[1]}::bigint, ${after[2]}::date, ${after[3]}::bigint)`;
+}
+
+/** The condition "before the cursor" in the worklist order (the previous page); as {@link afterCursor}. */
+export function beforeCursor(cursor: string): RawBuilder<boolean> {
+  const before = decodeCursor(cursor);
+  return sql<boolean>`(${WORKLIST_KEY}) < (${before[0]}::bpchar, ${before[1]}::bigint, ${before[2]}::date, ${before[3]}::bigint)`;
 }

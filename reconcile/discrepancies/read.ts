@@ -6,7 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { filterCondition, type DiscrepancyFilter, type StatusFilter } from './filter.ts';
-import { afterCursor, encodeCursor, ORDER_BY, type DiscrepancyOrder } from './order.ts';
+import { afterCursor, beforeCursor, encodeCursor, ORDER_BY, type DiscrepancyOrder } from './order.ts';
 import { ROW_COLUMNS, type DiscrepancyRow } from './row.ts';
 
 export interface ReadOptions {
@@ -15,6 +15,8 @@ export interface ReadOptions {
   readonly limit?: number;
   /** Continue after this cursor (worklist order only; see order.ts). */
   readonly cursor?: string;
+  /** Only rows before this cursor (worklist orders only), for the page before it. */
+  readonly before?: string;
 }
 
 /** The discrepancies of the filter, in the given order. */
@@ -23,7 +25,11 @@ export async function listDiscrepancies(
   filter: DiscrepancyFilter,
   options: ReadOptions,
 ): Promise<DiscrepancyRow[]> {
-  const after = options.cursor ? sql`and ${afterCursor(options.cursor)}` : sql``;
+  const after = options.cursor
+    ? sql`and ${afterCursor(options.cursor)}`
+    : options.before
+      ? sql`and ${beforeCursor(options.before)}`
+      : sql``;
   const limit = options.limit !== undefined ? sql`limit ${options.limit}` : sql``;
   const rows = await sql<DiscrepancyRow>`select ${ROW_COLUMNS} from discrepancies
     where ${filterCondition(filter)} ${after}
@@ -31,20 +37,34 @@ export async function listDiscrepancies(
   return rows.rows;
 }
 
-/** One page of the worklist (worklist order) and the cursor of the next (null at the end). */
+/**
+ * One page of the worklist (worklist order) with the cursor of the next page (null at the end) and
+ * of the previous one (null on the first). Given `before` instead of `cursor`, the page is the
+ * `limit` rows just before that cursor, read backwards on the same index.
+ */
 export async function worklistPage(
   db: Db,
   filter: DiscrepancyFilter,
-  page: { limit: number; cursor?: string },
-): Promise<{ items: DiscrepancyRow[]; next_cursor: string | null }> {
+  page: { limit: number; cursor?: string; before?: string },
+): Promise<{ items: DiscrepancyRow[]; next_cursor: string | null; prev_cursor: string | null }> {
+  const backwards = page.before !== undefined && page.cursor === undefined;
   const rows = await listDiscrepancies(db, filter, {
-    order: 'worklist',
+    order: backwards ? 'worklist_backwards' : 'worklist',
     limit: page.limit + 1,
-    ...(page.cursor ? { cursor: page.cursor } : {}),
+    ...(page.cursor ? { cursor: page.cursor } : backwards ? { before: page.before } : {}),
   });
+  const more = rows.length > page.limit;
   const items = rows.slice(0, page.limit);
+  if (backwards) items.reverse();
+  const first = items[0];
   const last = items.at(-1);
-  return { items, next_cursor: rows.length > page.limit && last ? encodeCursor(last) : null };
+  const hasBefore = backwards ? more : page.cursor !== undefined;
+  const hasAfter = backwards || more;
+  return {
+    items,
+    next_cursor: hasAfter && last ? encodeCursor(last) : null,
+    prev_cursor: hasBefore && first ? encodeCursor(first) : null,
+  };
 }
 
 /** Every row of the filter, in worklist order, a page at a time (for exports). */

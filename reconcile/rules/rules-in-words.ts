@@ -198,3 +198,26 @@ export function explainRule(kind: string, rule: string): RuleExplanation {
 export function explainKind(kind: string): { means: string; todo: string } {
   return KINDS[kind] ?? { means: `A ${kind.replaceAll('_', ' ')}.`, todo: 'Investigate the evidence.' };
 }
+
+const KIND_LABELS: Record<string, string> = {
+  missing_in_ledger: 'Not in the ledger',
+  missing_at_provider: 'Not at the provider',
+  amount_mismatch: 'Amounts differ',
+  currency_mismatch: 'Currencies differ',
+  type_mismatch: 'Debit or credit differs',
+  status_mismatch: 'Statuses differ',
+  return_not_booked: 'Return not booked',
+  fee_mismatch: 'Fee differs',
+  notification_missing: 'Notification missing',
+  notification_late: 'Notification late',
+  notification_undelivered: 'Notification undelivered',
+  notification_mismatch: 'Notification differs',
+  duplicate_merchant_transaction: 'Merchant id used twice',
+  source_conflict: 'Report and legacy disagree',
+};
+
+/** A kind in a few words, for lists and charts: `missing_in_ledger` → "Not in the ledger". */
+export function kindLabel(kind: string): string {
+  const words = KIND_LABELS[kind] ?? kind.replaceAll('_', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}

@@ -128,7 +128,7 @@ describe('workbench: several provider accounts', () => {
     expect(res.status).toBe(200);
     const page = res.body as string;
     expect(page).toMatch(/<input\s+name="account"\s+id="f-account"[^>]*value="acme-2"/);
-    expect(page).toContain('<th>Account</th>');
+    expect(page).toContain('<th scope="col">Account</th>');
     expect(page).toContain('T-A1');
     expect(page).not.toContain('T-D1');
     expect(page).toMatch(/<a href="\/\?account=acme-2">acme-2<\/a>/);

@@ -3,7 +3,7 @@ import { roleAllows } from '../auth/accounts.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { RESOLUTIONS } from '../../reconcile/discrepancies/actions.ts';
 import type { DiscrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
-import { html, money, page, type Html } from './html.ts';
+import { html, kindText, money, page, printable, scrollBox, when, type Html } from './html.ts';
 
 const CENTS_COLUMN = /_cents$/;
 
@@ -11,8 +11,9 @@ const CENTS_COLUMN = /_cents$/;
 function rowsTable(id: string, rows: Record<string, unknown>[], empty: string): Html {
   if (rows.length === 0) return html`<p class="muted" id="${id}">${empty}</p>`;
   const columns = Object.keys(rows[0]!);
-  return html`<div class="scroll">
-    <table class="evidence" id="${id}">
+  return scrollBox(
+    `Evidence: ${id.replace('ev-', '')}`,
+    html`<table class="evidence" id="${id}">
       <thead>
         <tr>
           ${columns.map((c) => html`<th>${c}</th>`)}
@@ -29,22 +30,23 @@ function rowsTable(id: string, rows: Record<string, unknown>[], empty: string): 
                     string | null;
                   return html`<td class="num">${money(v, currency)}</td>`;
                 }
+                if (c.endsWith('_at') && typeof v === 'string') return html`<td>${when(v)}</td>`;
                 return html`<td>
-                  ${v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)}
+                  ${v === null || v === undefined ? '' : printable(typeof v === 'object' ? JSON.stringify(v) : v, 2000)}
                 </td>`;
               })}
             </tr>`,
         )}
       </tbody>
-    </table>
-  </div>`;
+    </table>`,
+  );
 }
 
 /** A diff value: cents with the currency beside them, the rest as stored. */
 function diffValue(field: string, value: unknown, currency: string | null): Html | string {
   if (value === null || value === undefined) return '—';
   if (CENTS_COLUMN.test(field) && typeof value === 'number') return money(value, currency);
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return printable(typeof value === 'object' ? JSON.stringify(value) : value, 2000);
 }
 
 function eventLine(e: Record<string, unknown>): Html {
@@ -64,9 +66,28 @@ function eventLine(e: Record<string, unknown>): Html {
   if (d.before && d.after)
     parts.push(`before ${JSON.stringify(d.before)} → after ${JSON.stringify(d.after)}`);
   return html`<li class="event ${String(e.event)}">
-    <time>${String(e.at)}</time> <strong>${String(e.event)}</strong> by
+    ${when(e.at)} <strong>${String(e.event)}</strong> by
     ${who}${parts.length ? html` — ${parts.join('; ')}` : html``}
   </li>`;
+}
+
+/**
+ * The note that stands now: the one given with the latest acknowledgement, resolution or reopening
+ * (the discrepancy's own note column keeps the acknowledgement's), with what it was given with.
+ */
+export function currentNote(
+  events: readonly Record<string, unknown>[],
+): { note: string; event: string; actor: string } | undefined {
+  for (const e of [...events].reverse()) {
+    const d = (e.details ?? {}) as Record<string, unknown>;
+    if (
+      ['acknowledged', 'resolved', 'reopened'].includes(String(e.event)) &&
+      typeof d.note === 'string' &&
+      d.note
+    )
+      return { note: d.note, event: String(e.event), actor: String(e.actor ?? d.by ?? '') };
+  }
+  return undefined;
 }
 
 export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail, users: string[]): string {
@@ -78,11 +99,16 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
     ? html`<section class="actions">
         <h2>Act</h2>
         <form data-api="${api}/ack" id="ack-form">
-          <input name="note" id="ack-note" placeholder="note" required /><button id="ack">Acknowledge</button
-          ><span class="error" data-error></span>
+          <input
+            name="note"
+            id="ack-note"
+            aria-label="Acknowledgement note"
+            placeholder="note"
+            required
+          /><button id="ack">Acknowledge</button><span class="error" data-error></span>
         </form>
         <form data-api="${api}/assign" id="assign-form">
-          <select name="user" id="assign-user">
+          <select name="user" id="assign-user" aria-label="Assign to">
             <option value="">nobody</option>
             ${users.map(
               (u) => html`<option value="${u}" ${u === d.assignee ? html`selected` : html``}>${u}</option>`,
@@ -90,22 +116,30 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
           ><button id="assign">Assign</button><span class="error" data-error></span>
         </form>
         <form data-api="${api}/comment" id="comment-form">
-          <input name="text" id="comment-text" placeholder="comment" required /><button id="comment">
+          <input name="text" id="comment-text" aria-label="Comment" placeholder="comment" required /><button
+            id="comment"
+          >
             Comment</button
           ><span class="error" data-error></span>
         </form>
         ${
           resolved
             ? html`<form data-api="${api}/reopen" id="reopen-form">
-                <input name="note" id="reopen-note" placeholder="why" /><button id="reopen">Reopen</button
+                <input name="note" id="reopen-note" aria-label="Why reopen" placeholder="why" /><button
+                  id="reopen"
+                >
+                  Reopen</button
                 ><span class="error" data-error></span>
               </form>`
             : html`<form data-api="${api}/resolve" id="resolve-form">
-                <select name="reason" id="resolve-reason">
+                <select name="reason" id="resolve-reason" aria-label="Resolution">
                   ${RESOLUTIONS.map((r) => html`<option value="${r}">${r}</option>`)}</select
-                ><input name="note" id="resolve-note" placeholder="note" /><button id="resolve">
-                  Resolve</button
-                ><span class="error" data-error></span>
+                ><input
+                  name="note"
+                  id="resolve-note"
+                  aria-label="Resolution note"
+                  placeholder="note"
+                /><button id="resolve">Resolve</button><span class="error" data-error></span>
               </form>`
         }
       </section>`
@@ -132,12 +166,13 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
   </table>`;
 
   const ev = detail.evidence;
+  const note = currentNote(detail.events);
   return page(
     `Discrepancy #${d.id}`,
     principal,
     html`<p><a href="/">← Worklist</a></p>
       <h1>
-        #${d.id} ${String(d.kind)}
+        #${d.id} ${kindText(d.kind)}
         <span class="status ${String(d.status)}" id="status"
           >${String(d.status)}${d.resolution ? html` (${String(d.resolution)})` : html``}</span
         >
@@ -164,13 +199,16 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
         <dt>Assignee</dt>
         <dd id="assignee">${d.assignee ?? 'nobody'}</dd>
         <dt>First seen</dt>
-        <dd>${d.first_seen_at}</dd>
+        <dd>${when(d.first_seen_at)}</dd>
         <dt>Last seen</dt>
-        <dd>${d.last_seen_at}</dd>
+        <dd>${when(d.last_seen_at)}</dd>
         ${
-          d.note
+          note
             ? html`<dt>Note</dt>
-                <dd>${d.note}</dd>`
+                <dd id="note">
+                  ${note.note}
+                  <span class="muted">(${note.event}${note.actor ? ` by ${note.actor}` : ''})</span>
+                </dd>`
             : html``
         }
       </dl>

@@ -1,5 +1,10 @@
-/** HTML building blocks of the workbench pages: escaping, money with its currency, the page frame. */
+/**
+ * HTML building blocks of the workbench pages: escaping, money with its currency, times in Eastern,
+ * kinds in words, boxes that scroll sideways, and the page frame (skip link, navigation).
+ */
+import { easternTimeText } from '../../domain/time/eastern-text.ts';
 import { formatCents } from '../../reconcile/report/format-money.ts';
+import { kindLabel } from '../../reconcile/rules/rules-in-words.ts';
 import type { Principal } from '../auth/sessions.ts';
 
 /** Text made safe for HTML element content and attribute values. */
@@ -46,18 +51,61 @@ export function money(cents: number | null | undefined, currency: string | null 
   return html`<span class="money">${formatCents(cents)}&nbsp;${currency ?? '???'}</span>`;
 }
 
+/** An instant as every page shows it: Eastern wall clock to the second, labelled; UTC on hover. */
+export function when(instant: unknown): Html {
+  if (instant === null || instant === undefined || instant === '') return html``;
+  const text = String(instant);
+  return html`<time datetime="${text}" title="${text} (as stored, UTC)">${easternTimeText(text)}</time>`;
+}
+
+/** A discrepancy kind in words, its code name one hover away. */
+export function kindText(kind: unknown): Html {
+  const code = String(kind);
+  return html`<span class="kind" title="${code}">${kindLabel(code)}</span>`;
+}
+
+/**
+ * Text from outside (a provider's error message, a stored file name) as printable characters: control
+ * and other unprintable characters shown as \uXXXX, never sent to the browser raw; long text cut.
+ */
+export function printable(value: unknown, max = 500): string {
+  const text = value === null || value === undefined ? '' : String(value);
+  const shown = text.replace(
+    /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}]/gu,
+    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`,
+  );
+  return shown.length > max ? `${shown.slice(0, max)}… (${shown.length - max} more characters)` : shown;
+}
+
+/** A wide table in a box that scrolls sideways by itself (and by keyboard), not the page. */
+export function scrollBox(label: string, table: Html): Html {
+  return html`<div class="scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
+}
+
+const NAV: readonly (readonly [string, string, string])[] = [
+  ['worklist', '/', 'Worklist'],
+  ['overview', '/overview', 'Overview'],
+  ['runs', '/runs', 'Runs and loads'],
+  ['coverage', '/coverage', 'Coverage'],
+  ['scorecard', '/scorecard', 'Scorecard'],
+];
+
 export function page(
   title: string,
   principal: Principal | null,
   body: Html,
-  options: { active?: string } = {},
+  options: { active?: string; skipTo?: string; skipLabel?: string } = {},
 ): string {
   const nav = principal
-    ? html`<nav>
-        <a href="/" class="${options.active === 'worklist' ? 'active' : ''}">Worklist</a>
-        <a href="/runs" class="${options.active === 'runs' ? 'active' : ''}">Runs and loads</a>
-        <a href="/coverage" class="${options.active === 'coverage' ? 'active' : ''}">Coverage</a>
-        <a href="/scorecard" class="${options.active === 'scorecard' ? 'active' : ''}">Scorecard</a>
+    ? html`<nav aria-label="Workbench">
+        ${NAV.map(
+          ([key, href, label]) =>
+            html`<a
+              href="${href}"
+              ${options.active === key ? html`class="active" aria-current="page"` : html``}
+              >${label}</a
+            >`,
+        )}
         <span class="who">${principal.name} · ${principal.role}</span>
         <button type="button" id="sign-out" class="link">Sign out</button>
       </nav>`
@@ -73,8 +121,11 @@ export function page(
         <script src="/assets/app.js" defer></script>
       </head>
       <body>
+        <a class="skip" id="skip-link" href="${options.skipTo ?? '#content'}"
+          >${options.skipLabel ?? 'Skip to the content'}</a
+        >
         <header><a class="brand" href="/">ibt-recon workbench</a>${nav}</header>
-        <main>${body}</main>
+        <main id="content" tabindex="-1">${body}</main>
       </body>
     </html>`.html
   }`;

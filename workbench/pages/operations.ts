@@ -2,7 +2,7 @@
 import type { Principal } from '../auth/sessions.ts';
 import type { CoverageDay } from '../queries/operations.ts';
 import type { ScheduleState } from '../queries/schedule.ts';
-import { html, page } from './html.ts';
+import { html, page, printable, scrollBox, when } from './html.ts';
 
 /** What a page answers when its address asks for something it cannot show: why, and the way back. */
 export function errorPage(principal: Principal | null, message: string, back: string): string {
@@ -40,18 +40,52 @@ function schedulePanel(s: ScheduleState) {
     </section>`;
   return html`<section id="schedule">
     <h2>Nightly schedule ${s.schedule_id}: ${s.paused ? html`<span class="bad">paused</span>` : 'active'}</h2>
-    ${s.note ? html`<p>${s.note}</p>` : html``}
-    <p>Next: ${(s.next ?? []).join(', ') || 'none'}</p>
+    ${s.note ? html`<p>${printable(s.note)}</p>` : html``}
+    <p>
+      Next: ${(s.next ?? []).length ? (s.next ?? []).map((n, i) => html`${i ? ', ' : ''}${when(n)}`) : 'none'}
+    </p>
     <ul>
       ${(s.recent ?? []).map(
         (r) =>
           html`<li>
-            ${r.scheduled_at}: <code>${r.workflow_id}</code>
+            ${when(r.scheduled_at)}: <code>${r.workflow_id}</code>
             <span class="${r.status === 'COMPLETED' ? '' : 'bad'}">${r.status}</span>
           </li>`,
       )}
     </ul>
   </section>`;
+}
+
+const count = (n: unknown) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n ?? ''));
+
+/** What a run did, in words and numbers: matched rows, then the discrepancies' lifecycle. */
+export function runInWords(summary: unknown): string {
+  const o = (summary ?? {}) as Record<string, unknown>;
+  const parts: string[] = [];
+  const matched = o.matched as Record<string, number> | undefined;
+  if (matched && typeof matched === 'object') {
+    const m = Object.entries(matched)
+      .filter(([, n]) => typeof n === 'number' && n > 0)
+      .map(([what, n]) => `${count(n)} ${what}`);
+    if (m.length) parts.push(`matched ${m.join(', ')}`);
+  }
+  const l = o.lifecycle as Record<string, number> | undefined;
+  if (l && typeof l === 'object') {
+    const words: [string, string][] = [
+      ['opened', 'newly found'],
+      ['reopened', 'found again'],
+      ['changed', 'changed'],
+      ['resolved', 'no longer found'],
+      ['unchanged', 'still open'],
+    ];
+    const d = words.filter(([k]) => typeof l[k] === 'number').map(([k, w]) => `${count(l[k])} ${w}`);
+    if (d.length) parts.push(`discrepancies: ${d.join(', ')}`);
+  }
+  if (typeof o.totalDiscrepancies === 'number')
+    parts.push(`${count(o.totalDiscrepancies)} holding after the run`);
+  if (o.matching === 'reused') parts.push('matching reused from an identical earlier run');
+  if (typeof o.durationMs === 'number') parts.push(`took ${(o.durationMs / 1000).toFixed(1)} s`);
+  return parts.length ? `${parts.join('; ')}.` : 'No summary recorded.';
 }
 
 export function runsPage(
@@ -60,80 +94,86 @@ export function runsPage(
   loads: Record<string, unknown>[],
   schedule: ScheduleState,
 ): string {
-  const summaryText = (s: unknown) => {
-    const o = (s ?? {}) as Record<string, unknown>;
-    const lifecycle = (o.lifecycle ?? o.discrepancies ?? null) as unknown;
-    return lifecycle ? JSON.stringify(lifecycle) : '';
-  };
+  const runsTable = html`<table id="runs" class="list">
+    <thead>
+      <tr>
+        <th scope="col">Run</th>
+        <th scope="col">Account</th>
+        <th scope="col">Business dates</th>
+        <th scope="col">As of</th>
+        <th scope="col">Started</th>
+        <th scope="col">Finished</th>
+        <th scope="col">What it did</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${runs.map(
+        (r) =>
+          html`<tr>
+            <td>${r.run_id}</td>
+            <td>${r.account}</td>
+            <td>${r.range_from} to ${r.range_to}</td>
+            <td>${when(r.as_of)}</td>
+            <td>${when(r.started_at)}</td>
+            <td>${r.finished_at ? when(r.finished_at) : html`<span class="bad">not finished</span>`}</td>
+            <td class="words">${r.finished_at ? runInWords(r.summary) : ''}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+  const loadsTable = html`<table id="loads" class="list">
+    <thead>
+      <tr>
+        <th scope="col">Load</th>
+        <th scope="col">Account</th>
+        <th scope="col">Source</th>
+        <th scope="col">Origin</th>
+        <th scope="col">File or window</th>
+        <th scope="col">Status</th>
+        <th scope="col" class="num">Read</th>
+        <th scope="col" class="num">Loaded</th>
+        <th scope="col" class="num">Rejected</th>
+        <th scope="col">Started</th>
+        <th scope="col">Finished</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${loads.map(
+        (l) =>
+          html`<tr class="${l.status === 'failed' ? 'failed' : ''}">
+            <td>${l.load_id}</td>
+            <td>${l.account}</td>
+            <td>${l.source}</td>
+            <td>${l.origin}</td>
+            <td>
+              ${
+                l.file_name
+                  ? printable(l.file_name, 120)
+                  : l.window_start
+                    ? html`${when(l.window_start)} to ${when(l.window_end)}`
+                    : ''
+              }
+            </td>
+            <td>
+              ${l.status}${l.error ? html` <span class="bad provider-error">${printable(l.error)}</span>` : html``}
+            </td>
+            <td class="num">${count(l.rows_read)}</td>
+            <td class="num">${count(l.rows_loaded)}</td>
+            <td class="num">${count(l.rows_rejected)}</td>
+            <td>${when(l.started_at)}</td>
+            <td>${when(l.finished_at)}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
   return page(
     'Runs and loads',
     principal,
     html`${schedulePanel(schedule)}
       <h1>Reconcile runs</h1>
-      <table id="runs" class="list">
-        <thead>
-          <tr>
-            <th>Run</th>
-            <th>Business dates</th>
-            <th>As of</th>
-            <th>Started</th>
-            <th>Finished</th>
-            <th>Lifecycle</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${runs.map(
-            (r) =>
-              html`<tr>
-                <td>${r.run_id}</td>
-                <td>${r.range_from} … ${r.range_to}</td>
-                <td>${r.as_of}</td>
-                <td>${r.started_at}</td>
-                <td>${r.finished_at ?? html`<span class="bad">not finished</span>`}</td>
-                <td class="mono small">${summaryText(r.summary)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+      ${scrollBox('Reconcile runs', runsTable)}
       <h1>Loads</h1>
-      <table id="loads" class="list">
-        <thead>
-          <tr>
-            <th>Load</th>
-            <th>Source</th>
-            <th>Origin</th>
-            <th>File or window</th>
-            <th>Status</th>
-            <th class="num">Read</th>
-            <th class="num">Loaded</th>
-            <th class="num">Rejected</th>
-            <th>Started</th>
-            <th>Finished</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${loads.map(
-            (l) =>
-              html`<tr class="${l.status === 'failed' ? 'failed' : ''}">
-                <td>${l.load_id}</td>
-                <td>${l.source}</td>
-                <td>${l.origin}</td>
-                <td>
-                  ${
-                    l.file_name ??
-                    (l.window_start ? `${String(l.window_start)} … ${String(l.window_end)}` : '')
-                  }
-                </td>
-                <td>${l.status}${l.error ? html` <span class="bad">${String(l.error)}</span>` : html``}</td>
-                <td class="num">${l.rows_read}</td>
-                <td class="num">${l.rows_loaded}</td>
-                <td class="num">${l.rows_rejected}</td>
-                <td>${l.started_at}</td>
-                <td>${l.finished_at ?? ''}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`,
+      ${scrollBox('Loads', loadsTable)}`,
     { active: 'runs' },
   );
 }
@@ -150,9 +190,9 @@ export function coveragePage(
       const last = committed.at(-1)!;
       return html`<td
         class="${low.length ? 'low-volume' : 'ok'}"
-        title="load ${last.load_id}, ${last.rows_loaded} rows, finished ${last.finished_at ?? ''}"
+        title="load ${last.load_id}, ${last.rows_loaded} rows"
       >
-        load ${last.load_id}<br /><small>${String(last.finished_at ?? '').slice(0, 16)}</small>
+        load ${last.load_id}<br /><small>${when(last.finished_at)}</small>
         ${low.map(
           (f) =>
             html`<br /><strong class="low-volume-note"
@@ -168,10 +208,15 @@ export function coveragePage(
   return page(
     'Coverage',
     principal,
-    html`<h1>Coverage ${data.from} … ${data.to}</h1>
+    html`<h1>Coverage ${data.from} to ${data.to}</h1>
       <form method="get" action="/coverage" class="filters">
-        <label>From <input type="date" name="from" value="${data.from}" /></label>
-        <label>To <input type="date" name="to" value="${data.to}" /></label><button>Show</button>
+        <div class="field">
+          <label for="c-from">From</label><input type="date" id="c-from" name="from" value="${data.from}" />
+        </div>
+        <div class="field">
+          <label for="c-to">To</label><input type="date" id="c-to" name="to" value="${data.to}" />
+        </div>
+        <div class="form-buttons"><button type="submit">Show</button></div>
       </form>
       <p class="muted">
         Eastern days. <span class="missing">missing</span>: a business day without a committed load of a
@@ -180,27 +225,30 @@ export function coveragePage(
         usually has (the median of the business days before it). Weekends and Canadian bank holidays are
         shaded.
       </p>
-      <table id="coverage" class="calendar">
-        <thead>
-          <tr>
-            <th>Day</th>
-            ${data.sources.map((s) => html`<th>${s}</th>`)}
-            <th>Reconcile runs</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${[...data.days].reverse().map(
-            (d) =>
-              html`<tr class="${d.business_day ? '' : 'holiday'}${d.missing.length ? ' has-missing' : ''}">
-                <th>${d.date}</th>
-                ${data.sources.map((s) => cell(d, s))}
-                <td class="${d.runs.length ? 'ok' : d.business_day ? 'missing' : 'muted'}">
-                  ${d.runs.length ? d.runs.map(String).join(', ') : 'none'}
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`,
+      ${scrollBox(
+        'Coverage calendar',
+        html`<table id="coverage" class="calendar">
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
+              ${data.sources.map((s) => html`<th scope="col">${s}</th>`)}
+              <th scope="col">Reconcile runs</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${[...data.days].reverse().map(
+              (d) =>
+                html`<tr class="${d.business_day ? '' : 'holiday'}${d.missing.length ? ' has-missing' : ''}">
+                  <th scope="row">${d.date}</th>
+                  ${data.sources.map((s) => cell(d, s))}
+                  <td class="${d.runs.length ? 'ok' : d.business_day ? 'missing' : 'muted'}">
+                    ${d.runs.length ? d.runs.map(String).join(', ') : 'none'}
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`,
+      )}`,
     { active: 'coverage' },
   );
 }

@@ -11,7 +11,7 @@ import { openFlags } from '../../reconcile/volume/flag-low-volume.ts';
 export async function listRuns(db: Db, page: { limit: number; before?: number }) {
   const rows = await sql<
     Record<string, unknown>
-  >`select run_id, range_from, range_to, as_of, summary, started_at,
+  >`select run_id, account, range_from, range_to, as_of, summary, started_at,
       finished_at from reconcile_runs
     ${page.before ? sql`where run_id < ${page.before}::bigint` : sql``}
     order by run_id desc limit ${page.limit}`.execute(db);
@@ -21,7 +21,7 @@ export async function listRuns(db: Db, page: { limit: number; before?: number })
 export async function listLoads(db: Db, page: { limit: number; before?: number }) {
   const rows = await sql<
     Record<string, unknown>
-  >`select load_id, source, environment, origin, format, query_type,
+  >`select load_id, account, source, environment, origin, format, query_type,
       file_name, window_start, window_end, status, rows_read, rows_loaded, rows_rejected, rows_inserted,
       rows_updated, rows_unchanged, error, workflow_id, started_at, finished_at from loads
     ${page.before ? sql`where load_id < ${page.before}::bigint` : sql``}
@@ -122,4 +122,17 @@ export async function coverage(
     }
   }
   return { sources: expected, days: [...byDay.values()] };
+}
+
+/**
+ * The last Eastern day that holds data: the latest day a committed pulled load covers or a finished
+ * reconcile run reaches; null for an empty warehouse. Coverage opens on the days up to it, so that a
+ * warehouse loaded for past months (the demo's) is not shown as a month of missing days.
+ */
+export async function lastDayWithData(db: Db): Promise<string | null> {
+  const row = await sql<{ day: string | null }>`select greatest(
+      (select ((max(window_end) at time zone 'America/Toronto') - interval '1 microsecond')::date
+        from loads where status = 'committed' and window_end is not null),
+      (select max(range_to) from reconcile_runs where finished_at is not null))::text as day`.execute(db);
+  return row.rows[0]?.day ?? null;
 }

@@ -1,13 +1,20 @@
-/** Server-rendered pages and their assets (served by the app itself: no CDN). */
+/**
+ * Server-rendered pages and their assets (served by the app itself: no CDN): the worklist, one
+ * discrepancy, the overview, runs and loads, coverage, sign-in. An error on a page is a page.
+ */
 import { readFileSync } from 'node:fs';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ReconError } from '../../domain/errors.ts';
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
-import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
-import { worklistPage as worklistData, worklistTotals } from '../../reconcile/discrepancies/read.ts';
 import { DiscrepancyNotFound } from '../../reconcile/discrepancies/row.ts';
-import { coverage, listLoads, listRuns } from '../queries/operations.ts';
+import { coverage, lastDayWithData, listLoads, listRuns } from '../queries/operations.ts';
+import { overview } from '../queries/overview.ts';
+import { worklistScreen } from '../queries/worklist-screen.ts';
+import { readFilterForm } from '../pages/filter-form.ts';
 import { discrepancyPage } from '../pages/discrepancy.ts';
+import { errorPage } from '../pages/error.ts';
 import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
+import { overviewPage } from '../pages/overview.ts';
 import { worklistPage } from '../pages/worklist.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { filterProperties } from '../schemas.ts';
@@ -82,6 +89,32 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
     },
   );
 
+  // The pages sit in a scope of their own so that an error on a page is answered as a page.
+  void app.register(async (pages) => {
+    pages.setErrorHandler(pageErrorHandler);
+    registerPageRoutes(pages, ctx);
+  });
+}
+
+/** An error on a page, shown as a page: a browser never gets the JSON API's error body. */
+function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const html = (status: number, title: string, message: string) =>
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(errorPage(request.principal, title, message));
+  if (error instanceof ReconError) return html(400, 'That cannot be shown', error.message);
+  if (typeof error.statusCode === 'number' && error.statusCode < 500)
+    return html(error.statusCode, 'That cannot be shown', error.message);
+  // Errors of the database connection carry a code (ECONNREFUSED, 57P01, ...); the server log has it.
+  if (typeof (error as { code?: unknown }).code === 'string') {
+    reply.header('retry-after', '5');
+    return html(503, 'The warehouse is unreachable or busy', 'Retry in a few seconds.');
+  }
+  return html(500, 'Something went wrong', 'The page could not be made: the server log says why.');
+}
+
+function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: Record<string, string> }>(
     '/',
     {
@@ -91,20 +124,21 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
       }),
     },
     async (request, reply) => {
-      const { cursor, ...rest } = request.query;
-      const filter = parseFilter(rest);
-      const [[data, totals], users] = await Promise.all([
-        ctx.reads.read(request.principal, (db) =>
-          Promise.all([
-            worklistData(db, filter, { limit: 50, ...(cursor ? { cursor } : {}) }),
-            cursor ? Promise.resolve(null) : worklistTotals(db, filter),
-          ]),
-        ),
+      const { cursor, after, before, at, ...rest } = request.query;
+      const form = readFilterForm(rest);
+      const paging = {
+        ...((after ?? cursor) ? { after: after ?? cursor } : before ? { before } : {}),
+        ...(at && /^\d{1,9}$/.test(at) ? { at: Number(at) } : {}),
+      };
+      const filter = form.filter;
+      const [screen, users] = await Promise.all([
+        filter ? ctx.reads.read(request.principal, (db) => worklistScreen(db, filter, paging)) : null,
         enabledUsers(ctx),
       ]);
       return reply
+        .code(filter ? 200 : 400)
         .type('text/html; charset=utf-8')
-        .send(worklistPage(request.principal!, filter, { ...data, totals }, users));
+        .send(worklistPage(request.principal!, form, screen, users));
     },
   );
 
@@ -126,7 +160,16 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
             })
           : undefined;
       if (!detail)
-        return reply.code(404).type('text/plain').send(`discrepancy ${request.params.id} does not exist`);
+        return reply
+          .code(404)
+          .type('text/html; charset=utf-8')
+          .send(
+            errorPage(
+              request.principal,
+              'No such discrepancy',
+              `Discrepancy ${request.params.id.slice(0, 40)} does not exist: check the number, or find it on the worklist.`,
+            ),
+          );
       return reply
         .type('text/html; charset=utf-8')
         .send(discrepancyPage(request.principal!, detail, await enabledUsers(ctx)));
@@ -154,7 +197,9 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
     },
     async (request, reply) => {
       const to =
-        request.query.to && isValidDate(request.query.to) ? request.query.to : defaultCoverageRange().to;
+        request.query.to && isValidDate(request.query.to)
+          ? request.query.to
+          : ((await ctx.reads.read(request.principal, lastDayWithData)) ?? defaultCoverageRange().to);
       let from =
         request.query.from && isValidDate(request.query.from) ? request.query.from : addDays(to, -34);
       if (daysInclusive(from, to) < 1 || daysInclusive(from, to) > 401) from = addDays(to, -34);
@@ -164,6 +209,21 @@ export function registerPages(app: FastifyInstance, ctx: WorkbenchContext): void
       return reply
         .type('text/html; charset=utf-8')
         .send(coveragePage(request.principal!, { from, to, ...data }));
+    },
+  );
+
+  app.get<{ Querystring: { from?: string; to?: string } }>(
+    '/overview',
+    { config: { role: 'viewer', page: true }, schema: hidden },
+    async (request, reply) => {
+      const { from, to } = request.query;
+      const data = await ctx.reads.read(request.principal, (db) =>
+        overview(db, {
+          ...(typeof from === 'string' ? { from } : {}),
+          ...(typeof to === 'string' ? { to } : {}),
+        }),
+      );
+      return reply.type('text/html; charset=utf-8').send(overviewPage(request.principal!, data));
     },
   );
 }
