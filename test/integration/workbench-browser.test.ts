@@ -13,13 +13,12 @@ import { insertLedger, insertLoad, insertTransactions } from '../support/recon-r
 
 /**
  * The workbench in real Chromium (Debian's package, driven by playwright-core; nothing downloads a
- * browser). With RECON_SCREENSHOTS=1 the screenshots go to docs/screenshots/ for the docs.
+ * browser): sign-in, actions, bulk actions, CSV, roles, sessions. Its screenshots stay in the temporary
+ * directory; those of docs/screenshots/ are taken by workbench-pages-browser.test.ts.
  */
 
 const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';
-const SHOTS = process.env.RECON_SCREENSHOTS
-  ? join(import.meta.dirname, '../../docs/screenshots')
-  : join(tmpdir(), 'recon-workbench-screenshots');
+const SHOTS = join(tmpdir(), 'recon-workbench-screenshots', 'flows');
 const PASSWORD = 'correct horse battery';
 
 let h: DatabaseHandle;

@@ -92,14 +92,16 @@ function axes(chart: ColumnChart, top: number): Html {
       >`,
   );
   const shown = shownLabels(chart.labels.length);
+  // The last label ends at the right edge, so that a long one is not cut off.
+  const last = (i: number) => i > 0 && i === chart.labels.length - 1;
   const labels = chart.labels.flatMap((label, i) =>
     shown.has(i)
       ? [
           html`<text
             class="x"
-            x="${(LEFT + i * band + band / 2).toFixed(1)}"
+            x="${(last(i) ? LEFT + (i + 1) * band : LEFT + i * band + band / 2).toFixed(1)}"
             y="${HEIGHT - BOTTOM + 18}"
-            text-anchor="middle"
+            text-anchor="${last(i) ? 'end' : 'middle'}"
             >${label}</text
           >`,
         ]

@@ -148,9 +148,9 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
   const diff = html`<table class="diff" id="diff">
     <thead>
       <tr>
-        <th>Field</th>
-        <th>${detail.diff.expected_side} (expected)</th>
-        <th>${detail.diff.actual_side} (actual)</th>
+        <th scope="col">Field</th>
+        <th scope="col">${detail.diff.expected_side} (expected)</th>
+        <th scope="col">${detail.diff.actual_side} (actual)</th>
       </tr>
     </thead>
     <tbody>
@@ -221,7 +221,7 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
       ${actions}
       <section>
         <h2>What disagrees</h2>
-        ${diff}
+        ${scrollBox('What disagrees', diff)}
       </section>
       <section class="evidence-grid">
         <h2>Evidence</h2>

@@ -77,9 +77,14 @@ export function printable(value: unknown, max = 500): string {
   return shown.length > max ? `${shown.slice(0, max)}… (${shown.length - max} more characters)` : shown;
 }
 
-/** A wide table in a box that scrolls sideways by itself (and by keyboard), not the page. */
-export function scrollBox(label: string, table: Html): Html {
-  return html`<div class="scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
+/**
+ * A wide table in a box that scrolls sideways by itself, not the page. The box takes the keyboard
+ * focus (so that the arrow keys scroll it) unless what it holds has links of its own to tab to.
+ */
+export function scrollBox(label: string, table: Html, options: { hasLinks?: boolean } = {}): Html {
+  return options.hasLinks
+    ? html`<div class="scroll" role="region" aria-label="${label}">${table}</div>`
+    : html`<div class="scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
 }
 
 const NAV: readonly (readonly [string, string, string])[] = [

@@ -194,7 +194,7 @@ function section(s: WorklistSection, q: Record<string, string>, canAct: boolean,
         >${count(s.count)} ${s.count === 1 ? 'item' : 'items'}, ${money(s.cents, s.currency)} at stake</span
       >
     </h2>
-    ${scrollBox(`${s.currency ?? 'No currency'} worklist`, table)}
+    ${scrollBox(`${s.currency ?? 'No currency'} worklist`, table, { hasLinks: true })}
     ${pager(s, paged ? q : filterOnly(q), `-${key}`)}
   </section>`;
 }
@@ -236,7 +236,7 @@ function totalsTable(totals: Total[], q: Record<string, string>): Html {
   </table>`;
   return html`<details class="totals" id="totals-box">
     <summary>Totals by account, kind and currency</summary>
-    ${scrollBox('Totals by account, kind and currency', table)}
+    ${scrollBox('Totals by account, kind and currency', table, { hasLinks: true })}
   </details>`;
 }
 

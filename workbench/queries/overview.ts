@@ -61,9 +61,9 @@ export const AGE_BUCKETS: readonly (readonly [number, string])[] = [
 export const OVERVIEW_DAYS = 90;
 
 /**
- * The business dates to show: as asked when valid, else the {@link OVERVIEW_DAYS} days that end on
- * the latest business date holding a discrepancy or a transaction (so that a warehouse loaded for
- * past months opens on them), or on today for an empty one.
+ * The business dates to show: as asked when valid, else those holding discrepancies or transactions,
+ * at most the last {@link OVERVIEW_DAYS} of them (so that a warehouse loaded for past months opens
+ * on them), or today for an empty one.
  */
 export async function overviewRange(
   db: Db,
@@ -74,11 +74,15 @@ export async function overviewRange(
     const days = daysInclusive(asked.from, asked.to);
     if (days >= 1 && days <= 400) return { from: asked.from, to: asked.to };
   }
-  const latest = await sql<{ day: string | null }>`select greatest(
-      (select max(business_date) from discrepancies),
-      (select max(transaction_on) from provider_transactions))::text as day`.execute(db);
-  const to = latest.rows[0]?.day ?? today;
-  return { from: addDays(to, -(OVERVIEW_DAYS - 1)), to };
+  const span = await sql<{ first: string | null; last: string | null }>`select
+      least((select min(business_date) from discrepancies),
+        (select min(transaction_on) from provider_transactions))::text as first,
+      greatest((select max(business_date) from discrepancies),
+        (select max(transaction_on) from provider_transactions))::text as last`.execute(db);
+  const to = span.rows[0]?.last ?? today;
+  const earliest = addDays(to, -(OVERVIEW_DAYS - 1));
+  const first = span.rows[0]?.first;
+  return { from: first && first > earliest ? first : earliest, to };
 }
 
 async function openByDay(db: Db, from: string, to: string): Promise<OpenByDay[]> {
