@@ -308,7 +308,15 @@ describe('workbench pages in Chromium', () => {
   it('fits a 400-pixel screen on every page: no sideways scrolling, every control on screen', async () => {
     const { context, page } = await signedIn({ width: 400, height: 800 });
     const id = await page.locator('#worklist-CAD tbody tr').first().getAttribute('data-id');
-    for (const path of ['/', '/?currency=CAD', `/discrepancies/${id}`, '/overview', '/runs', '/coverage']) {
+    for (const path of [
+      '/',
+      '/?currency=CAD',
+      `/discrepancies/${id}`,
+      '/overview',
+      '/runs',
+      '/coverage',
+      '/scorecard',
+    ]) {
       await page.goto(`${base}${path}`);
       await page.evaluate(() =>
         document.querySelectorAll('details').forEach((d: { open: boolean }) => (d.open = true)),
@@ -353,6 +361,7 @@ describe('workbench pages in Chromium', () => {
       [page, '/overview'],
       [page, '/runs'],
       [page, '/coverage'],
+      [page, '/scorecard'],
     ];
     for (const [p, path] of pages) {
       await p.goto(`${base}${path}`);

@@ -1,7 +1,7 @@
 /** The provider scorecard page: per account, source and Eastern day, how late data and notifications came. */
 import type { Principal } from '../auth/sessions.ts';
 import type { ScorecardRow } from '../queries/scorecard.ts';
-import { html, page } from './html.ts';
+import { html, page, scrollBox } from './html.ts';
 
 /** A delay in whole units a person reads at a glance: `45 s`, `12 min`, `6 h 5 min`, `2 d 3 h`. */
 export function duration(seconds: number | null): string {
@@ -41,48 +41,51 @@ export function scorecardPage(
         and 95th percentile). Not in sibling: rows this source has and its sibling lacks (report against
         legacy and back; notifications against the report). JSON: /api/scorecard.
       </p>
-      <table id="scorecard" class="list">
-        <thead>
-          <tr>
-            <th>Day</th>
-            <th>Account</th>
-            <th>Source</th>
-            <th class="num">Rows</th>
-            <th>Arrived</th>
-            <th>Notified p50</th>
-            <th>Notified p95</th>
-            <th>Sibling</th>
-            <th class="num">Not in sibling</th>
-            <th class="num">Not notified</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${data.items.map(
-            (r) =>
-              html`<tr>
-                <td>${r.business_date}</td>
-                <td>${r.account}</td>
-                <td>${r.source}</td>
-                <td class="num">${r.rows}</td>
-                <td
-                  class="${(r.arrival_delay_seconds ?? 0) > LATE_SECONDS ? 'late' : ''}"
-                  title="${r.first_loaded_at ?? ''}"
-                >
-                  ${
-                    r.first_load_id === null
-                      ? html`<span class="muted">no rows</span>`
-                      : html`load ${r.first_load_id}, ${duration(r.arrival_delay_seconds)}`
-                  }
-                </td>
-                <td>${duration(r.notification_delay_p50_seconds)}</td>
-                <td>${duration(r.notification_delay_p95_seconds)}</td>
-                <td>${r.sibling_source ?? '—'}</td>
-                <td class="num">${count(r.rows_not_in_sibling)}</td>
-                <td class="num">${count(r.rows_not_notified)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`,
+      ${scrollBox(
+        'Provider scorecard',
+        html`<table id="scorecard" class="list">
+          <thead>
+            <tr>
+              <th>Day</th>
+              <th>Account</th>
+              <th>Source</th>
+              <th class="num">Rows</th>
+              <th>Arrived</th>
+              <th>Notified p50</th>
+              <th>Notified p95</th>
+              <th>Sibling</th>
+              <th class="num">Not in sibling</th>
+              <th class="num">Not notified</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${data.items.map(
+              (r) =>
+                html`<tr>
+                  <td>${r.business_date}</td>
+                  <td>${r.account}</td>
+                  <td>${r.source}</td>
+                  <td class="num">${r.rows}</td>
+                  <td
+                    class="${(r.arrival_delay_seconds ?? 0) > LATE_SECONDS ? 'late' : ''}"
+                    title="${r.first_loaded_at ?? ''}"
+                  >
+                    ${
+                      r.first_load_id === null
+                        ? html`<span class="muted">no rows</span>`
+                        : html`load ${r.first_load_id}, ${duration(r.arrival_delay_seconds)}`
+                    }
+                  </td>
+                  <td>${duration(r.notification_delay_p50_seconds)}</td>
+                  <td>${duration(r.notification_delay_p95_seconds)}</td>
+                  <td>${r.sibling_source ?? '—'}</td>
+                  <td class="num">${count(r.rows_not_in_sibling)}</td>
+                  <td class="num">${count(r.rows_not_notified)}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`,
+      )}`,
     { active: 'scorecard' },
   );
 }
