@@ -83,7 +83,7 @@ describe('malformed input answers 400 in one line, never 500', () => {
       oneLineError(await get(path));
     const page = await get('/?from=0000-01-01', { cookie: alice.cookie });
     expect([page.status, page.headers.get('content-type')]).toEqual([400, 'text/html; charset=utf-8']);
-    expect(page.text).toContain('from=0000-01-01 is not a date');
+    expect(page.text).toContain('0000-01-01 is not a date');
   });
 
   it('refuses a NUL in q, assignee and cursor, and numbers past what an id can be', async () => {

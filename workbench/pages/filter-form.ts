@@ -80,7 +80,9 @@ function checkField(name: FormField, value: string): string | undefined {
       return /^[A-Z]{3}$/.test(value) ? undefined : 'Use a 3-letter currency code, such as CAD or USD.';
     case 'from':
     case 'to':
-      return isValidDate(value) ? undefined : 'Use a date as YYYY-MM-DD, for example 2026-03-02.';
+      return isValidDate(value)
+        ? undefined
+        : `${value.slice(0, 40)} is not a date: use YYYY-MM-DD, for example 2026-03-02.`;
     case 'min':
       return amountToCents(value) === undefined
         ? 'Use an amount in dollars and cents, such as 10 or 10.00.'

@@ -43,6 +43,26 @@ function pageSchema(summary: string, parts: { querystring?: object; params?: obj
 }
 const pageQuery = (properties: object) => ({ type: 'object', properties });
 
+/**
+ * The worklist page's parameters: what its filter form sends, as typed (empty fields, `10.00`,
+ * `usd`), so that filter-form.ts can answer a wrong value beside its field instead of the schema
+ * refusing the whole page; and the paging (after or before a cursor, the position).
+ */
+const text = (description: string, maxLength = 200) => ({ type: 'string', maxLength, description });
+const WORKLIST_PAGE_QUERY = {
+  ...Object.fromEntries(
+    Object.entries(filterProperties).map(([name, p]) => [
+      name,
+      text(`${(p as { description?: string }).description ?? name} (as typed in the form)`),
+    ]),
+  ),
+  min: text('At stake at least, in dollars and cents of the currency (10, 10.00, 1,250.50).'),
+  after: text('The page after this cursor.', 400),
+  before: text('The page before this cursor.', 400),
+  cursor: text('The page after this cursor (older links).', 400),
+  at: text('Position of the first item of the page, for "51–100 of N".', 12),
+};
+
 async function enabledUsers(ctx: WorkbenchContext): Promise<string[]> {
   const rows = await ctx.db
     .selectFrom('workbench_users')
@@ -120,7 +140,7 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
     {
       config: { role: 'viewer', page: true },
       schema: pageSchema('The worklist page', {
-        querystring: pageQuery({ ...filterProperties, cursor: { type: 'string', maxLength: 400 } }),
+        querystring: pageQuery(WORKLIST_PAGE_QUERY),
       }),
     },
     async (request, reply) => {
@@ -214,7 +234,15 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
 
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/overview',
-    { config: { role: 'viewer', page: true }, schema: hidden },
+    {
+      config: { role: 'viewer', page: true },
+      schema: pageSchema('The overview: open money, new against resolved, share matched, ages', {
+        querystring: pageQuery({
+          from: text('First business date, YYYY-MM-DD.', 40),
+          to: text('Last business date.', 40),
+        }),
+      }),
+    },
     async (request, reply) => {
       const { from, to } = request.query;
       const data = await ctx.reads.read(request.principal, (db) =>
