@@ -6,9 +6,9 @@ import { isBusinessDay } from '../../domain/time/business-days.ts';
 import { datesBetween } from '../../domain/time/calendar.ts';
 import { checkVolume } from '../../reconcile/volume/check-volume.ts';
 import { createToken } from '../../workbench/auth/accounts.ts';
-import { buildWorkbench } from '../../workbench/server.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { loadDailyLegacyRows } from '../support/daily-legacy-rows.ts';
+import { type Answer, call, closeAgents, serveWorkbench } from '../support/workbench-http.ts';
 
 /**
  * The workbench shows the low-volume flags on the coverage calendar (page and GET /api/coverage) and
@@ -30,31 +30,19 @@ beforeAll(async () => {
     { account: 'default', from: '2026-03-02', to: '2026-03-06' },
     { settings: DEFAULT_VOLUME_SETTINGS },
   );
-  app = await buildWorkbench({ db: h.db });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  ({ app, base } = await serveWorkbench(h.db));
   token = (await createToken(h.db, { name: 'viewer', role: 'viewer' })).token;
   usOnly = (await createToken(h.db, { name: 'us-viewer', role: 'viewer', accounts: ['us-main'] })).token;
 });
 afterAll(async () => {
   await app?.close();
+  await closeAgents();
 });
 
-async function get(
-  path: string,
-  auth: boolean | string = true,
-): Promise<{ status: number; text: string; json: any }> {
+/** GET as the full viewer (true), as the holder of another token (its text), or with no credentials. */
+function get(path: string, auth: boolean | string = true): Promise<Answer> {
   const bearer = auth === true ? token : auth;
-  const res = await fetch(`${base}${path}`, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+  return call(base, 'GET', path, bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {});
 }
 
 describe('low-volume days on the coverage calendar', () => {
