@@ -1,5 +1,7 @@
 import type { Argument, Command, Option } from 'commander';
 import { ENVIRONMENT_VARIABLES, type VariableGroup } from '../config/variables.ts';
+import { explainKind } from '../reconcile/rules/rules-in-words.ts';
+import { DISCREPANCY_KINDS } from '../reconcile/settings.ts';
 import { EXAMPLES } from './examples.ts';
 
 /**
@@ -118,12 +120,33 @@ export function renderReference(program: Command): string {
   ].join('\n');
 }
 
-/** `page` with its generated block replaced by `block`. */
-export function replaceGenerated(page: string, block: string): string {
-  const start = page.indexOf(BEGIN_MARKER);
-  const end = page.indexOf(END_MARKER);
+export const KINDS_BEGIN_MARKER = '<!-- BEGIN GENERATED: the kinds, npm run docs:reference -->';
+
+/**
+ * The table of docs/finance.md that says, for every discrepancy kind, what it means and what to do:
+ * the words the workbench and the report show (reconcile/rules/rules-in-words.ts), so they never differ.
+ */
+export function renderKindsTable(): string {
+  return [
+    KINDS_BEGIN_MARKER,
+    '',
+    '| kind | means | what to do |',
+    '| --- | --- | --- |',
+    ...DISCREPANCY_KINDS.map((kind) => {
+      const { means, todo } = explainKind(kind);
+      return `| \`${kind}\` | ${cell(means)} | ${cell(todo)} |`;
+    }),
+    '',
+    END_MARKER,
+  ].join('\n');
+}
+
+/** `page` with the generated block that starts with `begin` replaced by `block`. */
+export function replaceGenerated(page: string, block: string, begin = BEGIN_MARKER): string {
+  const start = page.indexOf(begin);
+  const end = page.indexOf(END_MARKER, start);
   if (start < 0 || end < start) {
-    throw new Error(`docs/reference.md has no ${BEGIN_MARKER} ... ${END_MARKER} block`);
+    throw new Error(`the page has no ${begin} ... ${END_MARKER} block`);
   }
   return page.slice(0, start) + block + page.slice(end + END_MARKER.length);
 }
