@@ -140,6 +140,18 @@ describe('recon backfill and provider answers that are not data', () => {
     expect(stderr).toMatch(/more than 0 row\(s\) rejected \(RECON_MAX_REJECTED_PER_WINDOW 0\)/);
   });
 
+  it('recon nightly exits 1 naming the source and the page when the legacy interface answers an HTML page', async () => {
+    sandbox.setFaults({ legacyErrorPage: 'login-expired' });
+    const { code, stderr } = await recon(['nightly', '--date', '2026-03-18', '--lookback-days', '1']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('recon: nightly 2026-03-18 failed:');
+    expect(stderr).toContain(
+      "legacy-transactions 2026-03-17..2026-03-18: the provider's answer is not a report",
+    );
+    expect(stderr).toContain('<title>Login expired</title>');
+    expect(stderr).not.toContain('a1b2c3d4e5f6');
+  });
+
   it('an empty answer stays a valid empty day: exits 0', async () => {
     const { code, stdout } = await recon(['backfill', '--from', '2026-05-01', '--to', '2026-05-02']);
     expect(code).toBe(0);
