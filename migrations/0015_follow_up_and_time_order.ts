@@ -145,8 +145,9 @@ export async function down(db: Kysely<any>): Promise<void> {
     );
     const def = r.rows[0]?.def?.trim().replace(/;$/, '');
     if (def) {
-      // A view's column cannot be dropped by create or replace: rebuild it without the column.
-      const query = def.replace(new RegExp(`,\\s*t\\.${c.column}(?=\\s*\\n\\s*FROM )`), '');
+      // A view's column cannot be dropped by create or replace: rebuild it without the column (the
+      // server may print it with or without the table's alias).
+      const query = def.replace(new RegExp(`,\\s*(?:t\\.)?${c.column}(?=\\s*\\n\\s*FROM )`), '');
       await sql.raw(`drop view ${view}`).execute(db);
       await sql.raw(`create view ${view} with (security_barrier) as ${query}`).execute(db);
       await sql.raw('grant select on ' + view + ' to recon_analyst').execute(db);
@@ -158,7 +159,11 @@ export async function down(db: Kysely<any>): Promise<void> {
       `delete from row_history where load_id in (select load_id from loads where source = 'status-lookup')`,
     )
     .execute(db);
+  // loads rows are permanent (trigger loads_are_permanent, which fires for the statement even when it
+  // deletes nothing); undoing this migration is the one place that removes the loads it introduced.
+  await sql.raw('alter table loads disable trigger loads_are_permanent').execute(db);
   await sql.raw(`delete from loads where source = 'status-lookup'`).execute(db);
+  await sql.raw('alter table loads enable trigger loads_are_permanent').execute(db);
   await sql
     .raw(
       `alter table loads drop constraint loads_source_check,

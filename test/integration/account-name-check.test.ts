@@ -58,7 +58,13 @@ async function accepted(): Promise<Record<string, boolean>> {
 describe('the account name check', () => {
   it('is on every table with an account, validated, in the form that spares the regex for default', async () => {
     const rows = await checks();
-    expect(rows.length).toBe(20);
+    const withAccount = await sql<{ table: string }>`
+      select c.table_name as table from information_schema.columns c
+      join information_schema.tables t using (table_schema, table_name)
+      where c.table_schema = 'public' and c.column_name = 'account' and t.table_type = 'BASE TABLE'
+      order by 1`.execute(h.db);
+    expect(rows.map((r) => r.table).sort()).toEqual(withAccount.rows.map((r) => r.table).sort());
+    expect(rows.length).toBeGreaterThanOrEqual(21);
     for (const row of rows) {
       expect(row.validated).toBe(true);
       expect(row.def).toContain(`'default'::text`);

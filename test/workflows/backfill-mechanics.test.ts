@@ -91,6 +91,18 @@ describe('backfill workflow (recording pull)', () => {
         rowsLoaded: 212 * 5,
         rowsRejected: 0,
         runs: 3,
+        // The range's low-volume check (none of these activities loads rows, so no day is judged).
+        volume: [
+          {
+            account: 'default',
+            from: '2026-01-01',
+            to: '2026-07-31',
+            judged: 0,
+            flagged: 0,
+            alerted: 0,
+            flags: [],
+          },
+        ],
       });
       const windows = [
         '2026-01-01..2026-02-09',
