@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../config/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import type { Config } from '../config/config.ts';
 import { ConfigError } from '../domain/errors.ts';
 import type { ActivityDependencies } from './dependencies.ts';

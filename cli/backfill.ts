@@ -1,9 +1,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/config.ts';
-import { UsageError } from '../domain/errors.ts';
 import { SOURCES, type Source } from '../domain/records.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
-import { dateArg, wholeNumberArg } from './options.ts';
+import { dateArg, wholeNumberArg, accountArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 interface BackfillCliOptions {
@@ -76,17 +75,15 @@ export function registerBackfill(program: Command): void {
     .option(
       '--account <name>',
       'load this provider account only (recon accounts list); default every account, each window once per account',
+      accountArg,
     )
     .option('--detach', 'start (or find) the backfill and return at once')
     .option('--cancel', 'cancel the backfill of this range (its running windows are cancelled)')
     .action((options: BackfillCliOptions) =>
       runCommand(async (config) => {
         const { splitWindows, backfillWorkflowId } = await import('../workflows/windows.ts');
-        try {
-          splitWindows(options.from, options.to);
-        } catch (error) {
-          throw new UsageError((error as Error).message);
-        }
+        // Throws InvalidDateWindow, a usage error (exit 2), before anything starts.
+        splitWindows(options.from, options.to);
         const { parallelism, windowDays, sources } = options;
         const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');
         const accounts = selectAccounts(loadAccounts(), options.account).map((a) => a.name);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { checkedReportOptions, type ReportCliOptions, withReportOptions } from './parse.ts';
-import { MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg, accountArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerImport(program: Command): void {
@@ -15,6 +15,7 @@ export function registerImport(program: Command): void {
     .option(
       '--account <name>',
       "the provider account the file belongs to (recon accounts list); default 'default'",
+      accountArg,
     )
     .action((file: string, options: ReportCliOptions & { maxRejected?: number; account?: string }) =>
       runCommand(async (config) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg, accountArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerLedger(program: Command): void {
@@ -14,6 +14,7 @@ export function registerLedger(program: Command): void {
     .option(
       '--account <name>',
       "account of the entries that name none (no account column, no merchant_id of a configured account); default 'default'",
+      accountArg,
     )
     .action((file: string, options: { maxRejected?: number; account?: string }) =>
       runCommand(async (config) => {

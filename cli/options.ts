@@ -7,6 +7,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { isAccountName, type AccountName } from '../domain/account-name.ts';
 import { isoDate } from '../domain/time/calendar.ts';
 import { normaliseInstant } from '../domain/time/iso-instant.ts';
 
@@ -17,6 +18,13 @@ export function dateArg(value: string): string {
   } catch {
     throw new InvalidArgumentError('give a date that exists, written YYYY-MM-DD');
   }
+}
+
+/** A provider account's name (domain/account-name.ts): parsed here, where it enters. */
+export function accountArg(value: string): AccountName {
+  if (!isAccountName(value))
+    throw new InvalidArgumentError('give an account name: 1 to 32 of a-z, 0-9 and - (recon accounts list)');
+  return value;
 }
 
 /** An ISO-8601 instant with its offset, e.g. 2026-04-02T12:00:00Z. */

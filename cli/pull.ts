@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { SOURCES } from '../domain/records.ts';
-import { dateArg, MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
+import { dateArg, MAX_REJECTED_HELP, wholeNumberArg, accountArg } from './options.ts';
 import { describeError, EXIT, runCommand } from './run.ts';
 
 interface PullCliOptions {
@@ -32,6 +32,7 @@ export function registerPull(program: Command): void {
     .option(
       '--account <name>',
       'the provider account to pull (recon accounts list); default every account, one after another (a JSON array then, when there are several)',
+      accountArg,
     )
     .action((options: PullCliOptions) =>
       runCommand(async (config) => {

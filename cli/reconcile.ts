@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { dateArg, instantArg, wholeNumberArg } from './options.ts';
+import { dateArg, instantArg, wholeNumberArg, accountArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerReconcile(program: Command): void {
@@ -21,7 +21,7 @@ export function registerReconcile(program: Command): void {
       'a notification later than this is notification_late',
       wholeNumberArg(0),
     )
-    .option('--account <name>', 'reconcile this provider account only (default: every account)')
+    .option('--account <name>', 'reconcile this provider account only (default: every account)', accountArg)
     .option('--json', 'print the summary as JSON (an array of them when several accounts ran)')
     .option(
       '--follow-up-pending <hours>',
@@ -42,8 +42,6 @@ export function registerReconcile(program: Command): void {
         runCommand(async (config) => {
           const { openDatabase } = await import('../db/connect.ts');
           const { reconcileAccounts } = await import('../reconcile/reconcile-range.ts');
-          const { checkedAccount } = await import('../ingest/load/load-rows.ts');
-          if (opts.account !== undefined) checkedAccount(opts.account);
           const { formatSummary } = await import('../reconcile/report/format-summary.ts');
           const handle = await openDatabase(config, { watch: true });
           try {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { workbenchUrl } from '../config/config.ts';
-import { dateArg, outputFileArg } from './options.ts';
+import { dateArg, outputFileArg, accountArg } from './options.ts';
 import { runCommand } from './run.ts';
 
 function workbenchUrlArg(value: string): string {
@@ -28,7 +28,7 @@ export function registerReport(program: Command): void {
     )
     .option('--csv <file>', 'write the discrepancies of the range as CSV', outputFileArg)
     .option('--json', 'print the report as JSON (every amount_cents with its currency) instead of text')
-    .option('--account <name>', 'report on this provider account only (default: every account)')
+    .option('--account <name>', 'report on this provider account only (default: every account)', accountArg)
     .action(
       (opts: {
         from: string;
@@ -49,8 +49,6 @@ export function registerReport(program: Command): void {
           const handle = await openDatabase(config);
           try {
             if (opts.account !== undefined) {
-              const { checkedAccount } = await import('../ingest/load/load-rows.ts');
-              checkedAccount(opts.account);
               const { requireKnownAccount } = await import('./known-account.ts');
               await requireKnownAccount(handle.db, opts.account);
             }

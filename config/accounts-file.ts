@@ -8,10 +8,9 @@
  * quote a value given for a secret field: an inline secret is refused without being echoed.
  */
 import { parse as parseYaml } from 'yaml';
+import { isAccountName } from '../domain/account-name.ts';
 import type { Environment } from './config.ts';
 import type { SecretRef } from './secret-ref.ts';
-
-export const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
 
 export const SECRET_FIELDS = ['clientSecret', 'legacyMerchantPass', 'notificationSecret'] as const;
 export type SecretField = (typeof SECRET_FIELDS)[number];
@@ -111,7 +110,7 @@ function entry(raw: unknown, at: string, problems: string[]): AccountEntry | und
     }
   }
   const name = raw.name;
-  if (typeof name !== 'string' || !ACCOUNT_NAME.test(name)) {
+  if (!isAccountName(name)) {
     problems.push(
       `${at}.name: ${name === undefined ? 'is missing' : `${JSON.stringify(name)} is not a name`}: use 1 to 32 of a-z, 0-9 and -`,
     );

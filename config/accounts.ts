@@ -23,10 +23,8 @@ import {
 } from './accounts-file.ts';
 import { describeSecretRef, resolveSecretRef } from './secret-ref.ts';
 
-export { ACCOUNT_NAME, SECRET_FIELDS, type SecretField } from './accounts-file.ts';
-
-/** The account of the single-account variables, and of every row migrated from a one-account warehouse. */
-export const DEFAULT_ACCOUNT = 'default';
+export { SECRET_FIELDS, type SecretField } from './accounts-file.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 
 export interface Account {
   readonly name: string;

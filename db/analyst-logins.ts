@@ -7,6 +7,7 @@
  * CPU and memory.
  */
 
+import { InvalidAccountName, isAccountName } from '../domain/account-name.ts';
 import { type Kysely, sql } from 'kysely';
 import { ConfigError } from '../domain/errors.ts';
 import type { Database } from './database.ts';
@@ -84,8 +85,6 @@ export async function applyAnalystLimits(
   return r.rows.map((row) => row.rolname);
 }
 
-const ACCOUNT = /^[a-z0-9-]{1,32}$/;
-
 /**
  * Limits the analyst login `login` to the rows of `accounts` (row-level security on every table with
  * `account`, the same condition in every analyst view: migration 0010_accounts), or, with
@@ -102,12 +101,8 @@ export async function grantAnalystAccounts(
   }
   if (accounts !== 'all') {
     if (accounts.length === 0) throw new ConfigError('--accounts: name at least one account');
-    const bad = accounts.find((a) => !ACCOUNT.test(a));
-    if (bad !== undefined) {
-      throw new ConfigError(
-        `--accounts: ${JSON.stringify(bad)} is not an account name (1-32 lower-case letters, digits or -)`,
-      );
-    }
+    const bad = accounts.find((a) => !isAccountName(a));
+    if (bad !== undefined) throw new InvalidAccountName(bad);
   }
   return db.transaction().execute(async (trx) => {
     const member = await sql<{ n: number }>`select count(*)::int as n from pg_roles

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './database.ts';
 import type { PullCursorsTable } from './pull-cursors.table.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 
 export type PullCursor = Selectable<PullCursorsTable>;
 
@@ -15,7 +16,7 @@ export async function readPullCursor(
   return db
     .selectFrom('pull_cursors')
     .selectAll()
-    .where('account', '=', key.account ?? 'default')
+    .where('account', '=', key.account ?? DEFAULT_ACCOUNT)
     .where('source', '=', key.source)
     .where('window_from', '=', key.from)
     .where('window_to', '=', key.to)
@@ -50,7 +51,7 @@ export async function savePullCursor(
   await db
     .insertInto('pull_cursors')
     .values({
-      account: cursor.account ?? 'default',
+      account: cursor.account ?? DEFAULT_ACCOUNT,
       source: cursor.source,
       window_from: cursor.from,
       window_to: cursor.to,

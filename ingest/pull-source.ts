@@ -1,3 +1,4 @@
+import { checkDateWindow, InvalidDateWindow } from '../domain/time/date-window.ts';
 import { pipeline, type Readable } from 'node:stream';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../config/config.ts';
@@ -8,7 +9,7 @@ import type { LoadSummary } from '../domain/load-summary.ts';
 import { loadReport, type LoadRequest } from './load/load-report.ts';
 import type { Source } from '../domain/records.ts';
 import { MAX_WINDOW_DAYS, SOURCE_TABLE } from '../domain/sources.ts';
-import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
+import { addDays, daysInclusive } from '../domain/time/calendar.ts';
 import { easternDayStartUtc } from '../domain/time/eastern.ts';
 import {
   ProviderAnswerNotData,
@@ -16,10 +17,12 @@ import {
   type ProviderClient,
   type ProviderResponseStream,
 } from '../provider/client/index.ts';
-import { DEFAULT_ACCOUNT } from '../config/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 
 /** A pull request that cannot be served as asked (bad dates, window too long): a usage error, not retryable. */
-export class InvalidPullWindow extends UsageError {}
+/** A pull's window that is not one, or longer than a pull covers (domain/time/date-window.ts). */
+export const InvalidPullWindow = InvalidDateWindow;
+export type InvalidPullWindow = InvalidDateWindow;
 
 export interface PullSourceRequest {
   source: Source;
@@ -51,16 +54,12 @@ export const LEGACY_TRANSACTION_FIELDS: readonly number[] = [
 
 /** Checks from..to and returns the UTC window [start of from, start of the day after to) in Eastern time. */
 export function pullWindow(from: string, to: string): { start: string; end: string; days: number } {
-  for (const [name, day] of [
-    ['--from', from],
-    ['--to', to],
-  ] as const) {
-    if (!isValidDate(day)) {
-      throw new InvalidPullWindow(`${name} ${JSON.stringify(day)} is not a date YYYY-MM-DD`);
-    }
-  }
+  checkDateWindow(from, to, (problem) =>
+    problem === 'reversed'
+      ? `--to ${to} is before --from ${from}`
+      : `--${problem.end} ${JSON.stringify(problem.value)} is not a date YYYY-MM-DD`,
+  );
   const days = daysInclusive(from, to);
-  if (days < 1) throw new InvalidPullWindow(`--to ${to} is before --from ${from}`);
   if (days > MAX_WINDOW_DAYS) {
     throw new InvalidPullWindow(
       `${from}..${to} spans ${days} days; a pull covers at most ${MAX_WINDOW_DAYS} (use recon backfill for longer ranges)`,
@@ -120,7 +119,7 @@ export async function pullSource(
     });
     load = { ...common, format: 'legacy', queryType: spec.queryType, fields };
   } else {
-    throw new InvalidPullWindow(`unknown source ${JSON.stringify(req.source)}`);
+    throw new UsageError(`unknown source ${JSON.stringify(req.source)}`);
   }
   let transportError: ProviderStreamBroken | null = null;
   const stream: Readable = response.stream;

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { parseAccountName } from '../domain/account-name.ts';
 
 /**
  * The tables a reconcile run reads or writes. Matching never pairs rows of different accounts: for
@@ -27,12 +28,10 @@ export const SCOPED = [
   'reconcile_runs',
 ] as const;
 
-const ACCOUNT = /^[a-z0-9-]{1,32}$/;
-
 /** Scopes the transaction to `account` (see {@link SCOPED}); {@link endAccountScope} before commit. */
 export async function beginAccountScope(trx: Transaction<Database>, account: string): Promise<void> {
-  if (!ACCOUNT.test(account))
-    throw new RangeError(`account ${JSON.stringify(account)} is not an account name`);
+  // The name becomes a literal in the views' DDL: it is checked here whatever the caller did.
+  parseAccountName(account);
   const literal = sql.lit(account);
   // The claims this run writes are changes of this account only (migration 0013's data_changes).
   await sql`select set_config('recon.run_account', ${account}, true)`.execute(trx);

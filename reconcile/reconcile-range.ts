@@ -1,7 +1,8 @@
+import { checkDateWindow } from '../domain/time/date-window.ts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
-import { addDays, daysInclusive, isValidDate } from '../domain/time/calendar.ts';
+import { addDays, daysInclusive } from '../domain/time/calendar.ts';
 import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
@@ -11,6 +12,7 @@ import { matchRange, RULES } from './rules/run-rules.ts';
 import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 
 export interface ReconcileRequest {
   /** The provider account to reconcile; 'default' when not given. Runs of different accounts never meet. */
@@ -92,7 +94,7 @@ const CLAMP_AFTER_DAYS = 366;
  * concurrently for overlapping ranges: each run locks recon_work.reconcile_lock for its transaction,
  * so runs queue instead of interleaving; one transaction means a failed run leaves the previous
  * state intact.
- * Throws RangeError for a malformed range; database errors propagate (retrying is safe).
+ * Throws InvalidDateWindow for a malformed range; database errors propagate (retrying is safe).
  * `rules` are the matching rules to run (reconcile/rules/run-rules.ts; tests add their own).
  */
 export async function reconcileRange(
@@ -101,9 +103,11 @@ export async function reconcileRange(
   rules: readonly Rule[] = RULES,
 ): Promise<ReconcileSummary> {
   const started = performance.now();
-  if (!isValidDate(req.from) || !isValidDate(req.to) || req.to < req.from) {
-    throw new RangeError(`reconcile range ${req.from}..${req.to}: give two YYYY-MM-DD dates, from <= to`);
-  }
+  checkDateWindow(
+    req.from,
+    req.to,
+    () => `reconcile range ${req.from}..${req.to}: give two YYYY-MM-DD dates, from <= to`,
+  );
   const settings = resolveSettings(req.settings);
   const asOf = req.now ?? new Date().toISOString();
   const today = easternDateOf(asOf);
@@ -115,7 +119,7 @@ export async function reconcileRange(
   const { from, to } = await clampToData(db, req.from, req.to);
   const requested = from !== req.from || to !== req.to ? { from: req.from, to: req.to } : undefined;
 
-  const account = req.account ?? 'default';
+  const account = req.account ?? DEFAULT_ACCOUNT;
   return db.transaction().execute(async (trx) => {
     await sql.raw(LOCK_STATEMENT).execute(trx);
     await beginAccountScope(trx, account);
@@ -203,7 +207,7 @@ export async function reconcileAccounts(
   if (req.account !== undefined) return [await reconcileRange(db, req)];
   const r = await sql<{ account: string }>`
     select account from loads union select account from discrepancies order by 1`.execute(db);
-  const accounts = r.rows.length > 0 ? r.rows.map((x) => x.account) : ['default'];
+  const accounts = r.rows.length > 0 ? r.rows.map((x) => x.account) : [DEFAULT_ACCOUNT];
   const out: ReconcileSummary[] = [];
   for (const account of accounts) out.push(await reconcileRange(db, { ...req, account }));
   return out;

@@ -1,7 +1,8 @@
 import { createActivities, type Activities } from '../activities/index.ts';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Config } from '../config/config.ts';
-import { configForAccount, DEFAULT_ACCOUNT, singleAccount, type Accounts } from '../config/accounts.ts';
+import { configForAccount, singleAccount, type Accounts } from '../config/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import type { ReconMetrics } from '../observability/metrics.ts';
 import type { ProviderClient } from '../provider/client/index.ts';
 import { createAccountClient } from '../provider/client/account-client.ts';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { DEFAULT_ACCOUNT } from '../config/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import type { Activities } from '../activities/index.ts';
 import type { Config } from '../config/config.ts';
 import { startDevServer } from './dev-server.ts';

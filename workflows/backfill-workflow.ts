@@ -20,6 +20,7 @@ import type {
 import type * as activities from '../activities/index.ts';
 import { activityTuningProblem, reconcileWindowOptions, tunedActivityOptions } from './activity-options.ts';
 import { executeWindow } from './execute-window.ts';
+import { isAccountName } from '../domain/account-name.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { type DayWindow, splitWindows } from './windows.ts';
 import { BACKFILL_VOLUME_PATCH, checkVolumeOfAccounts } from './volume-check.ts';
@@ -60,8 +61,6 @@ interface Unit extends DayWindow {
   readonly key: string;
 }
 
-const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
-
 /** The children of a backfill: each window, or each window of each account (window-major, so the accounts advance together). */
 function unitsOf(windows: DayWindow[], accounts: readonly string[] | undefined): Unit[] {
   if (accounts === undefined) return windows.map((w) => ({ ...w, key: w.from }));
@@ -71,7 +70,7 @@ function unitsOf(windows: DayWindow[], accounts: readonly string[] | undefined):
 function accountsProblem(accounts: readonly string[] | undefined): string | null {
   if (accounts === undefined) return null;
   if (accounts.length === 0) return 'accounts is empty: name at least one account, or leave it out';
-  const bad = accounts.filter((a) => typeof a !== 'string' || !ACCOUNT_NAME.test(a));
+  const bad = accounts.filter((a) => !isAccountName(a));
   if (bad.length > 0) return `accounts ${JSON.stringify(bad)}: a name is 1 to 32 of a-z, 0-9 and -`;
   if (new Set(accounts).size !== accounts.length) return 'accounts names an account twice';
   return null;

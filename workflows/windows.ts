@@ -7,7 +7,8 @@
  */
 
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
-import { dateOfEpochDay, epochDay, isValidDate } from '../domain/time/calendar.ts';
+import { dateOfEpochDay, epochDay } from '../domain/time/calendar.ts';
+import { checkDateWindow, InvalidDateWindow } from '../domain/time/date-window.ts';
 
 /** One window: Eastern days `from`..`to`, both inclusive. */
 export interface DayWindow {
@@ -15,23 +16,21 @@ export interface DayWindow {
   readonly to: string;
 }
 
-function mustEpochDay(day: string, what: string): number {
-  if (!isValidDate(day))
-    throw new RangeError(`${what} ${JSON.stringify(day)} is not a date: write it YYYY-MM-DD`);
-  return epochDay(day);
-}
-
 /**
  * Splits Eastern days `from`..`to` (inclusive) into consecutive windows of at most `maxDays` days,
- * the last one shorter when the range does not divide evenly. Throws a RangeError naming the problem
+ * the last one shorter when the range does not divide evenly. Throws InvalidDateWindow naming the problem
  * when a date is malformed, `from` is after `to`, or `maxDays` is outside 1..40.
  */
 export function splitWindows(from: string, to: string, maxDays: number = MAX_WINDOW_DAYS): DayWindow[] {
-  const start = mustEpochDay(from, 'from');
-  const end = mustEpochDay(to, 'to');
-  if (start > end) throw new RangeError(`from ${from} is after to ${to}: give the earlier date first`);
+  checkDateWindow(from, to, (problem) =>
+    problem === 'reversed'
+      ? `from ${from} is after to ${to}: give the earlier date first`
+      : `${problem.end} ${JSON.stringify(problem.value)} is not a date: write it YYYY-MM-DD`,
+  );
+  const start = epochDay(from);
+  const end = epochDay(to);
   if (!Number.isInteger(maxDays) || maxDays < 1 || maxDays > MAX_WINDOW_DAYS) {
-    throw new RangeError(
+    throw new InvalidDateWindow(
       `window size ${maxDays} is not valid: use a whole number of days from 1 to ${MAX_WINDOW_DAYS}`,
     );
   }

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { DEFAULT_ACCOUNT } from '../../config/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../../domain/account-name.ts';
 import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import { recordLoad } from '../../observability/metrics.ts';
 import { readCommittedLoad } from '../../db/loads.ts';

@@ -1,7 +1,8 @@
+import { accountOrDefault } from '../../domain/account-name.ts';
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { AnyRecord, ParsedRow } from '../../domain/records.ts';
-import { checkedAccount, loadParsedRows, type ParseRows } from './load-rows.ts';
+import { loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
 import type { RecordKind } from '../../domain/sources.ts';
 import type { LedgerLoadRequest } from './types.ts';
@@ -33,7 +34,7 @@ export async function loadLedger(
           onColumns: (kind, columns) => carried.set(kind, columns),
         }),
     ));
-  const account = checkedAccount(req.account);
+  const account = accountOrDefault(req.account);
   return loadParsedRows(
     handle,
     {

@@ -1,6 +1,7 @@
+import { accountOrDefault } from '../../domain/account-name.ts';
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { checkedAccount, loadParsedRows, type ParseRows } from './load-rows.ts';
+import { loadParsedRows, type ParseRows } from './load-rows.ts';
 import { loadParsers } from './parsers.ts';
 import { kindOfLegacyQuery, type RecordKind } from '../../domain/sources.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
@@ -54,7 +55,7 @@ export async function loadReport(
   return loadParsedRows(
     handle,
     {
-      account: checkedAccount(req.account),
+      account: accountOrDefault(req.account),
       source: req.source,
       format: req.format,
       queryType: req.queryType,

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Db } from '../../db/database.ts';
 import type { Environment } from '../../config/config.ts';
-import { ConfigError, TooManyRejected } from '../../domain/errors.ts';
+import { TooManyRejected } from '../../domain/errors.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../../domain/records.ts';
@@ -60,19 +60,6 @@ export interface LoadPlan {
 }
 
 export type ParseRows = (input: Readable) => AsyncIterable<ParsedRow<AnyRecord>>;
-
-export const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
-
-/** The request's account, 'default' when none; a malformed name is refused before anything is written. */
-export function checkedAccount(account: string | undefined): string {
-  const name = account ?? 'default';
-  if (!ACCOUNT_NAME.test(name)) {
-    throw new ConfigError(
-      `account ${JSON.stringify(name)}: an account name is 1-32 lower-case letters, digits or -`,
-    );
-  }
-  return name;
-}
 
 const PROGRESS_INTERVAL_MS = 1000;
 /**

@@ -9,7 +9,7 @@ export interface LoadProgress {
 /** What to load and where it came from (recorded on the `loads` row for lineage). */
 export interface LoadRequest {
   /**
-   * Provider account the data belongs to (a name of the accounts configuration, `[a-z0-9-]{1,32}`);
+   * Provider account the data belongs to (an AccountName: domain/account-name.ts);
    * 'default' when not given. A load of one account never changes another account's rows.
    */
   account?: string;

@@ -7,6 +7,7 @@ import { describeJsonError } from '../../domain/privacy.ts';
 import { normaliseInstant } from '../../domain/time/iso-instant.ts';
 import { normaliseNotification } from './normalise-notification.ts';
 import { quarantineNotification, storeNotification } from './store-notification.ts';
+import { DEFAULT_ACCOUNT } from '../../domain/account-name.ts';
 
 export interface ImportSummary {
   readonly linesRead: number;
@@ -43,7 +44,12 @@ export async function importNotificationHistory(
   // Created where it is read: readline drops the lines it emits before the loop starts listening.
   const lines = () => createInterface({ input, crlfDelay: Infinity });
   const importOne = async (trx: Db, line: string) => {
-    const outcome = await importLine(trx, line, options.fileName ?? 'import', options.account ?? 'default');
+    const outcome = await importLine(
+      trx,
+      line,
+      options.fileName ?? 'import',
+      options.account ?? DEFAULT_ACCOUNT,
+    );
     if (outcome === 'stored') counts.stored++;
     else if (outcome === 'duplicate') counts.duplicates++;
     else {

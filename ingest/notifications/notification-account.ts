@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Accounts } from '../../config/accounts.ts';
 import type { NotificationKind } from './normalise-notification.ts';
+import { DEFAULT_ACCOUNT } from '../../domain/account-name.ts';
 
 /**
  * Which account a notification is filed under (docs/connecting-a-provider.md, "The notification receiver"): the account
@@ -83,7 +84,7 @@ export function fileUnder(
   named: string | undefined,
   merchantId: string | null,
 ): Filing {
-  if (!accounts) return { ok: true, account: 'default' };
+  if (!accounts) return { ok: true, account: DEFAULT_ACCOUNT };
   if (named !== undefined && !accounts.byName(named)) {
     return { ok: false, account: null, reason: `no account named '${named}' in the accounts configuration` };
   }
@@ -112,7 +113,7 @@ export function fileUnder(
 
 /** The account a body the receiver cannot read is kept under: the named one, the only one, or none. */
 export function quarantineAccount(accounts: Accounts | undefined, named: string | undefined): string | null {
-  if (!accounts) return 'default';
+  if (!accounts) return DEFAULT_ACCOUNT;
   if (named !== undefined) return accounts.byName(named) ? named : null;
   return accounts.list.length === 1 ? accounts.list[0]!.name : null;
 }

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
 import { LONE_SURROGATE, type NormalisedNotification } from './normalise-notification.ts';
+import { DEFAULT_ACCOUNT } from '../../domain/account-name.ts';
 
 export interface StoredNotification {
   readonly notificationId: number;
@@ -60,7 +61,7 @@ export async function storeNotificationBatch(
   if (items.length === 0) return [];
   const counts = new Map<string, { n: NormalisedNotification; count: number }>();
   const keyOf = (account: string | undefined, deliveryKey: string) =>
-    `${account ?? 'default'}/${deliveryKey}`;
+    `${account ?? DEFAULT_ACCOUNT}/${deliveryKey}`;
   for (const n of items) {
     const key = keyOf(n.account, n.delivery_key);
     const seen = counts.get(key);
@@ -163,7 +164,7 @@ export async function quarantineNotification(db: Db, q: QuarantineInput): Promis
   const row = await db
     .insertInto('notification_quarantine')
     .values({
-      account: q.account === undefined ? 'default' : q.account,
+      account: q.account === undefined ? DEFAULT_ACCOUNT : q.account,
       kind: storableText(q.kind, 40) ?? 'unknown',
       // Analysts read the reason; the body is personal data, for the pipeline's role only.
       reason: storableText(redactPersonal(q.reason)) ?? '',

@@ -12,6 +12,7 @@
  * UnreadableInput naming it.
  */
 
+import { accountNameProblem } from '../../domain/account-name.ts';
 import { UnreadableInput } from '../../domain/errors.ts';
 import { describeHeader, describeJsonError } from '../../domain/privacy.ts';
 import {
@@ -221,9 +222,8 @@ function optionalAccount(o: Record<string, unknown>): { account?: string; mercha
 
 function accountName(o: Record<string, unknown>): string | null {
   const name = text(o, OPTIONAL[6]);
-  if (name !== null && !/^[a-z0-9-]{1,32}$/.test(name)) {
-    throw new Problem(`account '${name}' is not an account name (1-32 lower-case letters, digits or -)`);
-  }
+  const problem = name === null ? null : accountNameProblem(name);
+  if (problem !== null) throw new Problem(problem);
   return name;
 }
 

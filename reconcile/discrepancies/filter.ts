@@ -4,11 +4,9 @@
  * folder puts {@link filterCondition} (or {@link scopeCondition}) in its WHERE clause.
  */
 import { sql, type RawBuilder } from 'kysely';
+import { parseAccountName, type AccountName } from '../../domain/account-name.ts';
 import { ReconError } from '../../domain/errors.ts';
 import { isValidDate } from '../../domain/time/calendar.ts';
-
-/** An account name as the accounts configuration and the warehouse's check constraint allow it. */
-const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
 
 /** unresolved = open or acknowledged; all = every status. */
 export const STATUS_FILTERS = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as const;
@@ -18,7 +16,7 @@ export type StatusFilter = (typeof STATUS_FILTERS)[number];
  * The accounts a caller may see and act on: `'all'`, or a list (an empty list sees nothing). A read or
  * an action outside it behaves as if the discrepancy did not exist.
  */
-export type AccountScope = readonly string[] | 'all';
+export type AccountScope = readonly AccountName[] | 'all';
 
 export interface DiscrepancyFilter {
   /** The default is all. */
@@ -26,7 +24,7 @@ export interface DiscrepancyFilter {
   /** Any of these kinds; none given = every kind. */
   readonly kinds?: readonly string[];
   /** One provider account (docs/connecting-a-provider.md, "Several accounts"). */
-  readonly account?: string;
+  readonly account?: AccountName;
   /** The accounts the caller may see ({@link AccountScope}); absent = all. */
   readonly accounts?: AccountScope;
   readonly currency?: string;
@@ -56,7 +54,7 @@ function stringParam(query: Record<string, unknown>, name: string): string | und
 
 /**
  * The filter from query parameters (strings as they come; status defaults to unresolved, the
- * worklist's view); throws {@link InvalidFilter}. The account scope is never taken from parameters.
+ * worklist's view); throws {@link InvalidFilter}, or InvalidAccountName for the account. The account scope is never taken from parameters.
  */
 export function parseFilter(query: Record<string, unknown>): DiscrepancyFilter & { status: StatusFilter } {
   const str = (name: string) => stringParam(query, name);
@@ -66,11 +64,8 @@ export function parseFilter(query: Record<string, unknown>): DiscrepancyFilter &
   const kinds = (str('kind') ?? '').split(',').filter((k) => k !== '');
   for (const k of kinds)
     if (!/^[a-z_]{1,64}$/.test(k)) throw new InvalidFilter(`kind=${k} is not a discrepancy kind`);
-  const account = str('account');
-  if (account !== undefined && !ACCOUNT_NAME.test(account))
-    throw new InvalidFilter(
-      `account=${account.slice(0, 40)} is not an account name: use 1 to 32 of a-z, 0-9 and -`,
-    );
+  const given = str('account');
+  const account = given === undefined ? undefined : parseAccountName(given);
   const currency = str('currency')?.toUpperCase();
   if (currency !== undefined && !/^[A-Z]{3}$/.test(currency))
     throw new InvalidFilter(`currency=${currency} is not a 3-letter currency code`);

@@ -10,6 +10,7 @@ import {
   worklistPage,
   worklistTotals,
 } from '../../reconcile/discrepancies/read.ts';
+import { parseAccountName } from '../../domain/account-name.ts';
 import { DiscrepancyNotFound } from '../../reconcile/discrepancies/row.ts';
 import { createToken } from '../../workbench/auth/accounts.ts';
 import { buildWorkbench } from '../../workbench/server.ts';
@@ -106,7 +107,7 @@ describe('acknowledgement: one rule for the terminal and the workbench', () => {
 });
 
 describe('the account scope of the filter', () => {
-  const onlyAcme = { accounts: ['acme-2'] } as const;
+  const onlyAcme = { accounts: [parseAccountName('acme-2')] };
 
   it('limits every read to the scope', async () => {
     const listed = await listDiscrepancies(h.db, onlyAcme, { order: 'newest' });

@@ -174,7 +174,7 @@ describe('loads of several accounts', () => {
         { ...FILES[0]!.req, account: 'CA Main', origin: 'file', environment: 'staging' },
         fixture(FILES[0]!.path),
       ),
-    ).rejects.toThrow(/account "CA Main": an account name is 1-32 lower-case letters/);
+    ).rejects.toThrow(/account "CA Main" is not an account name: use 1 to 32 of a-z, 0-9 and -/);
     const after = await sql<{ n: number }>`select count(*)::int as n from loads`.execute(handle.db);
     expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
   });

@@ -1,3 +1,4 @@
+import { InvalidDateWindow } from '../../domain/time/date-window.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ describe('the functions behind the commands use the same validator', () => {
     // Refused before the database is touched: no database is given.
     await expect(
       reconcileRange(undefined as never, { from: '2026-02-30', to: '2026-03-02' }),
-    ).rejects.toThrow(RangeError);
+    ).rejects.toThrow(InvalidDateWindow);
     expect(() => pullWindow('2026-02-30', '2026-03-02')).toThrow(
       '--from "2026-02-30" is not a date YYYY-MM-DD',
     );
