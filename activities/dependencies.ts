@@ -3,6 +3,7 @@ import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import type { Config } from '../config/config.ts';
 import type { LoadSummary } from '../domain/load-summary.ts';
+import type { ReconcileOutcome } from '../domain/run-summary.ts';
 import type { ReconMetrics } from '../observability/metrics.ts';
 import type { PullSourceRequest } from '../ingest/pull-source.ts';
 
@@ -28,7 +29,7 @@ export type ReconcileRangeFn = (
     now?: string;
     settings?: { stuckPendingBusinessDays?: number };
   },
-) => Promise<unknown>;
+) => Promise<Partial<ReconcileOutcome>>;
 
 /** provider/client's `transactionStatus` of one account's client (the status endpoint, its own credentials). */
 export type LookupStatusFn<Client> = (

@@ -1,9 +1,10 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { isAccountName } from '../domain/account-name.ts';
 import { runCommand } from './run.ts';
 
 /** commander parser for a repeatable --account: each name checked, collected in order. */
 export function accountArg(value: string, previous: string[] = []): string[] {
-  if (!/^[a-z0-9-]{1,32}$/.test(value))
+  if (!isAccountName(value))
     throw new InvalidArgumentError('an account name is 1 to 32 of a-z, 0-9 and - (recon accounts list)');
   return [...previous, value];
 }

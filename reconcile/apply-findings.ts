@@ -2,13 +2,9 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { execStatement } from './rules/statement.ts';
 
-export interface LifecycleCounts {
-  opened: number;
-  reopened: number;
-  changed: number;
-  resolved: number;
-  unchanged: number;
-}
+import type { LifecycleCounts } from '../domain/run-summary.ts';
+
+export type { LifecycleCounts };
 
 /**
  * Turns the run's `findings` into the discrepancies lifecycle, in the run's transaction:

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { addDays, daysInclusive } from '../domain/time/calendar.ts';
 import { beginAccountScope, endAccountScope } from './account-scope.ts';
-import { applyFindings, type LifecycleCounts } from './apply-findings.ts';
+import { applyFindings } from './apply-findings.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import { keepMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
@@ -13,6 +13,7 @@ import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
+import type { DiscrepancyTotal, ReconcileOutcome } from '../domain/run-summary.ts';
 
 export interface ReconcileRequest {
   /** The provider account to reconcile; 'default' when not given. Runs of different accounts never meet. */
@@ -26,42 +27,23 @@ export interface ReconcileRequest {
   readonly settings?: Partial<ReconcileSettings>;
 }
 
-/** Discrepancies of one kind in one currency: how many, and the money they concern in that currency. */
-export interface DiscrepancyTotal {
-  readonly kind: string;
-  /** ISO 4217 code; null for a discrepancy recorded without a currency. */
-  readonly currency: string | null;
-  readonly count: number;
-  /** See DISCREPANCY_CENTS: the difference, or the whole amount of a missing or disputed item. */
-  readonly amount_cents: number;
-}
+export type { DiscrepancyTotal };
 
-export interface ReconcileSummary {
+/** The run's summary: its outcome (what crosses to the workflows, typed) and the run's own details. */
+export interface ReconcileSummary extends ReconcileOutcome {
   readonly account: string;
-  readonly runId: number;
   readonly from: string;
   readonly to: string;
   readonly asOf: string;
   readonly settings: ReconcileSettings;
-  readonly matched: {
-    readonly transactions: number;
-    readonly returns: number;
-    readonly notifications: number;
-    readonly legacy: number;
-  };
   /**
    * `reused` when nothing matching reads had been written since the last run of this exact range with
    * the same code, settings and due date: its findings were taken instead of matching again
    * (reconcile/matching-reuse.ts). The lifecycle ran either way.
    */
   readonly matching: 'matched' | 'reused';
-  /**
-   * Discrepancies that hold for the range after this run, by kind and currency: how many and the
-   * money they concern (never added across currencies). Sorted by kind, then currency.
-   */
+  /** Sorted by kind, then currency; never added across currencies. */
   readonly discrepancies: readonly DiscrepancyTotal[];
-  readonly totalDiscrepancies: number;
-  readonly lifecycle: LifecycleCounts;
   readonly durationMs: number;
   /** The range as asked, when it was wider than the data and was clamped to from..to. */
   readonly requested?: { readonly from: string; readonly to: string };

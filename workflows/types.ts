@@ -1,6 +1,20 @@
 import type { PullSummary } from '../domain/load-summary.ts';
 import type { Source } from '../domain/records.ts';
-import type { DayWindow } from './windows.ts';
+import type { DayWindow, ReconcileWindowSummary, VolumeOutcome } from '../domain/run-summary.ts';
+
+export type {
+  AlertInput,
+  AlertResult,
+  DiscrepancyTotal,
+  ReconcileWindowSummary,
+  RunSummaryAlert,
+  VolumeCheckFailure,
+  VolumeCheckInput,
+  VolumeCheckResult,
+  VolumeFlagSummary,
+  VolumeOutcome,
+  WindowFailureAlert,
+} from '../domain/run-summary.ts';
 
 /**
  * Inputs and results of the workflows and activities. They travel through Temporal payloads and
@@ -17,30 +31,6 @@ export interface PullSourceInput {
    * recorded before accounts existed).
    */
   readonly account?: string;
-}
-
-/** Discrepancies of one kind in one currency after a run: how many and the cents they concern. */
-export interface ReconcileWindowTotal {
-  readonly kind: string;
-  readonly currency: string | null;
-  readonly count: number;
-  readonly amount_cents: number;
-}
-
-/**
- * What matching did for a window: the counts of the reconciliation summary (matches, lifecycle,
- * discrepancies) and the discrepancies by kind and currency, every amount with its currency.
- */
-export interface ReconcileWindowSummary {
-  readonly from: string;
-  readonly to: string;
-  /** Counts only, never amounts (an amount goes with its currency, in `discrepancies`). */
-  readonly counts: Readonly<Record<string, number>>;
-  /**
-   * By kind and currency. Absent from histories recorded before currencies were split, whose
-   * `counts` held `discrepancies.<kind>.cents` without a currency: code reading this tolerates both.
-   */
-  readonly discrepancies?: readonly ReconcileWindowTotal[];
 }
 
 /**
@@ -242,86 +232,3 @@ export interface RetentionResult {
   readonly cutoff: string;
   readonly cleared: Readonly<Record<string, number>>;
 }
-
-/**
- * Input of the alert activity, sent by a window workflow: ids, dates and counts only. The webhooks
- * (secrets) are read by the activity from its config, never carried here.
- */
-export type AlertInput = RunSummaryAlert | WindowFailureAlert;
-
-/** After the reconcile run of a window of the nightly schedule or of a backfill. */
-export interface RunSummaryAlert extends DayWindow {
-  readonly type: 'summary';
-  /** The window's provider account, when the run is per account. */
-  readonly account?: string;
-  /** The window workflow's id and run id: the run id keys the deliveries (one summary per run). */
-  readonly workflowId: string;
-  readonly workflowRunId: string;
-  /** The workflow that started the window (nightly or backfill), or null. */
-  readonly startedBy: string | null;
-  /** reconcile_runs.run_id, when the summary had one. */
-  readonly reconcileRunId: number | null;
-  /** Discrepancies this run opened (new), reopened and resolved. */
-  readonly opened: number;
-  readonly reopened: number;
-  readonly resolved: number;
-  /** Discrepancies that hold for the window after the run, by kind and currency. */
-  readonly discrepancies: readonly ReconcileWindowTotal[];
-}
-
-/** A window that failed after its retries. */
-export interface WindowFailureAlert extends DayWindow {
-  readonly type: 'failure';
-  /** The window's provider account, when the run is per account. */
-  readonly account?: string;
-  readonly workflowId: string;
-  readonly workflowRunId: string;
-  readonly startedBy: string | null;
-  /** The failure's own message (already in the history; it names sources, never secrets). */
-  readonly message: string;
-}
-
-/** What the alert activity did, per configured webhook (by position in RECON_ALERT_WEBHOOKS). */
-export interface AlertResult {
-  readonly webhooks: number;
-  readonly delivered: number;
-  /** Already delivered by an earlier attempt or run: skipped. */
-  readonly skipped: number;
-}
-
-/** Input of the low-volume activity: one account's Eastern days to judge. */
-export interface VolumeCheckInput extends DayWindow {
-  /** The provider account; `default` when absent. */
-  readonly account?: string;
-}
-
-/** One open low-volume flag: the rows the day held and the usual figure it was compared with. */
-export interface VolumeFlagSummary {
-  readonly source: Source;
-  readonly day: string;
-  readonly rows: number;
-  readonly usualRows: number;
-  readonly baselineDays: number;
-}
-
-/** What the low-volume activity found for one account (counts and the first flags only). */
-export interface VolumeCheckResult extends DayWindow {
-  readonly account: string;
-  /** Loaded business days with enough history that were judged, all sources together. */
-  readonly judged: number;
-  /** Open flags in the range after the check. */
-  readonly flagged: number;
-  /** The first 50 of them, by day then source. */
-  readonly flags: readonly VolumeFlagSummary[];
-  /** Flags this check sent to the webhooks (0 when none are configured). */
-  readonly alerted: number;
-}
-
-/** A low-volume check that failed after its retries (the run goes on). */
-export interface VolumeCheckFailure extends DayWindow {
-  readonly account: string;
-  readonly error: string;
-}
-
-/** What the low-volume check of one account came to in a nightly run or a backfill. */
-export type VolumeOutcome = VolumeCheckResult | VolumeCheckFailure;

@@ -38,7 +38,10 @@ export const ALERTS_PATCH = 'window-alerts';
 /** The alert of a finished window: ids and counts from the reconcile summary (no secret, no data). */
 export function summaryAlert(input: WindowInput, reconcile: ReconcileWindowSummary): AlertInput {
   const info = workflowInfo();
-  const count = (key: string) => reconcile.counts[key] ?? 0;
+  // Histories recorded before the run's counts were typed carry them flat only (`lifecycle.opened`).
+  const lifecycle = reconcile.run?.lifecycle;
+  const count = (key: 'opened' | 'reopened' | 'resolved') =>
+    (lifecycle ? lifecycle[key] : reconcile.counts[`lifecycle.${key}`]) ?? 0;
   return {
     type: 'summary',
     from: input.from,
@@ -47,10 +50,10 @@ export function summaryAlert(input: WindowInput, reconcile: ReconcileWindowSumma
     workflowId: info.workflowId,
     workflowRunId: info.runId,
     startedBy: info.parent?.workflowId ?? null,
-    reconcileRunId: reconcile.counts['runId'] ?? null,
-    opened: count('lifecycle.opened'),
-    reopened: count('lifecycle.reopened'),
-    resolved: count('lifecycle.resolved'),
+    reconcileRunId: reconcile.run ? reconcile.run.runId : (reconcile.counts['runId'] ?? null),
+    opened: count('opened'),
+    reopened: count('reopened'),
+    resolved: count('resolved'),
     discrepancies: reconcile.discrepancies ?? [],
   };
 }

@@ -11,10 +11,8 @@ import { dateOfEpochDay, epochDay } from '../domain/time/calendar.ts';
 import { checkDateWindow, InvalidDateWindow } from '../domain/time/date-window.ts';
 
 /** One window: Eastern days `from`..`to`, both inclusive. */
-export interface DayWindow {
-  readonly from: string;
-  readonly to: string;
-}
+export type { DayWindow } from '../domain/run-summary.ts';
+import type { DayWindow } from '../domain/run-summary.ts';
 
 /**
  * Splits Eastern days `from`..`to` (inclusive) into consecutive windows of at most `maxDays` days,
@@ -65,7 +63,14 @@ export function windowWorkflowId(window: DayWindow & { readonly account?: string
  * reconciles again exactly the days it changed, in as few runs as the dates allow.
  */
 export function rangesOfDates(dates: readonly string[], maxDays: number = MAX_WINDOW_DAYS): DayWindow[] {
-  const days = [...new Set(dates.map((d) => mustEpochDay(d, 'date')))].sort((a, b) => a - b);
+  const days = [
+    ...new Set(
+      dates.map((d) => {
+        checkDateWindow(d, d, () => `date ${JSON.stringify(d)} is not a date: write it YYYY-MM-DD`);
+        return epochDay(d);
+      }),
+    ),
+  ].sort((a, b) => a - b);
   const ranges: DayWindow[] = [];
   let first: number | undefined;
   let last = 0;

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { deliverAlert } from '../../reconcile/alerts/deliver.ts';
 import { parseWebhooks } from '../../reconcile/alerts/webhooks.ts';
-import type { AlertInput, AlertResult } from '../../workflows/types.ts';
+import type { AlertInput, AlertResult } from '../../domain/run-summary.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
-import { DEFAULT_ACCOUNT } from '../../config/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../../domain/account-name.ts';
 import { DEFAULT_VOLUME_SETTINGS } from '../../config/volume.ts';
 import { parseWebhooks } from '../../reconcile/alerts/webhooks.ts';
 import { checkVolume, type VolumeCheckResult } from '../../reconcile/volume/check-volume.ts';
-import type { VolumeCheckInput } from '../../workflows/types.ts';
+import type { VolumeCheckInput } from '../../domain/run-summary.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ReconcileWindowSummary, ReconcileWindowTotal } from '../../workflows/types.ts';
+import type { DiscrepancyTotal, ReconcileOutcome, ReconcileWindowSummary } from '../../domain/run-summary.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 
@@ -27,10 +27,10 @@ export function numericCounts(summary: unknown): Record<string, number> {
  * The `discrepancies` list of a summary (kind, currency, count, amount_cents), each amount with its
  * currency; entries of another shape are left out, and a summary without the list gives none.
  */
-export function discrepancyTotals(summary: unknown): ReconcileWindowTotal[] {
+export function discrepancyTotals(summary: unknown): DiscrepancyTotal[] {
   const list = (summary as { discrepancies?: unknown } | null)?.discrepancies;
   if (!Array.isArray(list)) return [];
-  return list.flatMap((d: Partial<ReconcileWindowTotal>) =>
+  return list.flatMap((d: Partial<DiscrepancyTotal>) =>
     typeof d?.kind === 'string' &&
     (typeof d.currency === 'string' || d.currency === null) &&
     typeof d.count === 'number' &&
@@ -38,6 +38,23 @@ export function discrepancyTotals(summary: unknown): ReconcileWindowTotal[] {
       ? [{ kind: d.kind, currency: d.currency, count: d.count, amount_cents: d.amount_cents }]
       : [],
   );
+}
+
+/**
+ * The window's summary from the run's outcome: typed (`run`), and flat for readers of older
+ * histories (`counts`). A dependency given by a test may return part of an outcome only.
+ */
+export function windowSummary(
+  window: { from: string; to: string },
+  outcome: Partial<ReconcileOutcome>,
+): ReconcileWindowSummary {
+  return {
+    from: window.from,
+    to: window.to,
+    counts: numericCounts(outcome),
+    discrepancies: discrepancyTotals(outcome),
+    run: { runId: outcome.runId ?? null, lifecycle: { ...outcome.lifecycle } },
+  };
 }
 
 /**
@@ -67,12 +84,7 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
         ...(input.now === undefined ? {} : { now: input.now }),
         settings: { stuckPendingBusinessDays: deps.config.followUp.stuckPendingDays },
       });
-      return {
-        from: input.from,
-        to: input.to,
-        counts: numericCounts(summary),
-        discrepancies: discrepancyTotals(summary),
-      };
+      return windowSummary(input, summary);
     } finally {
       clearInterval(timer);
     }

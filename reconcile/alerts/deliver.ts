@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { ReconError } from '../../domain/errors.ts';
-import type { AlertInput, AlertResult } from '../../workflows/types.ts';
+import type { AlertInput, AlertResult } from '../../domain/run-summary.ts';
 import { alertBody, alertKey } from './payload.ts';
 import type { LowVolumeAlert } from './volume-payload.ts';
 import { type Webhook, webhookName } from './webhooks.ts';

@@ -1,4 +1,4 @@
-import type { AlertInput, RunSummaryAlert, WindowFailureAlert } from '../../workflows/types.ts';
+import type { AlertInput, RunSummaryAlert, WindowFailureAlert } from '../../domain/run-summary.ts';
 import { type LowVolumeAlert, volumeAlertBody, volumeAlertKey } from './volume-payload.ts';
 import type { WebhookFormat } from './webhooks.ts';
 

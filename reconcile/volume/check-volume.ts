@@ -9,13 +9,13 @@ import type { VolumeSettings } from '../../config/volume.ts';
 import type { Database } from '../../db/database.ts';
 import { deliverAlert, type DeliverOptions } from '../alerts/deliver.ts';
 import type { LowVolumeAlert } from '../alerts/volume-payload.ts';
-import type { VolumeCheckResult } from '../../workflows/types.ts';
+import type { VolumeCheckResult } from '../../domain/run-summary.ts';
 import { flagLowVolume, type VolumeFlag } from './flag-low-volume.ts';
 
 /** Flags listed in a result (a workflow history keeps it): `flagged` says how many there are. */
 export const LISTED_FLAGS = 50;
 
-export type { VolumeCheckResult } from '../../workflows/types.ts';
+export type { VolumeCheckResult };
 
 export interface VolumeCheckOptions {
   readonly settings: VolumeSettings;

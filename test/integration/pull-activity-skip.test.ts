@@ -40,7 +40,7 @@ describe('pull activity', () => {
       provider: null,
       config: loadConfig({}),
       pullSource,
-      reconcileRange: async () => undefined,
+      reconcileRange: async () => ({}),
     });
     const env = new MockActivityEnvironment({
       workflowExecution: { workflowId: 'window-2026-03-01-2026-03-05', runId: 'run-1' },

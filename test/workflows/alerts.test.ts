@@ -81,7 +81,7 @@ const reconcileRange: ReconcileRangeFn = async (_db, req) => ({
   runId: 4242,
   from: req.from,
   to: req.to,
-  matched: { transactions: 10 },
+  matched: { transactions: 10, returns: 0, notifications: 0, legacy: 0 },
   lifecycle: { opened: 3, reopened: 1, changed: 0, resolved: 2, unchanged: 5 },
   discrepancies: [
     { kind: 'amount_mismatch', currency: 'CAD', count: 2, amount_cents: 1234567 },

@@ -4,7 +4,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { ACCOUNT_NAME } from '../../config/accounts-file.ts';
+import { isAccountName } from '../../domain/account-name.ts';
 import { ReconError } from '../../domain/errors.ts';
 import { hashPassword, newSecret, sha256Hex } from './secrets.ts';
 
@@ -33,7 +33,7 @@ const USERNAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 export function accountLimit(accounts: readonly string[] | undefined): string[] | null {
   if (!accounts || accounts.length === 0) return null;
   for (const a of accounts)
-    if (!ACCOUNT_NAME.test(a))
+    if (!isAccountName(a))
       throw new InvalidAccount(
         `account ${JSON.stringify(a)} is not an account name: use 1 to 32 of a-z, 0-9 and - (recon accounts list)`,
       );

@@ -1,4 +1,5 @@
 /** The provider scorecard: GET /api/scorecard (JSON) and /scorecard (the page). */
+import { isAccountName } from '../../domain/account-name.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { scorecardPage } from '../pages/scorecard.ts';
@@ -7,7 +8,6 @@ import { errorResponses } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { defaultCoverageRange } from './operations.ts';
 
-const ACCOUNT_NAME = /^[a-z0-9-]{1,32}$/;
 /** The longest range one request may ask for, in days. */
 const MAX_DAYS = 400;
 
@@ -27,7 +27,7 @@ function parseQuery(q: ScorecardQuery): { from: string; to: string; account?: st
   if (from > to) return `from=${from} is after to=${to}`;
   if (daysInclusive(from, to) > MAX_DAYS) return `the range is longer than ${MAX_DAYS} days: narrow it`;
   const account = q.account?.trim() || undefined;
-  if (account !== undefined && !ACCOUNT_NAME.test(account))
+  if (account !== undefined && !isAccountName(account))
     return 'account is a provider account name: 1 to 32 of a-z, 0-9 and -';
   return { from, to, ...(account === undefined ? {} : { account }) };
 }
