@@ -2,7 +2,7 @@ import { request } from 'undici';
 import type { HistoryTransaction } from './history.ts';
 
 /**
- * Notification bodies (spec 2.4) the sandbox sends, and the provider-like delivery: POST with JSON,
+ * Notification bodies (docs/provider-interface.md 6) the sandbox sends, and the provider-like delivery: POST with JSON,
  * retried with exponential back-off until the merchant answers 2xx or the attempts run out.
  *
  * Sandbox choices where the spec says "not shown": transactionAmount and transactionFee are cents
@@ -11,7 +11,7 @@ import type { HistoryTransaction } from './history.ts';
  * fields); the receiver is authenticated with the shared notification secret as a bearer token.
  */
 
-/** transactionStatus of notifications (spec 2.3): SUCCESS, REJECTED or FAILED. */
+/** transactionStatus of notifications (docs/provider-interface.md 6): SUCCESS, REJECTED or FAILED. */
 export function notificationStatus(f: HistoryTransaction): 'SUCCESS' | 'REJECTED' | 'FAILED' {
   return f.outcome === 'SUCCESSFUL' ? 'SUCCESS' : f.outcome;
 }

@@ -51,7 +51,7 @@ export class ProviderAuthFailed extends ReconError {
   }
 }
 
-/** A legacy query that breaks a documented limit (spec 4.6 / 8); refused before anything is sent. */
+/** A legacy query that breaks a documented limit (docs/provider-interface.md 2.3 / 5); refused before anything is sent. */
 export class LegacyQueryRefused extends ReconError {
   readonly retryable = false;
   readonly limit: string;

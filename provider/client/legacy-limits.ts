@@ -3,7 +3,7 @@ import { LEGACY_QUERY_TYPES, MAX_WINDOW_DAYS } from '../../domain/sources.ts';
 import { daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { LegacyQueryRefused } from './errors.ts';
 
-/** What a caller asks of the legacy query interface (spec 4.6). Dates are YYYY-MM-DD, inclusive. */
+/** What a caller asks of the legacy query interface (docs/provider-interface.md 2.3). Dates are YYYY-MM-DD, inclusive. */
 export interface LegacyQueryRequest {
   readonly queryType: LegacyQueryType;
   readonly from: string;
@@ -22,7 +22,7 @@ function compactDate(name: string, day: string): string {
 }
 
 /**
- * Builds the form of a legacy query, checking every documented limit first (spec 4.6 and 8): range
+ * Builds the form of a legacy query, checking every documented limit first (docs/provider-interface.md 2.3 and 5): range
  * of at most 40 days inclusive, field sizes, known query types and field numbers, no duplicate
  * fields, field 19 not with type 5, response_fields only for types 5 and 6. Each refusal is a
  * {@link LegacyQueryRefused} naming the limit; nothing is sent. The credentials are never echoed.

@@ -8,7 +8,7 @@
 
 import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
 
-/** Provinces and territories of ISO 3166-2:CA, the form of a report's transactionRegion (spec 2.7). */
+/** Provinces and territories of ISO 3166-2:CA, the form of a report's transactionRegion (docs/provider-interface.md 4.1). */
 export const CA_REGIONS: ReadonlySet<string> = new Set([
   'AB',
   'BC',
@@ -25,7 +25,7 @@ export const CA_REGIONS: ReadonlySet<string> = new Set([
   'YT',
 ]);
 
-/** transactionNotifyStatus: C completed, S sent, I not sent (spec 2.7, 3). */
+/** transactionNotifyStatus: C completed, S sent, I not sent (docs/provider-interface.md 4.1, 3). */
 export const NOTIFY_STATUSES: ReadonlySet<string> = new Set(['C', 'S', 'I']);
 export const REPORT_TRANSACTION_TYPES: ReadonlySet<string> = new Set(['DEBIT', 'CREDIT']);
 export const REPORT_STATUSES: ReadonlySet<string> = new Set(['SUCCESSFUL', 'PENDING', 'REJECTED']);
@@ -53,7 +53,7 @@ export function lengthProblem(
   return `${field} is ${value.length} character${value.length === 1 ? '' : 's'} long; the provider's limit is ${min}-${max}`;
 }
 
-/** An uppercase ISO 3166-1 alpha-2 country code (spec 2.7 countryCode, 2.10 legacy fields 15 and 12). */
+/** An uppercase ISO 3166-1 alpha-2 country code (docs/provider-interface.md 4.1 countryCode, 4.4 legacy fields 15 and 12). */
 export function countryProblem(field: string, value: string | null): string | null {
   if (value === null || COUNTRY.test(value)) return null;
   return `${field} '${shown(value)}' is not a two-letter ISO 3166 country code`;

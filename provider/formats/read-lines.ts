@@ -72,7 +72,7 @@ export function isBlank(line: string): boolean {
 }
 
 /**
- * Splits one CSV line on commas. The legacy format has no quoting (spec 2.10), so the fast path is a
+ * Splits one CSV line on commas. The legacy format has no quoting (docs/provider-interface.md 4.4), so the fast path is a
  * plain split; a line that does contain a double quote is read with RFC 4180 quoting (`"a,b"`, `""`),
  * so that a quoted comma in a free-text field does not shift the columns.
  * @returns the fields, or null when a quote is unbalanced.

@@ -1,5 +1,5 @@
 /**
- * Column headers of the report endpoint's CSV output, in the order of spec 2.8. Shared by the parser
+ * Column headers of the report endpoint's CSV output, in the order of docs/provider-interface.md 4.2. Shared by the parser
  * (which finds columns by these names) and the sandbox's serializer (which writes them).
  */
 export const TRANSACTION_CSV_HEADER = [

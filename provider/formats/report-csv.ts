@@ -33,7 +33,7 @@ import {
  *
  * Formats the spec does not show, and what is accepted:
  * - Transaction Date / Payment Transaction Date: ISO-8601, with or without a fraction (up to six
- *   digits, kept to the microsecond), `Z` or an offset; a value without a zone is UTC (spec 2.7 says
+ *   digits, kept to the microsecond), `Z` or an offset; a value without a zone is UTC (docs/provider-interface.md 4.1 says
  *   report times are UTC).
  * - Amounts and fees: whole cents as digits, as in the JSON report (`150000` is 1500.00).
  * - Settlement Date: `YYYY-MM-DD` or `YYYYMMDD`. Next Action Date: kept raw, and as a date when it is one.

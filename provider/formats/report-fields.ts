@@ -12,7 +12,7 @@ export class FieldProblem extends Error {}
 
 const CURRENCY = /^[A-Z]{3}$/;
 
-/** Report transaction status (spec 2.6/2.7): SUCCESSFUL, PENDING, REJECTED; anything else has no known meaning. */
+/** Report transaction status (docs/provider-interface.md 2.2/4.1): SUCCESSFUL, PENDING, REJECTED; anything else has no known meaning. */
 export function reportStatus(raw: string): CanonicalStatus | null {
   return raw === 'SUCCESSFUL' || raw === 'PENDING' || raw === 'REJECTED' ? raw : null;
 }

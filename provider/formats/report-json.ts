@@ -77,7 +77,7 @@ export async function* parseReportJson(
 }
 
 /**
- * The columns a JSON report carries (spec 2.7). A transaction record has no device type nor request
+ * The columns a JSON report carries (docs/provider-interface.md 4.1). A transaction record has no device type nor request
  * type (the CSV report has them): those columns are unknown unless an element of the file has the
  * field. A return record has no external reference of its own (only the original's) and no legacy
  * fields 8 and 9: a later CSV report fills the reference in without restating the return.
@@ -134,7 +134,7 @@ const JSON_RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
   'raw',
 ];
 
-/** Fields outside spec 2.7 that the parser reads when an element has them. */
+/** Fields outside docs/provider-interface.md 4.1 that the parser reads when an element has them. */
 interface JsonExtras {
   deviceType: boolean;
   requestType: boolean;
@@ -251,7 +251,7 @@ function transactionRecord(o: Record<string, unknown>, raw: string): Transaction
     transaction_on: easternDateOf(at),
     local_time_flag: null,
     error_code: optionalText('errorCode', o.errorCode),
-    // Spec 2.7: the sample records name errorMessage errorDescription.
+    // docs/provider-interface.md 4.1: the sample records name errorMessage errorDescription.
     error_message: optionalText('errorMessage', o.errorMessage ?? o.errorDescription),
     notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
     region: optionalText('transactionRegion', o.transactionRegion),
@@ -287,7 +287,7 @@ function returnRecord(o: Record<string, unknown>, raw: string): ReturnRecord {
     original_transaction_type: optionalText('originalTransactionType', o.originalTransactionType),
     original_transaction_at: optionalInstant('originalTransactionDateTime', o.originalTransactionDateTime),
     original_external_reference: optionalText('originalExternalReference', o.originalExternalReference),
-    // Not a field of a JSON return record (spec 2.7 lists them): unknown, not carried (see the columns).
+    // Not a field of a JSON return record (docs/provider-interface.md 4.1 lists them): unknown, not carried (see the columns).
     external_reference: null,
     notify_status: optionalText('transactionNotifyStatus', o.transactionNotifyStatus),
     region: optionalText('transactionRegion', o.transactionRegion),

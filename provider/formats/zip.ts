@@ -1,5 +1,5 @@
 /**
- * ZIP reports (spec 4.1 `outputZipFile`), recognised by content (PK\x03\x04), never by name.
+ * ZIP reports (docs/provider-interface.md 2.2 `outputZipFile`), recognised by content (PK\x03\x04), never by name.
  *
  * Why not a streaming unzip: reading local headers front to back fails on entries written with a data
  * descriptor (sizes after the data) and on Zip64, and such readers check no CRC. So the archive is

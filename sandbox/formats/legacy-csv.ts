@@ -2,7 +2,7 @@ import type { AdjustmentRecord, LegacyTransactionRecord, ReturnRecord } from '..
 import { csvLine } from './csv-field.ts';
 
 /**
- * The legacy query interface's CSV (spec 2.10): no header, line feeds, dates YYYYMMDD and times
+ * The legacy query interface's CSV (docs/provider-interface.md 4.4): no header, line feeds, dates YYYYMMDD and times
  * HHMMSS in Eastern time, amounts with the decimal point implied (cents written as digits: 2015 is
  * 20.15). A record's Eastern date and time come from its own fields (transaction_on and
  * raw_transaction_time), which the sandbox history computes from the instant; for a wall time in the
@@ -10,7 +10,7 @@ import { csvLine } from './csv-field.ts';
  * transactions on that side (see sandbox/history.ts).
  */
 
-/** Default response fields of query types 5 and 6 (spec 4.6). */
+/** Default response fields of query types 5 and 6 (docs/provider-interface.md 2.3). */
 export const LEGACY_DEFAULT_FIELDS = {
   '5': Array.from({ length: 17 }, (_, k) => k + 1),
   '6': Array.from({ length: 19 }, (_, k) => k + 1),

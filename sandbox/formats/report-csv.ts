@@ -3,7 +3,7 @@ import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from '../../provider/format
 import { csvLine } from './csv-field.ts';
 
 /**
- * The CSV output of the report endpoint (spec 2.8): a header row, then one row per record. Dates
+ * The CSV output of the report endpoint (docs/provider-interface.md 4.2): a header row, then one row per record. Dates
  * and times are written as in the JSON report (ISO 8601 UTC with microseconds; the provider does not
  * show its CSV date format), amounts and fees in cents.
  */

@@ -1,12 +1,12 @@
 import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
 
 /**
- * The JSON report of `POST /report/v4/report` (spec 2.7) written from normalised records. Records
+ * The JSON report of `POST /report/v4/report` (docs/provider-interface.md 4.1) written from normalised records. Records
  * are written one by one, so a million-row report never sits in memory: {@link reportJsonChunks}
  * yields the array piece by piece.
  */
 
-/** A TRANSACTION report record (ReportResponse, spec 2.7) with the provider's field names. */
+/** A TRANSACTION report record (ReportResponse, docs/provider-interface.md 4.1) with the provider's field names. */
 export function transactionToJson(r: TransactionRecord): Record<string, unknown> {
   return {
     product: r.product,
@@ -31,7 +31,7 @@ export function transactionToJson(r: TransactionRecord): Record<string, unknown>
   };
 }
 
-/** A RETURN report record (spec 2.7). */
+/** A RETURN report record (docs/provider-interface.md 4.1). */
 export function returnToJson(r: ReturnRecord): Record<string, unknown> {
   return {
     product: r.product,
@@ -49,7 +49,7 @@ export function returnToJson(r: ReturnRecord): Record<string, unknown> {
     originalTransactionId: r.original_transaction_id,
     originalTransactionType: r.original_transaction_type,
     originalTransactionDateTime: r.original_transaction_at,
-    // A JSON return record has no externalReference of its own (spec 2.7 lists its fields).
+    // A JSON return record has no externalReference of its own (docs/provider-interface.md 4.1 lists its fields).
     originalExternalReference: r.original_external_reference,
     reportDate: r.returned_on,
     returnCode: r.return_code,

@@ -68,7 +68,7 @@ export function currency(n: number, spec: FieldSpec, value: string): string {
   return value;
 }
 
-/** An uppercase ISO 3166 country code (spec 2.10: fields of size 2), or empty. */
+/** An uppercase ISO 3166 country code (docs/provider-interface.md 4.4: fields of size 2), or empty. */
 export function country(n: number, spec: FieldSpec, value: string): string | null {
   const problem = countryProblem(`field ${n} (${spec.label})`, orNull(value));
   if (problem !== null) throw new FieldProblem(problem);
@@ -77,7 +77,7 @@ export function country(n: number, spec: FieldSpec, value: string): string | nul
 
 /**
  * Transaction field 17: `xxx-xxxxx-x…` (institution 3, transit 5, account up to 24), of which only the
- * last 4 digits are shown (spec 2.10). The masking character is not shown, so any is taken; the four
+ * last 4 digits are shown (docs/provider-interface.md 4.4). The masking character is not shown, so any is taken; the four
  * digits at the end are what tells a whole value from one cut short.
  */
 const BANK_ACCOUNT = /^[^,-]{3}-[^,-]{5}-[^,-]{0,20}[0-9]{4}$/;

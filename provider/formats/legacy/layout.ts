@@ -6,14 +6,14 @@ import type {
 } from '../../../domain/records.ts';
 import { InvalidParseOption } from '../invalid-parse-option.ts';
 
-/** The legacy CSV layouts (spec 2.10): fields, their sizes, the warehouse columns they fill, the field selection. */
+/** The legacy CSV layouts (docs/provider-interface.md 4.4): fields, their sizes, the warehouse columns they fill, the field selection. */
 
 export interface FieldSpec {
   readonly size: number;
   readonly label: string;
 }
 
-/** Transaction report fields 1-22 of spec 2.10 (types 5 and 6). */
+/** Transaction report fields 1-22 of docs/provider-interface.md 4.4 (types 5 and 6). */
 export const TRANSACTION_FIELDS: Record<number, FieldSpec> = {
   1: { size: 8, label: 'transaction date' },
   2: { size: 1, label: 'transaction type' },

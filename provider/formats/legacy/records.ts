@@ -92,7 +92,7 @@ export function transactionRecord(
           r.currency = currency(n, spec, v);
           break;
         case 7:
-          // Spec 2.10: S is successful; any other value indicates a failed transaction.
+          // docs/provider-interface.md 4.4: S is successful; any other value indicates a failed transaction.
           r.raw_status = v;
           r.status = v === 'S' ? 'SUCCESSFUL' : 'FAILED';
           break;
