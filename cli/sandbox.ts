@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import {
   dateArg,
   fractionArg,
@@ -25,6 +25,9 @@ interface SandboxCliOptions {
   faultCutAfterBytes?: number;
   faultTruncateZip?: boolean;
   faultTokenTtlMs?: number;
+  faultLegacyErrorPage?: 'login-expired' | 'invalid-merchant-pass';
+  faultExtraColumn?: boolean;
+  faultShortBodyBytes?: number;
   log?: boolean;
   notifyHistory?: boolean;
   writeLedger?: string;
@@ -62,6 +65,18 @@ export function registerSandbox(program: Command): void {
       '--fault-token-ttl-ms <ms>',
       'tokens stop working after this, whatever expires_in says',
       nonNegativeArg,
+    )
+    .addOption(
+      new Option(
+        '--fault-legacy-error-page <page>',
+        'the legacy query answers 200 with this page instead of CSV',
+      ).choices(['login-expired', 'invalid-merchant-pass']),
+    )
+    .option('--fault-extra-column', 'every legacy line gets one more column')
+    .option(
+      '--fault-short-body-bytes <n>',
+      'report and legacy bodies end cleanly (complete HTTP response) after this many bytes',
+      wholeNumberArg(0),
     )
     .option(
       '--notify-history',
@@ -102,6 +117,9 @@ export function registerSandbox(program: Command): void {
             cutAfterBytes: o.faultCutAfterBytes,
             truncateZip: o.faultTruncateZip === true,
             tokenTtlMs: o.faultTokenTtlMs,
+            legacyErrorPage: o.faultLegacyErrorPage,
+            extraColumn: o.faultExtraColumn === true,
+            shortBodyBytes: o.faultShortBodyBytes,
           },
           log: o.log ? (line) => process.stderr.write(`${line}\n`) : undefined,
         });
