@@ -5,6 +5,7 @@
  * what passes is handed to the discrepancies' filter parser (reconcile/discrepancies/filter.ts), which the JSON API
  * uses too.
  */
+import { isAccountName } from '../../domain/account-name.ts';
 import { isValidDate } from '../../domain/time/calendar.ts';
 import { DISCREPANCY_KINDS } from '../../reconcile/settings.ts';
 import {
@@ -73,7 +74,7 @@ function checkField(name: FormField, value: string): string | undefined {
         ? undefined
         : `“${value.slice(0, 40)}” is not a discrepancy kind: choose one from the list.`;
     case 'account':
-      return /^[a-z0-9-]{1,32}$/.test(value)
+      return isAccountName(value)
         ? undefined
         : 'An account name is 1 to 32 of a-z, 0-9 and - (for example ca-main).';
     case 'currency':
