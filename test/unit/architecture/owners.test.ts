@@ -146,6 +146,7 @@ const STILL_LONG: string[] = [
   'cli/analysts.ts:registerAnalysts',
   'cli/backfill.ts:registerBackfill',
   'cli/notifications.ts:registerNotifications',
+  'cli/sandbox.ts:registerSandbox',
   'cli/warehouse.ts:registerWarehouse',
   'ingest/load/load-rows.ts:loadParsedRows',
   'ingest/notifications/server.ts:handle',
