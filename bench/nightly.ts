@@ -52,7 +52,7 @@ export interface NightTimes {
 /** The scheduled Eastern day of the timed night, its 3-day look-back, and the instant it runs at. */
 export const NIGHT = { day: '2026-03-12', lookbackDays: 3, now: '2026-03-13T06:30:00Z' };
 /** The sandbox serves these days at `dayRows` transactions a day: the night's window and the night before's. */
-const SANDBOX_DAYS = { from: addDays(NIGHT.day, -NIGHT.lookbackDays), to: NIGHT.day };
+export const SANDBOX_DAYS = { from: addDays(NIGHT.day, -NIGHT.lookbackDays), to: NIGHT.day };
 /** The history ends where the sandbox's days begin: two years of 730 days (Eastern midnight, EST). */
 const HISTORY_START = '2024-03-08 05:00:00+00';
 const HISTORY_SECONDS = 730 * 86_400;
@@ -64,7 +64,7 @@ interface Night {
   readonly now: string;
 }
 
-function nightOf(day: string, now: string): Night {
+export function nightOf(day: string, now: string): Night {
   return { from: addDays(day, 1 - NIGHT.lookbackDays), to: day, now };
 }
 
@@ -228,7 +228,7 @@ async function prepare(
 }
 
 /** Provider transactions with their ledger and notifications, over the two years, in chunks. */
-async function generateHistory(
+export async function generateHistory(
   db: Kysely<Database>,
   rows: number,
   progress: (done: number) => void,
@@ -268,7 +268,7 @@ function median(nights: readonly NightTimes[]): NightTimes {
   };
 }
 
-function round2(n: number): number {
+export function round2(n: number): number {
   return Math.round(n * 100) / 100;
 }
 

@@ -9,6 +9,7 @@ import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 import { nightlySteps } from './nightly.ts';
+import { followUpSteps } from './nightly-follow-up.ts';
 import { windowCostSteps } from './window-cost.ts';
 import { workbenchSteps } from './workbench.ts';
 
@@ -42,7 +43,7 @@ const steps: BenchStep[] = [
   ...ingestSteps,
   ...receiverSteps,
   ...workbenchSteps,
-  ...[...windowCostSteps, ...nightlySteps, ...growthSteps].map((s) => ({
+  ...[...windowCostSteps, ...nightlySteps, ...followUpSteps, ...growthSteps].map((s) => ({
     ...s,
     run: (c: BenchContext) => ((process.env.DATABASE_URL = adminUrl), s.run(c)),
   })),
