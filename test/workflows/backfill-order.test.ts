@@ -67,8 +67,12 @@ async function matchingState(h: DatabaseHandle) {
   const rows = async (query: ReturnType<typeof sql<{ r: string }>>) =>
     (await query.execute(h.db)).rows.map((x) => x.r);
   return {
+    // A stuck transaction's evidence names when it was last checked and by which load: instants and
+    // serial ids, like the columns left out here.
     discrepancies: await rows(sql`select (to_jsonb(d) - 'discrepancy_id' - 'first_seen_at' - 'last_seen_at'
-        - 'resolved_at' - 'updated_at' - 'created_at' - 'stake_cents')::text as r
+        - 'resolved_at' - 'updated_at' - 'created_at' - 'stake_cents' #- '{actual,last_checked_at}'
+        #- '{actual,last_load,load_id}' #- '{actual,last_load,finished_at}'
+        #- '{actual,last_status_lookup,looked_up_at}')::text as r
       from discrepancies d where resolved_at is null order by discrepancy_key`),
     returnMatches: await rows(sql`select concat_ws(' ', return_transaction_id, original_transaction_id,
         ledger_merchant_transaction_id, rule) as r from return_matches order by 1`),
