@@ -178,3 +178,12 @@ export const filterProperties = {
     description: 'Exact transaction id, merchant transaction id, return id, or discrepancy id.',
   },
 };
+
+/**
+ * A page's schema: in the OpenAPI document (tag pages, text/html), so that the generated fuzz test
+ * reaches its parameters too; unknown query parameters are let through (links keep working).
+ */
+export function pageSchema(summary: string, parts: { querystring?: object; params?: object } = {}) {
+  return { summary, tags: ['pages'], produces: ['text/html'], ...parts } as const;
+}
+export const pageQuery = (properties: object) => ({ type: 'object', properties });

@@ -2,29 +2,36 @@
  * Runs, loads and coverage: which Eastern days each source was loaded for, by which load and when,
  * what failed, which reconcile runs cover each day, and which business days lack a source.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
+import type { AccountScope } from '../../reconcile/discrepancies/filter.ts';
 import type { Db } from '../../db/database.ts';
 import { isBusinessDay } from '../../domain/time/business-days.ts';
 import { datesBetween } from '../../domain/time/calendar.ts';
 import { openFlags } from '../../reconcile/volume/flag-low-volume.ts';
 
-export async function listRuns(db: Db, page: { limit: number; before?: number }) {
+/** The rows of `alias` (a table with an `account` column) that the scope may see. */
+function inScope(alias: string, accounts: AccountScope): RawBuilder<boolean> {
+  if (accounts === 'all') return sql<boolean>`true`;
+  return sql<boolean>`${sql.ref(`${alias}.account`)} = any(${[...accounts]}::text[])`;
+}
+
+export async function listRuns(db: Db, page: { limit: number; before?: number }, accounts: AccountScope) {
   const rows = await sql<
     Record<string, unknown>
   >`select run_id, account, range_from, range_to, as_of, summary, started_at,
-      finished_at from reconcile_runs
-    ${page.before ? sql`where run_id < ${page.before}::bigint` : sql``}
+      finished_at from reconcile_runs r where ${inScope('r', accounts)}
+    ${page.before ? sql`and run_id < ${page.before}::bigint` : sql``}
     order by run_id desc limit ${page.limit}`.execute(db);
   return rows.rows;
 }
 
-export async function listLoads(db: Db, page: { limit: number; before?: number }) {
+export async function listLoads(db: Db, page: { limit: number; before?: number }, accounts: AccountScope) {
   const rows = await sql<
     Record<string, unknown>
   >`select load_id, account, source, environment, origin, format, query_type,
       file_name, window_start, window_end, status, rows_read, rows_loaded, rows_rejected, rows_inserted,
-      rows_updated, rows_unchanged, error, workflow_id, started_at, finished_at from loads
-    ${page.before ? sql`where load_id < ${page.before}::bigint` : sql``}
+      rows_updated, rows_unchanged, error, workflow_id, started_at, finished_at from loads l
+    where ${inScope('l', accounts)} ${page.before ? sql`and load_id < ${page.before}::bigint` : sql``}
     order by load_id desc limit ${page.limit}`.execute(db);
   return rows.rows;
 }
@@ -53,13 +60,12 @@ export interface CoverageDay {
   low_volume: { account: string; source: string; rows: number; usual_rows: number; baseline_days: number }[];
 }
 
-/** Coverage of Eastern days `from`..`to`: loads per source by their windows, and reconcile runs. */
+/** Coverage of Eastern days `from`..`to` within the scope: loads per source by their windows, reconcile runs, low-volume flags. */
 export async function coverage(
   db: Db,
   from: string,
   to: string,
-  /** The accounts the caller may see (low-volume flags of others are left out); null: every account. */
-  accounts: readonly string[] | null = null,
+  accounts: AccountScope,
 ): Promise<{ sources: string[]; days: CoverageDay[] }> {
   const [loads, runs, sources] = await Promise.all([
     sql<
@@ -69,14 +75,16 @@ export async function coverage(
       from generate_series(${from}::date, ${to}::date, interval '1 day') d
       join loads l on l.window_start < ((d::date + 1)::timestamp at time zone 'America/Toronto')
         and l.window_end > (d::date::timestamp at time zone 'America/Toronto')
+      where ${inScope('l', accounts)}
       order by day, l.source, l.load_id`.execute(db),
     sql<{ day: string; run_id: number }>`select d::date::text as day, r.run_id
       from generate_series(${from}::date, ${to}::date, interval '1 day') d
       join reconcile_runs r on d::date between r.range_from and r.range_to
-      where r.finished_at is not null
+      where r.finished_at is not null and ${inScope('r', accounts)}
       order by day, r.run_id`.execute(db),
-    sql<{ source: string }>`select distinct source from loads
-      where status = 'committed' and window_start is not null order by source`.execute(db),
+    sql<{ source: string }>`select distinct source from loads l
+      where status = 'committed' and window_start is not null and ${inScope('l', accounts)}
+      order by source`.execute(db),
   ]);
   const expected = sources.rows.map((r) => r.source);
   const byDay = new Map<string, CoverageDay>();
@@ -103,8 +111,8 @@ export async function coverage(
     });
   }
   for (const r of runs.rows) byDay.get(r.day)?.runs.push(r.run_id);
-  for (const f of await openFlags(db, null, from, to)) {
-    if (accounts !== null && !accounts.includes(f.account)) continue;
+  const flags = await openFlags(db, null, from, to);
+  for (const f of flags.filter((x) => accounts === 'all' || accounts.includes(x.account))) {
     byDay.get(f.day)?.low_volume.push({
       account: f.account,
       source: f.source,
@@ -129,10 +137,11 @@ export async function coverage(
  * reconcile run reaches; null for an empty warehouse. Coverage opens on the days up to it, so that a
  * warehouse loaded for past months (the demo's) is not shown as a month of missing days.
  */
-export async function lastDayWithData(db: Db): Promise<string | null> {
+export async function lastDayWithData(db: Db, accounts: AccountScope): Promise<string | null> {
   const row = await sql<{ day: string | null }>`select greatest(
       (select ((max(window_end) at time zone 'America/Toronto') - interval '1 microsecond')::date
-        from loads where status = 'committed' and window_end is not null),
-      (select max(range_to) from reconcile_runs where finished_at is not null))::text as day`.execute(db);
+        from loads l where status = 'committed' and window_end is not null and ${inScope('l', accounts)}),
+      (select max(range_to) from reconcile_runs r where finished_at is not null and ${inScope('r', accounts)}))::text
+      as day`.execute(db);
   return row.rows[0]?.day ?? null;
 }

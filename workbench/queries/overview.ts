@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { easternDateOf } from '../../domain/time/eastern.ts';
+import { scopeCondition, type AccountScope } from '../../reconcile/discrepancies/filter.ts';
 
 export interface OpenByDay {
   day: string;
@@ -69,31 +70,35 @@ export async function overviewRange(
   db: Db,
   asked: { from?: string; to?: string },
   today: string,
+  accounts: AccountScope,
 ): Promise<{ from: string; to: string }> {
   if (asked.from && asked.to && isValidDate(asked.from) && isValidDate(asked.to)) {
     const days = daysInclusive(asked.from, asked.to);
     if (days >= 1 && days <= 400) return { from: asked.from, to: asked.to };
   }
   const span = await sql<{ first: string | null; last: string | null }>`select
-      least((select min(business_date) from discrepancies),
-        (select min(transaction_on) from provider_transactions))::text as first,
-      greatest((select max(business_date) from discrepancies),
-        (select max(transaction_on) from provider_transactions))::text as last`.execute(db);
+      least((select min(business_date) from discrepancies where ${scopeCondition(accounts)}),
+        (select min(transaction_on) from provider_transactions where ${scopeCondition(accounts)}))::text as first,
+      greatest((select max(business_date) from discrepancies where ${scopeCondition(accounts)}),
+        (select max(transaction_on) from provider_transactions where ${scopeCondition(accounts)}))::text as last`.execute(
+    db,
+  );
   const to = span.rows[0]?.last ?? today;
   const earliest = addDays(to, -(OVERVIEW_DAYS - 1));
   const first = span.rows[0]?.first;
   return { from: first && first > earliest ? first : earliest, to };
 }
 
-async function openByDay(db: Db, from: string, to: string): Promise<OpenByDay[]> {
+async function openByDay(db: Db, from: string, to: string, accounts: AccountScope): Promise<OpenByDay[]> {
   const rows = await sql<OpenByDay>`select business_date::text as day, nullif(currency, '') as currency,
       count(*)::bigint as count, coalesce(sum(stake_cents), 0)::bigint as cents
     from discrepancies where resolved_at is null and business_date between ${from}::date and ${to}::date
+      and ${scopeCondition(accounts)}
     group by 1, 2 order by 1, 2`.execute(db);
   return rows.rows;
 }
 
-async function activity(db: Db, from: string, to: string): Promise<ActivityDay[]> {
+async function activity(db: Db, from: string, to: string, accounts: AccountScope): Promise<ActivityDay[]> {
   const start = sql`(${from}::date::timestamp at time zone 'America/Toronto')`;
   const end = sql`((${to}::date + 1)::timestamp at time zone 'America/Toronto')`;
   const rows =
@@ -101,29 +106,34 @@ async function activity(db: Db, from: string, to: string): Promise<ActivityDay[]
     from (
       select (first_seen_at at time zone 'America/Toronto')::date::text as day, 1 as opened, 0 as resolved
         from discrepancies where first_seen_at >= ${start} and first_seen_at < ${end}
+          and ${scopeCondition(accounts)}
       union all
       select (resolved_at at time zone 'America/Toronto')::date::text, 0, 1
         from discrepancies where resolved_at >= ${start} and resolved_at < ${end}
+          and ${scopeCondition(accounts)}
     ) e group by day order by day`.execute(db);
   return rows.rows;
 }
 
-async function matchedByDay(db: Db, from: string, to: string): Promise<MatchedDay[]> {
+async function matchedByDay(db: Db, from: string, to: string, accounts: AccountScope): Promise<MatchedDay[]> {
   const rows = await sql<MatchedDay>`select t.transaction_on::text as day, count(*)::bigint as transactions,
       count(*) filter (where not exists (select 1 from discrepancies d
         where d.transaction_id = t.transaction_id and d.account = t.account and d.resolved_at is null))::bigint
         as clean
     from provider_transactions t where t.transaction_on between ${from}::date and ${to}::date
+      and ${scopeCondition(accounts)}
     group by 1 order by 1`.execute(db);
   return rows.rows;
 }
 
-async function ages(db: Db, today: string): Promise<AgeBucket[]> {
+async function ages(db: Db, today: string, accounts: AccountScope): Promise<AgeBucket[]> {
   const bounds = AGE_BUCKETS.map(([lower]) => lower);
   const rows = await sql<{ i: number; currency: string | null; count: number; cents: number }>`
     select width_bucket(${today}::date - coalesce(business_date, ${today}::date), ${bounds}::int[]) as i,
       nullif(currency, '') as currency, count(*)::bigint as count, coalesce(sum(stake_cents), 0)::bigint as cents
-    from discrepancies where resolved_at is null group by 1, 2 order by 1, 2`.execute(db);
+    from discrepancies where resolved_at is null and ${scopeCondition(accounts)} group by 1, 2 order by 1, 2`.execute(
+    db,
+  );
   return rows.rows.map((r) => ({
     bucket: AGE_BUCKETS[Math.max(0, Number(r.i) - 1)]![1],
     currency: r.currency,
@@ -132,23 +142,28 @@ async function ages(db: Db, today: string): Promise<AgeBucket[]> {
   }));
 }
 
-/** The overview's figures for the business dates asked (see {@link overviewRange}). */
+/**
+ * The overview's figures for the business dates asked (see {@link overviewRange}), of the accounts
+ * of the caller's scope only (workbench/account-scope.ts).
+ */
 export async function overview(
   db: Db,
   asked: { from?: string; to?: string },
+  accounts: AccountScope,
   now = new Date(),
 ): Promise<Overview> {
   const today = easternDateOf(now.toISOString());
-  const { from, to } = await overviewRange(db, asked, today);
+  const { from, to } = await overviewRange(db, asked, today, accounts);
   const latestActivity = await sql<{ day: string | null }>`select (greatest(max(first_seen_at),
-      max(resolved_at)) at time zone 'America/Toronto')::date::text as day from discrepancies`.execute(db);
+      max(resolved_at)) at time zone 'America/Toronto')::date::text as day from discrepancies
+    where ${scopeCondition(accounts)}`.execute(db);
   const activityTo = latestActivity.rows[0]?.day ?? today;
   const activityFrom = addDays(activityTo, -29);
   const [open, act, matched, byAge] = await Promise.all([
-    openByDay(db, from, to),
-    activity(db, activityFrom, activityTo),
-    matchedByDay(db, from, to),
-    ages(db, today),
+    openByDay(db, from, to, accounts),
+    activity(db, activityFrom, activityTo, accounts),
+    matchedByDay(db, from, to, accounts),
+    ages(db, today, accounts),
   ]);
   return { from, to, activityFrom, activityTo, open, activity: act, matched, ages: byAge, today };
 }

@@ -2,6 +2,7 @@
  * The provider scorecard as the workbench shows it: the analyst view provider_scorecard (migration
  * 0021; docs/analysts.md) for a range of Eastern days, of one account or all.
  */
+import type { AccountScope } from '../../reconcile/discrepancies/filter.ts';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
@@ -24,11 +25,12 @@ export interface ScorecardRow {
 
 /**
  * Rows of provider_scorecard for Eastern days `from`..`to`, newest day first: of `account` when
- * given, and only of `accounts` when the caller is limited to some (null: every account).
+ * given, and only of the accounts of the caller's scope (workbench/account-scope.ts).
  */
 export async function scorecard(
   db: Db,
-  req: { from: string; to: string; account?: string | undefined; accounts: readonly string[] | null },
+  req: { from: string; to: string; account?: string | undefined },
+  accounts: AccountScope,
 ): Promise<ScorecardRow[]> {
   const result = await sql<ScorecardRow>`select account, source, business_date::text as business_date, rows,
       first_covering_load_id, first_covered_at, first_load_id, first_loaded_at, arrival_delay_seconds,
@@ -37,7 +39,7 @@ export async function scorecard(
     from provider_scorecard
     where business_date between ${req.from}::date and ${req.to}::date
       ${req.account === undefined ? sql`` : sql`and account = ${req.account}`}
-      ${req.accounts === null ? sql`` : sql`and account = any(${[...req.accounts]}::text[])`}
+      ${accounts === 'all' ? sql`` : sql`and account = any(${[...accounts]}::text[])`}
     order by business_date desc, account, source`.execute(db);
   return result.rows;
 }

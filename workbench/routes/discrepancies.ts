@@ -14,7 +14,7 @@ import {
   worklistItem,
 } from '../../reconcile/discrepancies/columns.ts';
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
-import { parseFilter } from '../../reconcile/discrepancies/filter.ts';
+import { accountScope, scopedFilter } from '../account-scope.ts';
 import { worklistAll, worklistPage, worklistTotals } from '../../reconcile/discrepancies/read.ts';
 import { errorResponses, filterProperties, MAX_ID } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
@@ -54,7 +54,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
     },
     async (request) => {
       const { limit, cursor, ...rest } = request.query;
-      const filter = parseFilter(rest);
+      const filter = scopedFilter(request, rest);
       const [page, totals] = await ctx.reads.read(request.principal, (db) =>
         Promise.all([
           worklistPage(db, filter, { limit: limit ?? 50, ...(cursor ? { cursor } : {}) }),
@@ -77,7 +77,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
       },
     },
     async (request, reply) => {
-      const filter = parseFilter(request.query);
+      const filter = scopedFilter(request, request.query);
       // The first rows are read before the answer starts: a query that fails fails with its status,
       // not as a 200 whose connection drops after the header line.
       const stream = ctx.reads.stream(request.principal, (db) => worklistAll(db, filter));
@@ -106,7 +106,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         response: { 200: { $ref: 'Detail#' }, ...errorResponses, 404: { $ref: 'Error#' } },
       },
     },
-    async (request) => discrepancyDetail(ctx.db, request.params.id),
+    async (request) => discrepancyDetail(ctx.db, request.params.id, accountScope(request)),
   );
 
   const note = { type: 'string', maxLength: 4000, default: '' };
@@ -179,6 +179,7 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         const act = a.toAction(request.body ?? {});
         const done = await actOnDiscrepancy(ctx.db, request.params.id, act, {
           name: request.principal!.name,
+          accounts: accountScope(request),
         });
         ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'single' });
         await ctx.reads.wrote(request.principal);
@@ -228,7 +229,8 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
       const selection = b.ids
         ? { ids: b.ids }
         : {
-            filter: parseFilter(
+            filter: scopedFilter(
+              request,
               Object.fromEntries(Object.entries(b.filter!).map(([k, v]) => [k, String(v)])),
             ),
           };
@@ -236,7 +238,10 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
         b.action === 'ack'
           ? { action: 'ack' as const, note: b.note ?? '' }
           : { action: 'assign' as const, user: b.user ? b.user : null };
-      const done = await bulkAct(ctx.db, selection, act, { name: request.principal!.name });
+      const done = await bulkAct(ctx.db, selection, act, {
+        name: request.principal!.name,
+        accounts: accountScope(request),
+      });
       ctx.metrics.discrepancyActions.inc({ action: act.action, via: 'bulk' }, done.count);
       await ctx.reads.wrote(request.principal);
       return done;

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { easternDateOf } from '../../domain/time/eastern.ts';
+import { accountScope } from '../account-scope.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
 import { errorResponses, MAX_ID } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
@@ -39,7 +40,9 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
       },
     },
     async (request) => ({
-      items: await ctx.reads.read(request.principal, (db) => listRuns(db, request.query)),
+      items: await ctx.reads.read(request.principal, (db) =>
+        listRuns(db, request.query, accountScope(request)),
+      ),
     }),
   );
 
@@ -55,7 +58,9 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
       },
     },
     async (request) => ({
-      items: await ctx.reads.read(request.principal, (db) => listLoads(db, request.query)),
+      items: await ctx.reads.read(request.principal, (db) =>
+        listLoads(db, request.query, accountScope(request)),
+      ),
     }),
   );
 
@@ -141,9 +146,7 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
       return {
         from,
         to,
-        ...(await ctx.reads.read(request.principal, (db) =>
-          coverage(db, from, to, request.principal?.accounts ?? null),
-        )),
+        ...(await ctx.reads.read(request.principal, (db) => coverage(db, from, to, accountScope(request)))),
       };
     },
   );

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ReconError } from '../../domain/errors.ts';
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
+import { accountScope } from '../account-scope.ts';
 import { DiscrepancyNotFound } from '../../reconcile/discrepancies/row.ts';
 import { coverage, lastDayWithData, listLoads, listRuns } from '../queries/operations.ts';
 import { overview } from '../queries/overview.ts';
@@ -17,7 +18,7 @@ import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { overviewPage } from '../pages/overview.ts';
 import { worklistPage } from '../pages/worklist.ts';
 import type { WorkbenchContext } from '../context.ts';
-import { filterProperties } from '../schemas.ts';
+import { filterProperties, pageQuery, pageSchema } from '../schemas.ts';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { sameSiteNext } from '../redirects.ts';
 import { defaultCoverageRange } from './operations.ts';
@@ -33,15 +34,6 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
 );
 
 const hidden = { hide: true } as const;
-
-/**
- * A page's schema: in the OpenAPI document (tag pages, text/html), so that the generated fuzz test
- * reaches its parameters too; unknown query parameters are let through (links keep working).
- */
-function pageSchema(summary: string, parts: { querystring?: object; params?: object } = {}) {
-  return { summary, tags: ['pages'], produces: ['text/html'], security: [], ...parts } as const;
-}
-const pageQuery = (properties: object) => ({ type: 'object', properties });
 
 /**
  * The worklist page's parameters: what its filter form sends, as typed (empty fields, `10.00`,
@@ -150,7 +142,8 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
         ...((after ?? cursor) ? { after: after ?? cursor } : before ? { before } : {}),
         ...(at && /^\d{1,9}$/.test(at) ? { at: Number(at) } : {}),
       };
-      const filter = form.filter;
+      // The form's filter, within the principal's accounts (account-scope.ts).
+      const filter = form.filter ? { ...form.filter, accounts: accountScope(request) } : undefined;
       const [screen, users] = await Promise.all([
         filter ? ctx.reads.read(request.principal, (db) => worklistScreen(db, filter, paging)) : null,
         enabledUsers(ctx),
@@ -174,7 +167,7 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
       const id = Number(request.params.id);
       const detail =
         Number.isSafeInteger(id) && id > 0
-          ? await discrepancyDetail(ctx.db, id).catch((e: unknown) => {
+          ? await discrepancyDetail(ctx.db, id, accountScope(request)).catch((e: unknown) => {
               if (e instanceof DiscrepancyNotFound) return undefined;
               throw e;
             })
@@ -200,7 +193,10 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get('/runs', { config: { role: 'viewer', page: true }, schema: runsSchema }, async (request, reply) => {
     const [[runs, loads], schedule] = await Promise.all([
       ctx.reads.read(request.principal, (db) =>
-        Promise.all([listRuns(db, { limit: 100 }), listLoads(db, { limit: 100 })]),
+        Promise.all([
+          listRuns(db, { limit: 100 }, accountScope(request)),
+          listLoads(db, { limit: 100 }, accountScope(request)),
+        ]),
       ),
       ctx.schedule(),
     ]);
@@ -219,12 +215,13 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
       const to =
         request.query.to && isValidDate(request.query.to)
           ? request.query.to
-          : ((await ctx.reads.read(request.principal, lastDayWithData)) ?? defaultCoverageRange().to);
+          : ((await ctx.reads.read(request.principal, (db) => lastDayWithData(db, accountScope(request)))) ??
+            defaultCoverageRange().to);
       let from =
         request.query.from && isValidDate(request.query.from) ? request.query.from : addDays(to, -34);
       if (daysInclusive(from, to) < 1 || daysInclusive(from, to) > 401) from = addDays(to, -34);
       const data = await ctx.reads.read(request.principal, (db) =>
-        coverage(db, from, to, request.principal?.accounts ?? null),
+        coverage(db, from, to, accountScope(request)),
       );
       return reply
         .type('text/html; charset=utf-8')
@@ -246,10 +243,14 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
     async (request, reply) => {
       const { from, to } = request.query;
       const data = await ctx.reads.read(request.principal, (db) =>
-        overview(db, {
-          ...(typeof from === 'string' ? { from } : {}),
-          ...(typeof to === 'string' ? { to } : {}),
-        }),
+        overview(
+          db,
+          {
+            ...(typeof from === 'string' ? { from } : {}),
+            ...(typeof to === 'string' ? { to } : {}),
+          },
+          accountScope(request),
+        ),
       );
       return reply.type('text/html; charset=utf-8').send(overviewPage(request.principal!, data));
     },

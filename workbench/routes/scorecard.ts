@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { scorecardPage } from '../pages/scorecard.ts';
 import { scorecard } from '../queries/scorecard.ts';
-import { errorResponses } from '../schemas.ts';
+import { accountScope } from '../account-scope.ts';
+import { errorResponses, pageQuery, pageSchema } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { defaultCoverageRange } from './operations.ts';
 
@@ -70,22 +71,27 @@ export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchCont
     async (request, reply) => {
       const q = parseQuery(request.query);
       if (typeof q === 'string') return badRequest(reply, q);
-      const items = await ctx.reads.read(request.principal, (db) =>
-        scorecard(db, { ...q, accounts: request.principal?.accounts ?? null }),
-      );
+      const items = await ctx.reads.read(request.principal, (db) => scorecard(db, q, accountScope(request)));
       return { from: q.from, to: q.to, items };
     },
   );
 
   app.get<{ Querystring: ScorecardQuery }>(
     '/scorecard',
-    { config: { role: 'viewer', page: true }, schema: { hide: true } },
+    {
+      config: { role: 'viewer', page: true },
+      schema: pageSchema('The provider scorecard', {
+        querystring: pageQuery({
+          from: { type: 'string' },
+          to: { type: 'string' },
+          account: { type: 'string' },
+        }),
+      }),
+    },
     async (request, reply) => {
       const q = parseQuery(request.query);
       if (typeof q === 'string') return reply.code(400).type('text/plain').send(q);
-      const items = await ctx.reads.read(request.principal, (db) =>
-        scorecard(db, { ...q, accounts: request.principal?.accounts ?? null }),
-      );
+      const items = await ctx.reads.read(request.principal, (db) => scorecard(db, q, accountScope(request)));
       return reply.type('text/html; charset=utf-8').send(scorecardPage(request.principal!, { ...q, items }));
     },
   );

@@ -1,6 +1,7 @@
 /** /health (alive and ready, separately) and /metrics (Prometheus text, from prom-client's registry). */
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
+import { seesEveryAccount } from '../account-scope.ts';
 import type { WorkbenchContext } from '../context.ts';
 
 export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
@@ -42,7 +43,13 @@ export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext
         produces: ['text/plain'],
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      // The gauges count every account's discrepancies: not for a principal limited to some.
+      if (!seesEveryAccount(request))
+        return reply.code(403).send({
+          error: 'forbidden',
+          message: 'the metrics cover every account: use a token that is not limited to accounts',
+        });
       const { registry } = ctx.metrics;
       return reply.type(registry.contentType).send(await registry.metrics());
     },
