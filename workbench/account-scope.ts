@@ -7,6 +7,7 @@
  * parameter can widen it: `account=` only narrows within it.
  */
 import type { FastifyRequest } from 'fastify';
+import { isAccountName } from '../domain/account-name.ts';
 import {
   parseFilter,
   type AccountScope,
@@ -18,7 +19,8 @@ import {
 export function accountScope(request: FastifyRequest): AccountScope {
   const principal = request.principal;
   if (!principal) return [];
-  return principal.accounts ?? 'all';
+  // Stored names are checked by the tables' constraint; the guard only types them (and would narrow).
+  return principal.accounts?.filter(isAccountName) ?? 'all';
 }
 
 /** Whether the request's principal sees every account (what the totals of /metrics need). */

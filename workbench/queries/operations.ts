@@ -112,7 +112,9 @@ export async function coverage(
   }
   for (const r of runs.rows) byDay.get(r.day)?.runs.push(r.run_id);
   const flags = await openFlags(db, null, from, to);
-  for (const f of flags.filter((x) => accounts === 'all' || accounts.includes(x.account))) {
+  for (const f of flags.filter(
+    (x) => accounts === 'all' || (accounts as readonly string[]).includes(x.account),
+  )) {
     byDay.get(f.day)?.low_volume.push({
       account: f.account,
       source: f.source,
