@@ -69,3 +69,14 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   return `of type ${Array.isArray(value) ? 'array' : typeof value}`;
 }
+
+/**
+ * Cents as a plain decimal amount for files (no thousands separators), integer arithmetic only:
+ * 123456 → `1234.56`, -5 → `-0.05`; null stays null (an empty CSV cell).
+ */
+export function centsToDecimal(cents: number | null | undefined): string | null {
+  if (cents === null || cents === undefined) return null;
+  const abs = Math.abs(cents);
+  const units = Math.trunc(abs / 100);
+  return `${cents < 0 ? '-' : ''}${units}.${String(abs - units * 100).padStart(2, '0')}`;
+}

@@ -1,8 +1,9 @@
 /**
- * The columns discrepancies are shown and exported with: the workbench's worklist item and CSV, and
- * the report's CSV (`recon report --csv`). Amounts are integer cents of the `currency` beside them.
+ * The columns discrepancies are shown and exported with: the workbench's worklist item, and the one
+ * CSV that the workbench and the report (`recon report --csv`) both write.
  */
 import { csvField } from '../../domain/csv-field.ts';
+import { centsToDecimal } from '../../domain/money.ts';
 import type { DiscrepancyRow } from './row.ts';
 
 /** A discrepancy as the workbench's API lists it (schema WorklistItem): the row, its id as `id`. */
@@ -22,58 +23,53 @@ function column(key: keyof DiscrepancyRow, header: string = key): CsvColumn {
   return { header, value: (row) => row[key] };
 }
 
-/** The workbench's export (`/api/discrepancies.csv`), in worklist order. */
-export const WORKBENCH_CSV_COLUMNS: readonly CsvColumn[] = [
-  column('discrepancy_id', 'id'),
+/** An amount in cents shown as a decimal of its row's currency (`1234.56`). */
+function decimal(
+  key: 'expected_amount_cents' | 'actual_amount_cents' | 'difference_cents' | 'stake_cents',
+  header: string,
+): CsvColumn {
+  return { header, value: (row) => centsToDecimal(row[key]) };
+}
+
+/**
+ * The one CSV of discrepancies: the workbench's export (`/api/discrepancies.csv`, in worklist order)
+ * and `recon report --csv` (by business date) write these columns, under these names. Amounts are
+ * shown twice: in decimal beside their currency, for people and spreadsheets, and as integer cents
+ * (`*_cents`) for machines. The transaction id stays the 11th column; `expected` and `actual` (JSON,
+ * with commas inside) and the account come last, so that the columns before them split simply.
+ */
+export const DISCREPANCY_CSV_COLUMNS: readonly CsvColumn[] = [
+  column('discrepancy_id'),
+  column('kind'),
+  column('rule'),
+  column('status'),
+  column('business_date'),
+  column('currency'),
+  decimal('expected_amount_cents', 'expected_amount'),
+  decimal('actual_amount_cents', 'actual_amount'),
+  decimal('difference_cents', 'difference'),
+  decimal('stake_cents', 'at_stake'),
   ...(
     [
-      'kind',
-      'rule',
-      'status',
-      'business_date',
-      'currency',
-      'expected_amount_cents',
-      'actual_amount_cents',
-      'difference_cents',
-      'stake_cents',
       'transaction_id',
       'merchant_transaction_id',
       'return_transaction_id',
       'assignee',
       'first_seen_at',
       'acknowledged_by',
+      'note',
+      'resolved_at',
       'resolution',
-      // Last, so that the positions of the columns before it stay those spreadsheets already read.
+      'expected_amount_cents',
+      'actual_amount_cents',
+      'difference_cents',
+      'stake_cents',
+      'expected',
+      'actual',
       'account',
     ] as const
   ).map((k) => column(k)),
 ];
-
-/** The report's export (`recon report --csv`): expected and actual as JSON. */
-export const REPORT_CSV_COLUMNS: readonly CsvColumn[] = (
-  [
-    'discrepancy_id',
-    'kind',
-    'rule',
-    'status',
-    'business_date',
-    'transaction_id',
-    'merchant_transaction_id',
-    'return_transaction_id',
-    'currency',
-    'expected_amount_cents',
-    'actual_amount_cents',
-    'difference_cents',
-    'expected',
-    'actual',
-    'first_seen_at',
-    'resolved_at',
-    'acknowledged_by',
-    'note',
-    // Last, as in the workbench's export: the columns before it keep the positions spreadsheets read.
-    'account',
-  ] as const
-).map((k) => column(k));
 
 /** The header line of a CSV of these columns (CRLF-terminated). */
 export function csvHeader(columns: readonly CsvColumn[]): string {

@@ -268,6 +268,9 @@ const KIND_LABELS: Record<string, string> = {
   notification_mismatch: 'Notification differs',
   duplicate_merchant_transaction: 'Merchant id used twice',
   source_conflict: 'Report and legacy disagree',
+  stuck_pending: 'Pending too long',
+  notification_quarantined: 'Notification quarantined',
+  notification_contradiction: 'Notifications contradict',
 };
 
 /** A kind in a few words, for lists and charts: `missing_in_ledger` → "Not in the ledger". */

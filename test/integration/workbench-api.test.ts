@@ -348,7 +348,7 @@ describe('workbench API: worklist', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const lines = (res.body as string).trim().split('\r\n');
     expect(lines[0]).toBe(
-      'id,kind,rule,status,business_date,currency,expected_amount_cents,actual_amount_cents,difference_cents,stake_cents,transaction_id,merchant_transaction_id,return_transaction_id,assignee,first_seen_at,acknowledged_by,resolution,account',
+      'discrepancy_id,kind,rule,status,business_date,currency,expected_amount,actual_amount,difference,at_stake,transaction_id,merchant_transaction_id,return_transaction_id,assignee,first_seen_at,acknowledged_by,note,resolved_at,resolution,expected_amount_cents,actual_amount_cents,difference_cents,stake_cents,expected,actual,account',
     );
     expect(lines.slice(1).map((l) => l.split(',')[10])).toEqual(['T-MIL', 'T-AMT2', 'T-AMT1', 'T-OLD']);
   });

@@ -210,7 +210,7 @@ describe('workbench in Chromium', () => {
     const csv = readFileSync((await download.path())!, 'utf8')
       .trim()
       .split('\r\n');
-    expect(csv[0]!.startsWith('id,kind,rule,status,business_date,currency,')).toBe(true);
+    expect(csv[0]!.startsWith('discrepancy_id,kind,rule,status,business_date,currency,')).toBe(true);
     expect(csv.slice(1).every((l) => l.split(',')[5] === 'CAD')).toBe(true);
     expect(csv).toHaveLength(
       1 +

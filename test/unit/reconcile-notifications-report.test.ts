@@ -191,7 +191,7 @@ describe('report output', () => {
   it('exports CSV with quoting and no spreadsheet formulas', () => {
     const csv = discrepanciesCsv(data.discrepancies).split('\r\n');
     expect(csv[1]).toBe(
-      `7,amount_mismatch,transaction_vs_ledger,open,2026-03-02,T<1>,"'=HYPERLINK(""x"")",,CAD,1000,1005,5,"{""amount_cents"":1000}","{""amount_cents"":1005}",2026-03-03 10:00:00+00,,,"checked, ""ok""",default`,
+      `7,amount_mismatch,transaction_vs_ledger,open,2026-03-02,CAD,10.00,10.05,0.05,0.05,T<1>,"'=HYPERLINK(""x"")",,,2026-03-03 10:00:00+00,,"checked, ""ok""",,,1000,1005,5,5,"{""amount_cents"":1000}","{""amount_cents"":1005}",default`,
     );
   });
 });

@@ -10,7 +10,7 @@ import {
 import {
   csvHeader,
   csvLine,
-  WORKBENCH_CSV_COLUMNS,
+  DISCREPANCY_CSV_COLUMNS,
   worklistItem,
 } from '../../reconcile/discrepancies/columns.ts';
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
@@ -84,9 +84,9 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
       const rows = stream[Symbol.asyncIterator]();
       const first = await rows.next();
       async function* lines() {
-        yield csvHeader(WORKBENCH_CSV_COLUMNS);
+        yield csvHeader(DISCREPANCY_CSV_COLUMNS);
         for (let row = first; !row.done; row = await rows.next())
-          yield csvLine(WORKBENCH_CSV_COLUMNS, row.value);
+          yield csvLine(DISCREPANCY_CSV_COLUMNS, row.value);
       }
       return reply
         .type('text/csv; charset=utf-8')
