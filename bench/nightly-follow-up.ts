@@ -97,23 +97,7 @@ export async function benchNightlyFollowUp(
   };
   try {
     const p0 = performance.now();
-    const handle = await server.create(template, { poolSize: 12 });
-    try {
-      await insertBenchLoad(handle.db);
-      await generateHistory(handle.db, historyRows, () => {});
-      await makeNonFinal(handle.db, options.nonFinalPercent ?? 1);
-      await sql`vacuum analyze`.execute(handle.db);
-      await reconcileMonthByMonth(handle.db, {
-        from: '2024-03-01',
-        to: addDays(SANDBOX_DAYS.from, -1),
-        now: `${SANDBOX_DAYS.from}T06:30:00Z`,
-      });
-      await loadMerchantSide(handle, view, 'staging');
-      await runNight(handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
-      await sql`vacuum analyze`.execute(handle.db);
-    } finally {
-      await handle.close();
-    }
+    await prepare(server, template, historyRows, options.nonFinalPercent ?? 1, view, runNight);
     log(`  ${template}: prepared in ${((performance.now() - p0) / 1000).toFixed(0)} s`);
     const times = { without: [] as number[], with: [] as number[], followUp: [] as number[] };
     let last = { nonFinal: 0, lookedUp: 0, settled: 0, days: 0 };
@@ -127,37 +111,7 @@ export async function benchNightlyFollowUp(
           const t0 = performance.now();
           await runNight(h, night);
           const t1 = performance.now();
-          if (mode === 'with') {
-            const s = DEFAULT_FOLLOW_UP;
-            const f = await followUpNonFinal(h.db, {
-              account: 'default',
-              environment: 'staging',
-              origin: 'workflow',
-              // Half of them final now, in a fixed pattern: the provider's answer, without its round trip.
-              lookupStatus: async (id) => ({
-                transaction: {
-                  transactionId: id,
-                  transactionStatus: Number(id.slice(1)) % 2 ? 'SUCCESS' : 'PENDING',
-                },
-              }),
-              day: NIGHT.day,
-              before: night.from,
-              horizonDays: s.days,
-              limit: s.perNight,
-              stuckThrough: lastDueDate(
-                addDays(night.from, -1),
-                easternDateOf(NIGHT.now),
-                s.stuckPendingDays,
-                {
-                  civicHoliday: true,
-                },
-              ),
-              now: NIGHT.now,
-            });
-            for (const range of rangesOfDates(f.dates))
-              await reconcileRange(h.db, { ...range, now: NIGHT.now });
-            last = { nonFinal: f.nonFinal, lookedUp: f.lookedUp, settled: f.settled, days: f.dates.length };
-          }
+          if (mode === 'with') last = await followUpAfterNight(h.db, night.from);
           const t2 = performance.now();
           times[mode].push((t2 - t0) / 1000);
           if (mode === 'with') times.followUp.push((t2 - t1) / 1000);
@@ -197,6 +151,58 @@ export async function benchNightlyFollowUp(
     await server.close();
     await client.close();
     await sandbox.close();
+  }
+}
+
+/** What the workflow does after the night for the account: the follow-up, then the days it changed. */
+async function followUpAfterNight(db: Kysely<Database>, before: string) {
+  const s = DEFAULT_FOLLOW_UP;
+  const f = await followUpNonFinal(db, {
+    account: 'default',
+    environment: 'staging',
+    origin: 'workflow',
+    // Final now in a fixed pattern: the provider's answer, without its round trip.
+    lookupStatus: async (id) => ({
+      transaction: { transactionId: id, transactionStatus: Number(id.slice(1)) % 2 ? 'SUCCESS' : 'PENDING' },
+    }),
+    day: NIGHT.day,
+    before,
+    horizonDays: s.days,
+    limit: s.perNight,
+    stuckThrough: lastDueDate(addDays(before, -1), easternDateOf(NIGHT.now), s.stuckPendingDays, {
+      civicHoliday: true,
+    }),
+    now: NIGHT.now,
+  });
+  for (const range of rangesOfDates(f.dates)) await reconcileRange(db, { ...range, now: NIGHT.now });
+  return { nonFinal: f.nonFinal, lookedUp: f.lookedUp, settled: f.settled, days: f.dates.length };
+}
+
+/** The warehouse as the nights before left it: the history (some of it non-final), reconciled. */
+async function prepare(
+  server: Awaited<ReturnType<typeof openBenchServer>>,
+  template: string,
+  historyRows: number,
+  nonFinalPercent: number,
+  view: ReturnType<typeof deriveMerchantView>,
+  runNight: (handle: DatabaseHandle, n: { from: string; to: string; now: string }) => Promise<void>,
+): Promise<void> {
+  const handle = await server.create(template, { poolSize: 12 });
+  try {
+    await insertBenchLoad(handle.db);
+    await generateHistory(handle.db, historyRows, () => {});
+    await makeNonFinal(handle.db, nonFinalPercent);
+    await sql`vacuum analyze`.execute(handle.db);
+    await reconcileMonthByMonth(handle.db, {
+      from: '2024-03-01',
+      to: addDays(SANDBOX_DAYS.from, -1),
+      now: `${SANDBOX_DAYS.from}T06:30:00Z`,
+    });
+    await loadMerchantSide(handle, view, 'staging');
+    await runNight(handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
+    await sql`vacuum analyze`.execute(handle.db);
+  } finally {
+    await handle.close();
   }
 }
 
