@@ -21,6 +21,7 @@ import { addressMatcher, authenticate, csrfHolds } from './auth/authenticate.ts'
 import { createPasswordChecks, PasswordChecksBusy } from './auth/password-checks.ts';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auth/sessions.ts';
 import type { ThrottleSettings } from './auth/throttle.ts';
+import { errorPage as pageNotFound } from './pages/error.ts';
 import { errorPage } from './pages/operations.ts';
 import { addInputChecks, oneLine } from './input-checks.ts';
 import { sameSiteNext } from './redirects.ts';
@@ -229,11 +230,17 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
     return reply.code(500).send({ error: 'internal', message: 'internal error: see the server log' });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const message = `no route ${request.method} ${path}`;
+    // A browser that asked for a page gets a page; the JSON API (and every non-page caller) keeps JSON.
+    if (asksForPage(request.method, path, request.headers.accept))
+      return reply
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .send(pageNotFound(null, 'Page not found', `There is no page at ${oneLine(path).slice(0, 200)}.`));
+    return reply.code(404).send({ error: 'not_found', message });
+  });
 
   addInputChecks(app);
   addSchemas(app);
@@ -248,4 +255,11 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   );
   await app.ready();
   return app;
+}
+
+/** A GET of an address outside the API, from a client that takes HTML first (a browser's Accept). */
+function asksForPage(method: string, path: string, accept: string | undefined): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  if (path.startsWith('/api/') || path === '/metrics' || path === '/health') return false;
+  return /^\s*text\/html\b/.test(accept ?? '');
 }

@@ -238,11 +238,12 @@ describe('workbench pages in Chromium', () => {
     expect(await page.locator('#f-min').inputValue()).toBe('ten dollars');
     await shot(page, 'worklist-filter-error', false);
 
-    // A stale link and an unknown discrepancy are pages too; the JSON API keeps JSON errors.
-    for (const path of ['/?currency=CAD&after=not-a-cursor', '/discrepancies/99999']) {
+    // A stale link, an unknown discrepancy and an address with no page are pages too; the JSON API
+    // keeps JSON errors.
+    for (const path of ['/?currency=CAD&after=not-a-cursor', '/discrepancies/99999', '/no-such-page']) {
       const res = await page.goto(`${base}${path}`);
       expect(res!.headers()['content-type']).toMatch(/^text\/html/);
-      expect(res!.status()).toBe(path.startsWith('/discrepancies') ? 404 : 400);
+      expect(res!.status()).toBe(path.startsWith('/?') ? 400 : 404);
       expect(await page.locator('#error-message').count()).toBe(1);
     }
     const api = await page.evaluate(async () => {
@@ -251,6 +252,11 @@ describe('workbench pages in Chromium', () => {
     });
     expect(api[0]).toBe(400);
     expect(api[1]).toMatch(/^application\/json/);
+    const missingApi = await page.evaluate(async () => {
+      const res = await fetch('/api/no-such-route', { headers: { accept: 'text/html' } });
+      return [res.status, res.headers.get('content-type')];
+    });
+    expect(missingApi).toEqual([404, expect.stringMatching(/^application\/json/)]);
     await context.close();
   });
 
