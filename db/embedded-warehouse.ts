@@ -14,6 +14,7 @@ import {
   type RunningWarehouse,
 } from './embedded-warehouse/postmaster.ts';
 import { otherClients, rotateLegacyPassword } from './embedded-warehouse/sessions.ts';
+import { otherUsers, registerUser, unregisterUser, withStartLock } from './embedded-warehouse/users.ts';
 
 /**
  * The embedded PostgreSQL of one data directory, as a server that outlives the command that started
@@ -73,15 +74,43 @@ export async function acquireWarehouse(
   options: { session?: boolean; detach?: boolean; fresh?: boolean; log?: (message: unknown) => void } = {},
 ): Promise<WarehouseLease> {
   const paths = warehousePaths(dataDir);
+  const say = (line: string) =>
+    (options.log ?? ((m: unknown) => process.stderr.write(`${String(m)}\n`)))(line);
+  // Holding the start lock: no other command is starting or stopping the server meanwhile.
+  const { server: running, started } = await withStartLock(paths, () => findOrStart(paths, options), say);
+  leases.set(paths.root, (leases.get(paths.root) ?? 0) + 1);
+  let released = false;
+  return {
+    connectionString: running.connectionString,
+    server: running,
+    started,
+    release: async () => {
+      if (released) return;
+      released = true;
+      const left = (leases.get(paths.root) ?? 1) - 1;
+      if (left > 0) {
+        leases.set(paths.root, left);
+        return;
+      }
+      leases.delete(paths.root);
+      await withStartLock(paths, () => stopUnlessUsed(paths, running), say);
+    },
+  };
+}
+
+async function findOrStart(
+  paths: WarehousePaths,
+  options: { session?: boolean; detach?: boolean; fresh?: boolean; log?: (message: unknown) => void },
+): Promise<{ server: RunningWarehouse; started: boolean }> {
   let session = options.session === true;
   if (options.fresh) {
-    const running = await findRunningWarehouse(dataDir).catch(() => undefined);
+    const running = await findRunningWarehouse(paths.root).catch(() => undefined);
     if (running?.session) session = true;
-    await stopWarehouse(dataDir, { mode: 'fast' });
+    await stopWarehouse(paths.root, { mode: 'fast' });
     rmSync(paths.pgDir, { recursive: true, force: true });
     rmSync(paths.sessionFile, { force: true });
   }
-  let server = await findRunningWarehouse(dataDir);
+  let server = await findRunningWarehouse(paths.root);
   let started = false;
   if (!server) {
     server = await startPostmaster(paths, {
@@ -98,29 +127,19 @@ export async function acquireWarehouse(
     server = { ...server, session: true };
   }
   if (!existsSync(paths.passwordFile)) server = await rotateLegacyPassword(paths, server);
-  const running = server;
-  leases.set(paths.root, (leases.get(paths.root) ?? 0) + 1);
-  let released = false;
-  return {
-    connectionString: running.connectionString,
-    server: running,
-    started,
-    release: async () => {
-      if (released) return;
-      released = true;
-      const left = (leases.get(paths.root) ?? 1) - 1;
-      if (left > 0) {
-        leases.set(paths.root, left);
-        return;
-      }
-      leases.delete(paths.root);
-      if (isSessionPid(paths, running.pid)) return;
-      const lock = readLockFile(paths.pgDir);
-      if (lock?.pid !== running.pid || !isAlive(running.pid)) return;
-      const others = await otherClients(running.connectionString).catch(() => 0);
-      if (others === 0) await stopWarehouse(dataDir, { mode: 'smart', timeoutMs: 10_000 }).catch(() => {});
-    },
-  };
+  registerUser(paths);
+  return { server, started };
+}
+
+/** The last user of a server that is not a session server stops it (called holding the start lock). */
+async function stopUnlessUsed(paths: WarehousePaths, running: RunningWarehouse): Promise<void> {
+  unregisterUser(paths);
+  if (isSessionPid(paths, running.pid)) return;
+  const lock = readLockFile(paths.pgDir);
+  if (lock?.pid !== running.pid || !isAlive(running.pid)) return;
+  if (otherUsers(paths).length > 0) return;
+  const others = await otherClients(running.connectionString).catch(() => 0);
+  if (others === 0) await stopWarehouse(paths.root, { mode: 'smart', timeoutMs: 10_000 }).catch(() => {});
 }
 
 /** What `recon warehouse status` prints. */

@@ -105,6 +105,23 @@ describe('the embedded warehouse between commands', () => {
     expect(alive(postmasterPid())).toBe(false);
   });
 
+  it('two commands started at once share the server: the second waits for the first to start it, neither stops it under the other', async () => {
+    const failures: string[] = [];
+    const later = (ms: number, args: string[]) =>
+      new Promise((r) => setTimeout(r, ms)).then(() => recon(args));
+    // Staggered: a command arrives while another starts the server, uses it or stops it.
+    for (let round = 0; round < 8; round++) {
+      const runs = await Promise.all([
+        recon(['reconcile', '--from', '2026-03-01', '--to', '2026-03-31', '--json']),
+        later(150 * round, ['report', '--from', '2026-03-01', '--to', '2026-03-31']),
+        later(300 * round, ['report', '--from', '2026-03-01', '--to', '2026-03-31', '--json']),
+      ]);
+      for (const run of runs) if (run.code !== 0) failures.push(run.stderr);
+    }
+    expect(failures).toEqual([]);
+    expect(alive(postmasterPid())).toBe(false);
+  }, 300_000);
+
   it('recon warehouse start keeps one server up for every later command, url gives an analyst login, stop stops it', async () => {
     const stopped = await recon(['warehouse', 'status']);
     expect(stopped.code).toBe(3);
