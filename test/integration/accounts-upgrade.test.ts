@@ -105,8 +105,6 @@ async function admin(text: string) {
 const ADDED_LATER: Record<string, string[]> = {
   notification_quarantine: ['transaction_id', 'replayed_at', 'notification_id'],
   row_history: ['refused'],
-  // 0016_returns_adjustments_roll_forward; 0022_return_dates_backfill fills them from returned_on.
-  provider_returns: ['report_date', 'settlement_date', 'last_updated_on'],
 };
 
 async function rowsOf(handle: DatabaseHandle, table: string): Promise<string[]> {
