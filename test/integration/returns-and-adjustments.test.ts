@@ -334,24 +334,3 @@ describe('the settlement roll-forward', () => {
     expect(found.rows).toEqual([{ key: 'settlement_unexplained:2026-03-06:CAD', difference: '-150' }]);
   });
 });
-
-describe('money in flight', () => {
-  it('leaves a ledger entry whose provider transaction is still PENDING out of the remainder', async () => {
-    const day = { transaction_on: '2026-03-10', transaction_at: '2026-03-10T15:00:00Z' };
-    const load = await insertLoad(h.db, 'report-transactions');
-    await insertTransactions(h.db, load, [
-      { transaction_id: 'T11', status: 'PENDING', raw_status: 'PENDING', fee_cents: 0, ...day },
-    ]);
-    await insertLedger(h.db, [
-      { merchant_transaction_id: 'M-T11', transaction_id: 'T11', booked_at: '2026-03-10T15:00:01Z' },
-    ]);
-    // Two business days after March 10 the day is due; the transaction is not stuck yet.
-    await reconcileRange(h.db, { ...RANGE, now: '2026-03-12T20:00:00Z' });
-    const totals = await sql<{ difference: string; unexplained: string }>`
-      select difference_cents::text as difference, unexplained_cents::text as unexplained
-      from daily_settlement_totals where business_date = '2026-03-10' and currency = 'CAD'`.execute(h.db);
-    expect(totals.rows).toEqual([{ difference: '-1000', unexplained: '0' }]);
-    const keys = (await openDiscrepancies(['settlement_unexplained'])).map((d) => d.key);
-    expect(keys).not.toContain('settlement_unexplained:2026-03-10:CAD');
-  });
-});
