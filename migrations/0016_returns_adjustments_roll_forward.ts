@@ -56,7 +56,7 @@ const ITEMS = `
          else 'payin' end as component,
     p.amount_cents, coalesce(p.fee_cents, 0)::bigint as fee_cents,
     p.transaction_id, null::text as merchant_transaction_id, null::text as return_transaction_id,
-    null::text as adjustment_key, false as in_flight
+    null::text as adjustment_key
   from provider_transactions p where p.status = 'SUCCESSFUL'
   union all
   select l.account, coalesce(p.transaction_on, ${BOOKED_ON}), l.currency::text,
@@ -64,7 +64,7 @@ const ITEMS = `
     case when tm.transaction_id is not null and p.transaction_type is null then 'unknown_type'
          when l.transaction_type = 'CREDIT' then 'payout' else 'payin' end,
     l.amount_cents, coalesce(l.fee_cents, case when p.status = 'SUCCESSFUL' then p.fee_cents end, 0)::bigint,
-    null, l.merchant_transaction_id, null, null, coalesce(p.status = 'PENDING', false)
+    null, l.merchant_transaction_id, null, null
   from merchant_ledger l
     left join transaction_matches tm on tm.account = l.account and tm.merchant_transaction_id = l.merchant_transaction_id
     left join provider_transactions p on p.account = tm.account and p.transaction_id = tm.transaction_id
@@ -74,7 +74,7 @@ const ITEMS = `
     case coalesce(case when r.original_transaction_type in ('DEBIT','CREDIT') then r.original_transaction_type end,
                   o.transaction_type)
       when 'DEBIT' then 'return' when 'CREDIT' then 'payout_return' else 'unknown_type' end,
-    r.amount_cents, 0::bigint, null, null, r.return_transaction_id, null, false
+    r.amount_cents, 0::bigint, null, null, r.return_transaction_id, null
   from provider_returns r
     left join provider_transactions o on o.account = r.account and o.transaction_id = r.original_transaction_id
   where r.returned_on is not null
@@ -86,7 +86,7 @@ const ITEMS = `
                          o.transaction_type)
              when 'DEBIT' then 'return' when 'CREDIT' then 'payout_return' else 'unknown_type' end
          when lo.transaction_type = 'CREDIT' then 'payout_return' else 'return' end,
-    l.amount_cents, 0::bigint, null, l.merchant_transaction_id, null, null, false
+    l.amount_cents, 0::bigint, null, l.merchant_transaction_id, null, null
   from merchant_ledger l
     left join return_matches m on m.account = l.account and m.ledger_merchant_transaction_id = l.merchant_transaction_id
     left join provider_returns r on r.account = m.account and r.return_transaction_id = m.return_transaction_id
@@ -96,18 +96,17 @@ const ITEMS = `
   where l.transaction_type = 'RETURN' and l.status not in ('REJECTED','FAILED')
   union all
   select a.account, a.adjusted_on, a.currency::text, 'A:' || a.adjustment_key, 'provider', 'adjustment',
-    a.amount_cents, coalesce(a.fee_cents, 0)::bigint, null, null, null, a.adjustment_key, false
+    a.amount_cents, coalesce(a.fee_cents, 0)::bigint, null, null, null, a.adjustment_key
   from provider_adjustments a
   union all
   select l.account, ${BOOKED_ON}, l.currency::text, 'L:' || l.merchant_transaction_id, 'ledger', 'adjustment',
-    l.amount_cents, coalesce(l.fee_cents, 0)::bigint, null, l.merchant_transaction_id, null, null, false
+    l.amount_cents, coalesce(l.fee_cents, 0)::bigint, null, l.merchant_transaction_id, null, null
   from merchant_ledger l
   where l.transaction_type = 'ADJUSTMENT' and l.status not in ('REJECTED','FAILED')
   union all
   select l.account, coalesce(p.transaction_on, ${BOOKED_ON}), l.currency::text,
     coalesce('T:' || p.transaction_id, 'L:' || l.merchant_transaction_id), 'ledger', 'representment',
-    l.amount_cents, coalesce(l.fee_cents, p.fee_cents, 0)::bigint, null, l.merchant_transaction_id, null, null,
-    false
+    l.amount_cents, coalesce(l.fee_cents, p.fee_cents, 0)::bigint, null, l.merchant_transaction_id, null, null
   from merchant_ledger l
     left join provider_transactions p on p.account = l.account and p.transaction_id = l.transaction_id
       and p.status = 'SUCCESSFUL'
@@ -138,8 +137,6 @@ const ITEM_COMMENTS: Record<string, string> = {
   merchant_transaction_id: 'Merchant transaction ID of the ledger entry (ledger items only).',
   return_transaction_id: 'Return transaction ID (provider returns only).',
   adjustment_key: 'Key of the provider adjustment (provider adjustments only).',
-  in_flight:
-    'A ledger entry whose provider transaction is still PENDING: money in flight, not a difference yet (its movement counts as explained until the provider reports it final; stuck_pending judges how long that takes).',
 };
 
 /** Whether an open discrepancy names the item (i): the id it is named by, see ITEMS. */
@@ -177,7 +174,7 @@ const TOTALS = `select account, business_date, currency,
     count(distinct pair_key) filter (where pair_disputed)::int as disputed_pairs,
     count(*) filter (where side = 'provider' and component = 'unknown_type')::int as unknown_type_count,
     ${sumOf('provider', "'unknown_type'")} as unknown_type_amount_cents
-  from (select i.*, bool_or(i.disputed or i.in_flight) over (partition by i.account, i.business_date, i.pair_key) as pair_disputed
+  from (select i.*, bool_or(i.disputed) over (partition by i.account, i.business_date, i.pair_key) as pair_disputed
         from (select i.*, ${DISPUTED} as disputed from settlement_items i) i) x
   group by account, business_date, currency`;
 
@@ -187,7 +184,7 @@ const TOTALS_COMMENTS: Record<string, string> = {
   currency: 'ISO 4217 currency: every figure of the row is in it.',
   difference_cents: 'provider_net_cents - ledger_net_cents.',
   explained_cents:
-    'The part of the difference made of movements an open discrepancy names (either side of the pair), or still in flight (settlement_items.in_flight): the open discrepancies of the day explain it.',
+    'The part of the difference made of movements an open discrepancy names (either side of the pair): the open discrepancies of the day explain it.',
   unexplained_cents:
     'difference_cents - explained_cents: money nothing explains. Not 0 once the grace period has run out, it is the discrepancy settlement_unexplained of that day and currency.',
   disputed_pairs: 'Movements (pairs) of the row that an open discrepancy names.',
@@ -259,8 +256,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .raw(
       `create view settlement_items with (security_barrier) as
        select account, business_date, currency, pair_key, side, component, amount_cents, fee_cents,
-         (${NET})::bigint as net_cents, transaction_id, merchant_transaction_id, return_transaction_id, adjustment_key,
-         in_flight
+         (${NET})::bigint as net_cents, transaction_id, merchant_transaction_id, return_transaction_id, adjustment_key
        from (${ITEMS}) i where ${VISIBLE('account')}`,
     )
     .execute(db);

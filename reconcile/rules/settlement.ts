@@ -6,8 +6,7 @@ import type { RuleContext } from './statement.ts';
  * The settlement roll-forward (migration 0016: settlement_items, daily_settlement_totals): per
  * Eastern day and currency, the provider's net against the ledger's. The difference is explained by
  * the movements that an open discrepancy names (either side of a pair: a transaction and the ledger
- * entry it claims, a return and its booking), or that is still in flight (a ledger entry whose provider
- * transaction is PENDING); what is left, the remainder nothing explains, is a
+ * entry it claims, a return and its booking); what is left, the remainder nothing explains, is a
  * discrepancy of its own. This rule runs after every other: the open discrepancies of the range are
  * the run's findings; those of other days that are still open count too.
  */
@@ -40,7 +39,7 @@ const DAYS = (ctx: RuleContext) => {
     coalesce(sum(signed) filter (where pair_disputed), 0)::bigint as explained,
     coalesce(sum(signed) filter (where not pair_disputed), 0)::bigint as unexplained
   from (select i.*, case when i.side = 'provider' then i.net_cents else -i.net_cents end as signed,
-          bool_or(k.key is not null or i.in_flight) over (partition by i.business_date, i.pair_key) as pair_disputed
+          bool_or(k.key is not null) over (partition by i.business_date, i.pair_key) as pair_disputed
         from public.settlement_items i
         left join (select distinct key from (${namedKeys('findings', sql`true`)}
           union all ${namedKeys('discrepancies', others)}) k0) k on k.key = ${sql.raw(ITEM_KEY)}
