@@ -12,9 +12,6 @@ export function createMigrator(db: Kysely<any>): Migrator {
   return new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
-    // Numbers are reserved per change and changes land in any order: a warehouse migrated to 0021
-    // still applies a 0016 that landed after it (each migration stands on its own; none reads another).
-    allowUnorderedMigrations: true,
   });
 }
 

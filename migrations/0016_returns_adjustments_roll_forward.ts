@@ -205,16 +205,16 @@ for (const side of ['provider', 'ledger'] as const) {
   });
 }
 
-/** The business date of each kind, which is also the date its grace period (business days) counts from. */
-const BUSINESS_DATE_COMMENT =
-  'Eastern business date the problem belongs to. For the kinds with a grace period (graceBusinessDays, business days; docs/finance.md) it is the date the grace period counts from: ' +
+/** Every kind, and the date from which its grace period (business days) counts. */
+const KIND_COMMENT =
+  'What is wrong (docs/finance.md explains each kind and what to do). The grace period (graceBusinessDays, business days) of a kind counts from: ' +
   'missing_at_provider, the Eastern date of the ledger booking (merchant_ledger.booked_at); ' +
   'return_not_booked and return_notification_missing, provider_returns.returned_on; ' +
   'return_not_reported, the Eastern date the return notification was received (notifications.received_at); ' +
   'representment_missed, provider_returns.next_action_date; ' +
   'adjustment_not_booked, provider_adjustments.adjusted_on; ' +
   'settlement_unexplained, the day of the roll-forward (daily_settlement_totals.business_date). ' +
-  "The other kinds, with no grace period, take the provider row's date: missing_in_ledger, amount_mismatch, currency_mismatch, type_mismatch, status_mismatch, fee_mismatch, " +
+  'The other kinds have no grace period: missing_in_ledger, amount_mismatch, currency_mismatch, type_mismatch, status_mismatch, fee_mismatch, ' +
   'notification_missing, notification_late, notification_undelivered, notification_mismatch, duplicate_merchant_transaction, source_conflict.';
 
 const lit = (text: string) => `'${text.replaceAll("'", "''")}'`;
@@ -243,7 +243,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`comment on column provider_returns.returned_on is ${sql.lit(
     'Date of the return, the one the rules and their grace periods use (return_not_booked, return_notification_missing, the roll-forward): the date of the report that last carried the return (JSON reportDate, CSV Settlement Date, or legacy field 1, the last-updated date); report_date, settlement_date and last_updated_on keep each apart.',
   )}`.execute(db);
-  await sql`comment on column discrepancies.business_date is ${sql.lit(BUSINESS_DATE_COMMENT)}`.execute(db);
+  await sql`comment on column discrepancies.kind is ${sql.lit(KIND_COMMENT)}`.execute(db);
   await sql`do $$
     begin
       if exists (select from pg_roles where rolname = 'recon_analyst')
@@ -284,7 +284,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`comment on column discrepancies.business_date is ${sql.lit('Eastern business date the problem belongs to.')}`.execute(
+  await sql`comment on column discrepancies.kind is ${sql.lit('What is wrong: missing_in_ledger, amount_mismatch, ... (see README).')}`.execute(
     db,
   );
   await sql`drop view daily_settlement_totals`.execute(db);
