@@ -33,9 +33,6 @@ export const providerReturnsColumns = {
   updated_at: timestamptz.defaulted,
   unknown_mask: bigint.nullable,
   account: text.defaulted,
-  report_date: date.nullable,
-  settlement_date: date.nullable,
-  last_updated_on: date.nullable,
 } as const;
 
 export type ProviderReturnsTable = TableOf<typeof providerReturnsColumns>;

@@ -1,5 +1,4 @@
 import type {
-  AdjustmentRecord,
   LedgerRecord,
   LegacyTransactionRecord,
   ReturnRecord,
@@ -27,12 +26,6 @@ import {
   type Planting,
 } from './merchant-view/planting.ts';
 import { DEFAULT_RATES, type InjectionRates } from './merchant-view/rates.ts';
-import {
-  plantAdjustmentBookings,
-  plantLedgerOnlyAdjustment,
-  plantReturnNotification,
-  plantUnreportedReturn,
-} from './merchant-view/returns-and-adjustments.ts';
 
 /**
  * The merchant's side of a sandbox history, and the ground truth of reconciliation: from the
@@ -85,8 +78,6 @@ export interface MerchantView {
   readonly legacyTransactions: LegacyTransactionRecord[];
   /** Legacy type 1 records (returns of legacy-visible transactions, channels legacy and both). */
   readonly legacyReturns: ReturnRecord[];
-  /** Legacy type 4 records, keyed as the loader keys them. */
-  readonly providerAdjustments: AdjustmentRecord[];
   readonly ledger: LedgerRecord[];
   readonly notifications: NotificationHistoryEntry[];
   /** How many of `notifications` are refused for their content (notification_quarantined). */
@@ -117,7 +108,6 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const asOf = `${addDays(options.to, 31)}T05:00:00.000Z`;
   const providerTransactions: TransactionRecord[] = [];
   const doubles: { t: TransactionRecord; f: HistoryTransaction | undefined }[] = [];
-  const unexplainedDays = new Set<string>();
   let i = 0;
   for (const t of history.transactions({ asOf })) {
     const f = history.findByTransactionId(t.transaction_id);
@@ -140,8 +130,6 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     if (t.status === 'SUCCESSFUL' && draw(p.seed, i, 7) < rates.duplicateMerchantTransaction)
       doubles.push({ t, f });
     plantLedgerOnlyEntry(p, i, t);
-    if (f && !f.return) plantUnreportedReturn(p, i, t);
-    plantLedgerOnlyAdjustment(p, i, t, unexplainedDays);
     i++;
   }
   for (const { t, f } of doubles) providerTransactions.push(addDoubleSubmission(p, history, t, f));
@@ -161,29 +149,22 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const legacyOnlyReturns = legacyReturns.filter((r) => !reportReturnIds.has(r.return_transaction_id));
   const allReturns = [...providerReturns, ...legacyOnlyReturns];
   allReturns.forEach((r, j) => plantReturnBooking(p, j, r));
-  const merchantId = history.options.merchantId;
-  providerReturns.forEach((r, j) => {
-    const f = history.findByReturnTransactionId(r.return_transaction_id);
-    if (f) plantReturnNotification(p, j, r, f, merchantId);
-  });
-  const providerAdjustments = plantAdjustmentBookings(p, [...history.adjustments({ asOf })]);
 
-  // The last day that holds data or a planted discrepancy (a return, an adjustment, a representment's
-  // next action date): the range a run must cover to see them all.
-  const lastDay = [
-    ...allReturns.map((r) => r.returned_on ?? options.to),
-    ...providerAdjustments.map((a) => a.adjusted_on),
-    ...p.expected.map((e) => e.businessDate),
-  ].reduce((d, x) => (x > d ? x : d), addDays(options.to, 1));
+  const lastReturn = allReturns.reduce(
+    (d, r) => (r.returned_on && r.returned_on > d ? r.returned_on : d),
+    options.to,
+  );
   return {
     history,
     asOf,
-    range: { from: options.from, to: lastDay },
+    range: {
+      from: options.from,
+      to: lastReturn > addDays(options.to, 1) ? lastReturn : addDays(options.to, 1),
+    },
     providerTransactions,
     providerReturns,
     legacyTransactions,
     legacyReturns,
-    providerAdjustments,
     ledger: p.ledger,
     notifications: p.notifications,
     quarantinedNotifications: p.quarantined,

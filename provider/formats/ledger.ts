@@ -3,9 +3,8 @@
  * or NDJSON objects with the same names; told apart by the first non-blank byte (`{` is NDJSON).
  *
  * Validation is the migration's checks: merchant_transaction_id 1-30 characters; transaction_type
- * DEBIT, CREDIT, RETURN, ADJUSTMENT or REPRESENTMENT; amount_cents a non-negative whole number of cents
- * (CSV: digits; NDJSON: a JSON integer, or a string of digits, as exports of bigint columns often
- * write it), signed for an ADJUSTMENT (a leading '-'; fee_cents too), as the provider's adjustment is; currency three
+ * DEBIT, CREDIT or RETURN; amount_cents a non-negative whole number of cents (CSV: digits; NDJSON: a
+ * JSON integer, or a string of digits, as exports of bigint columns often write it); currency three
  * uppercase letters; status a canonical status; booked_at ISO-8601 with `Z` or an offset (a local time
  * without zone is ambiguous and refused), stored as UTC to the microsecond. Optional columns may be
  * absent or empty. Unknown columns are ignored (they stay in `raw`). A row that fails is a rejected
@@ -29,10 +28,6 @@ import { readCsvRecords } from './read-csv-records.ts';
 import { isBlank, readLines } from './read-lines.ts';
 
 export type LedgerFormat = 'ledger-csv' | 'ledger-ndjson';
-
-/** The ledger's transaction types (migration 0016): what the merchant booked. */
-const LEDGER_TYPES = ['DEBIT', 'CREDIT', 'RETURN', 'ADJUSTMENT', 'REPRESENTMENT'] as const;
-type LedgerType = (typeof LEDGER_TYPES)[number];
 
 const REQUIRED = [
   'merchant_transaction_id',
@@ -176,10 +171,9 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     );
   }
   const type = text(o, 'transaction_type');
-  if (!LEDGER_TYPES.includes(type as LedgerType)) {
-    throw new Problem(`transaction_type '${type ?? ''}' is not ${LEDGER_TYPES.join(', ')}`);
+  if (type !== 'DEBIT' && type !== 'CREDIT' && type !== 'RETURN') {
+    throw new Problem(`transaction_type '${type ?? ''}' is not DEBIT, CREDIT or RETURN`);
   }
-  const signed = type === 'ADJUSTMENT';
   const currency = text(o, 'currency');
   if (currency === null || !/^[A-Z]{3}$/.test(currency)) {
     throw new Problem(`currency '${currency ?? ''}' is not three uppercase letters (ISO 4217)`);
@@ -196,12 +190,12 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
   } catch (error) {
     throw new Problem(`booked_at: ${(error as Error).message}`);
   }
-  const amount = cents(o, 'amount_cents', from, signed);
+  const amount = cents(o, 'amount_cents', from);
   if (amount === null) throw new Problem('amount_cents is missing');
   return {
     kind: 'ledger',
     merchant_transaction_id: mtid,
-    transaction_type: type as LedgerType,
+    transaction_type: type,
     amount_cents: amount,
     currency,
     status: status as CanonicalStatus,
@@ -210,7 +204,7 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     original_merchant_transaction_id: text(o, OPTIONAL[1]),
     merchant_user_id: text(o, OPTIONAL[2]),
     product: text(o, OPTIONAL[3]),
-    fee_cents: cents(o, 'fee_cents', from, signed),
+    fee_cents: cents(o, 'fee_cents', from),
     description: text(o, OPTIONAL[5]),
     ...optionalAccount(o),
   };
@@ -241,27 +235,9 @@ function text(o: Record<string, unknown>, name: string): string | null {
   throw new Problem(`${name} is not a string`);
 }
 
-/**
- * A whole number of cents. `signed` (an ADJUSTMENT's amount and fee) allows a leading '-' or a
- * negative JSON integer: a provider adjustment takes money back as often as it gives.
- */
-function cents(
-  o: Record<string, unknown>,
-  name: string,
-  from: 'csv' | 'json',
-  signed = false,
-): number | null {
+function cents(o: Record<string, unknown>, name: string, from: 'csv' | 'json'): number | null {
   const v = o[name];
   if (v === undefined || v === null || v === '') return null;
-  if (signed) {
-    const negative = (typeof v === 'string' && v.startsWith('-')) || (typeof v === 'number' && v < 0);
-    if (negative) {
-      const magnitude = typeof v === 'string' ? v.slice(1) : -v;
-      const n = cents({ [name]: magnitude }, name, from);
-      if (n === null) throw new Problem(`${name}: '-' alone is not a number of cents`);
-      return n === 0 ? 0 : -n;
-    }
-  }
   try {
     return typeof v === 'string'
       ? digitsToCents(v)

@@ -2,10 +2,7 @@ import { sql } from 'kysely';
 import { claimTransactions } from './claims.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
 import { PENDING_RULES } from './pending.ts';
-import { ADJUSTMENT_RULES } from './adjustments.ts';
-import { RETURN_NOTIFICATION_RULES, claimReturnNotifications } from './return-notifications.ts';
 import { RETURN_RULES, claimReturns } from './returns.ts';
-import { SETTLEMENT_RULES } from './settlement.ts';
 import { type Rule, ruleStatement, suspectsCondition } from './rule.ts';
 import { prepareScope } from './scope.ts';
 import { SOURCE_RULES } from './sources.ts';
@@ -27,12 +24,8 @@ export const RULES: readonly Rule[] = [
   ...TRANSACTION_RULES,
   ...NOTIFICATION_RULES,
   ...RETURN_RULES,
-  ...RETURN_NOTIFICATION_RULES,
-  ...ADJUSTMENT_RULES,
   ...SOURCE_RULES,
   ...PENDING_RULES,
-  // Last: it reads the findings of all the others (the open discrepancies that explain a day).
-  ...SETTLEMENT_RULES,
 ];
 
 export interface MatchCounts {
@@ -59,7 +52,6 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
     sql`create temp table suspects on commit drop as select * from facts f where ${suspectsCondition(rules, ctx)}`,
   );
   const returns = await claimReturns(ctx);
-  await claimReturnNotifications(ctx);
   for (const rule of rules) await exec(ctx, ruleStatement(rule, ctx));
   return { ...claims, returns };
 }

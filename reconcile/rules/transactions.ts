@@ -38,12 +38,7 @@ export const duplicateMerchantTransaction: Rule = {
     suspects: true,
     join: 'join ranked first on first.mtid = f.merchant_transaction_id and first.rank = 1',
   },
-  // A payin the provider debits again after its return (a representment, return-notifications.ts)
-  // reuses the merchant transaction id by design: it is not a duplicate.
-  when: () => `f.rank > 1 and not exists (select 1 from provider_transactions o
-    join provider_returns r on r.original_transaction_id = o.transaction_id
-    where o.merchant_transaction_id = f.merchant_transaction_id and o.transaction_id <> f.transaction_id
-      and r.returned_on <= f.transaction_on)`,
+  when: () => 'f.rank > 1',
   select: () => ({
     discrepancy_key: `'duplicate_merchant_transaction:' || f.transaction_id`,
     transaction_id: 'f.transaction_id',

@@ -23,14 +23,6 @@ export interface InjectionRates {
   sourceConflict: number;
   /** Notifications delivered twice (same body): never a discrepancy. */
   duplicateDelivery: number;
-  /** Report returns whose return notification never arrives. */
-  returnNotificationMissing: number;
-  /** Return notifications of a return the provider never reports, per successful report transaction. */
-  returnNotReported: number;
-  /** Provider adjustments the ledger does not book. */
-  adjustmentNotBooked: number;
-  /** Ledger ADJUSTMENT entries the provider never made, per report transaction. */
-  ledgerOnlyAdjustment: number;
 }
 
 export const DEFAULT_RATES: InjectionRates = {
@@ -51,8 +43,4 @@ export const DEFAULT_RATES: InjectionRates = {
   duplicateMerchantTransaction: 0.01,
   sourceConflict: 0.2,
   duplicateDelivery: 0.05,
-  returnNotificationMissing: 0.1,
-  returnNotReported: 0.004,
-  adjustmentNotBooked: 0.2,
-  ledgerOnlyAdjustment: 0.002,
 };
