@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Config } from '../config/config.ts';
 import { wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
 
@@ -16,20 +17,102 @@ function limitsOf(opts: LimitOptions) {
   };
 }
 
+/** The two time-limit options that `add` and `limits` share. */
+function withLimits(c: Command): Command {
+  return c
+    .option('--statement-timeout <seconds>', 'longest query (default 900)', wholeNumberArg(1))
+    .option(
+      '--idle-in-transaction-timeout <seconds>',
+      'longest idle open transaction (default 300)',
+      wholeNumberArg(1),
+    );
+}
+
+/** `recon analysts add LOGIN`: the password, if any, from RECON_ANALYST_PASSWORD. */
+async function addAnalystLogin(config: Config, login: string, opts: LimitOptions): Promise<void> {
+  const { openDatabase } = await import('../db/connect.ts');
+  const { createAnalystLogin } = await import('../db/analyst-logins.ts');
+  const handle = await openDatabase(config, { watch: true });
+  try {
+    const password = process.env.RECON_ANALYST_PASSWORD;
+    const r = await createAnalystLogin(handle.db, {
+      login,
+      ...(password ? { password } : {}),
+      limits: limitsOf(opts),
+    });
+    process.stdout.write(
+      `${r.created ? 'created' : 'updated'} analyst login ${login}: statement_timeout ${r.limits.statementTimeoutSeconds} s, idle_in_transaction_session_timeout ${r.limits.idleInTransactionSeconds} s\n`,
+    );
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The accounts `recon analysts grant` names ('all' for --all-accounts), each one configured. */
+async function grantedAccounts(opts: {
+  accounts?: string;
+  allAccounts?: boolean;
+}): Promise<string[] | 'all'> {
+  const { ConfigError } = await import('../domain/errors.ts');
+  if ((opts.accounts === undefined) === (opts.allAccounts !== true)) {
+    throw new ConfigError('recon analysts grant: give exactly one of --accounts A,B and --all-accounts');
+  }
+  if (opts.allAccounts) return 'all';
+  const names = opts.accounts!.split(',').map((a) => a.trim());
+  const { loadAccounts } = await import('../config/accounts.ts');
+  const known = loadAccounts(process.env);
+  const unknown = names.filter((n) => !known.byName(n));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `--accounts: ${unknown.join(', ')} not in the accounts configuration (recon accounts list)`,
+    );
+  }
+  return names;
+}
+
+/** `recon analysts grant LOGIN`: limit the login to some accounts' rows, or lift the limit. */
+async function grantAnalystLogin(
+  config: Config,
+  login: string,
+  opts: { accounts?: string; allAccounts?: boolean },
+): Promise<void> {
+  const names = await grantedAccounts(opts);
+  const { openDatabase } = await import('../db/connect.ts');
+  const { grantAnalystAccounts } = await import('../db/analyst-logins.ts');
+  const handle = await openDatabase(config, { watch: true });
+  try {
+    const r = await grantAnalystAccounts(handle.db, login, names);
+    process.stdout.write(
+      r === 'all'
+        ? `analyst login ${login} sees every account\n`
+        : `analyst login ${login} sees accounts ${r.join(', ')} only\n`,
+    );
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `recon analysts limits`: the time limits on every analyst login. */
+async function setAnalystLimits(config: Config, opts: LimitOptions): Promise<void> {
+  const { openDatabase } = await import('../db/connect.ts');
+  const { applyAnalystLimits } = await import('../db/analyst-logins.ts');
+  const handle = await openDatabase(config, { watch: true });
+  try {
+    const logins = await applyAnalystLimits(handle.db, limitsOf(opts));
+    process.stdout.write(
+      `time limits set on ${logins.length} analyst login(s)${logins.length ? `: ${logins.join(', ')}` : ''}\n`,
+    );
+  } finally {
+    await handle.close();
+  }
+}
+
 export function registerAnalysts(program: Command): void {
   const analysts = program
     .command('analysts')
     .description(
       'analyst logins: members of recon_analyst with statement and idle-in-transaction time limits',
     );
-  const withLimits = (c: Command) =>
-    c
-      .option('--statement-timeout <seconds>', 'longest query (default 900)', wholeNumberArg(1))
-      .option(
-        '--idle-in-transaction-timeout <seconds>',
-        'longest idle open transaction (default 300)',
-        wholeNumberArg(1),
-      );
   withLimits(
     analysts
       .command('add')
@@ -38,24 +121,7 @@ export function registerAnalysts(program: Command): void {
       )
       .argument('<login>', 'role name: lower-case letters, digits, _'),
   ).action((login: string, opts: LimitOptions) =>
-    runCommand(async (config) => {
-      const { openDatabase } = await import('../db/connect.ts');
-      const { createAnalystLogin } = await import('../db/analyst-logins.ts');
-      const handle = await openDatabase(config, { watch: true });
-      try {
-        const password = process.env.RECON_ANALYST_PASSWORD;
-        const r = await createAnalystLogin(handle.db, {
-          login,
-          ...(password ? { password } : {}),
-          limits: limitsOf(opts),
-        });
-        process.stdout.write(
-          `${r.created ? 'created' : 'updated'} analyst login ${login}: statement_timeout ${r.limits.statementTimeoutSeconds} s, idle_in_transaction_session_timeout ${r.limits.idleInTransactionSeconds} s\n`,
-        );
-      } finally {
-        await handle.close();
-      }
-    }),
+    runCommand((config) => addAnalystLogin(config, login, opts)),
   );
   analysts
     .command('grant')
@@ -66,56 +132,11 @@ export function registerAnalysts(program: Command): void {
     .option('--accounts <names>', 'comma-separated account names, e.g. ca-main,us-main')
     .option('--all-accounts', 'lift the limit: the login sees every account')
     .action((login: string, opts: { accounts?: string; allAccounts?: boolean }) =>
-      runCommand(async (config) => {
-        const { ConfigError } = await import('../domain/errors.ts');
-        if ((opts.accounts === undefined) === (opts.allAccounts !== true)) {
-          throw new ConfigError(
-            'recon analysts grant: give exactly one of --accounts A,B and --all-accounts',
-          );
-        }
-        const names = opts.allAccounts ? 'all' : opts.accounts!.split(',').map((a) => a.trim());
-        if (names !== 'all') {
-          const { loadAccounts } = await import('../config/accounts.ts');
-          const known = loadAccounts(process.env);
-          const unknown = names.filter((n) => !known.byName(n));
-          if (unknown.length > 0) {
-            throw new ConfigError(
-              `--accounts: ${unknown.join(', ')} not in the accounts configuration (recon accounts list)`,
-            );
-          }
-        }
-        const { openDatabase } = await import('../db/connect.ts');
-        const { grantAnalystAccounts } = await import('../db/analyst-logins.ts');
-        const handle = await openDatabase(config, { watch: true });
-        try {
-          const r = await grantAnalystAccounts(handle.db, login, names);
-          process.stdout.write(
-            r === 'all'
-              ? `analyst login ${login} sees every account\n`
-              : `analyst login ${login} sees accounts ${r.join(', ')} only\n`,
-          );
-        } finally {
-          await handle.close();
-        }
-      }),
+      runCommand((config) => grantAnalystLogin(config, login, opts)),
     );
   withLimits(
     analysts
       .command('limits')
       .description('set the time limits on every login role that is a member of recon_analyst'),
-  ).action((opts: LimitOptions) =>
-    runCommand(async (config) => {
-      const { openDatabase } = await import('../db/connect.ts');
-      const { applyAnalystLimits } = await import('../db/analyst-logins.ts');
-      const handle = await openDatabase(config, { watch: true });
-      try {
-        const logins = await applyAnalystLimits(handle.db, limitsOf(opts));
-        process.stdout.write(
-          `time limits set on ${logins.length} analyst login(s)${logins.length ? `: ${logins.join(', ')}` : ''}\n`,
-        );
-      } finally {
-        await handle.close();
-      }
-    }),
-  );
+  ).action((opts: LimitOptions) => runCommand((config) => setAnalystLimits(config, opts)));
 }

@@ -4,6 +4,8 @@ import { SOURCES, type Source } from '../domain/records.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { dateArg, wholeNumberArg, accountArg } from './options.ts';
 import { runCommand } from './run.ts';
+import type { TemporalSession } from '../workers/temporal-session.ts';
+import type { WatchOutcome } from '../workers/client/watch-backfill.ts';
 
 interface BackfillCliOptions {
   from: string;
@@ -79,87 +81,106 @@ export function registerBackfill(program: Command): void {
     )
     .option('--detach', 'start (or find) the backfill and return at once')
     .option('--cancel', 'cancel the backfill of this range (its running windows are cancelled)')
-    .action((options: BackfillCliOptions) =>
-      runCommand(async (config) => {
-        const { splitWindows, backfillWorkflowId } = await import('../workflows/windows.ts');
-        // Throws InvalidDateWindow, a usage error (exit 2), before anything starts.
-        splitWindows(options.from, options.to);
-        const { parallelism, windowDays, sources } = options;
-        const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');
-        const accounts = selectAccounts(loadAccounts(), options.account).map((a) => a.name);
+    .action((options: BackfillCliOptions) => runCommand((config) => runBackfill(config, options)));
+}
 
-        const { installRuntime, shutdownRuntime } = await import('../workers/runtime.ts');
-        installRuntime({ level: 'ERROR', shutdownSignals: [] });
-        const { openTemporalSession, embeddedTemporalDbFile } =
-          await import('../workers/temporal-session.ts');
-        const session = await openTemporalSession(config, {
-          openActivities: () => openEmbeddedActivities(config),
-          dbFile: embeddedTemporalDbFile(config),
-        });
-        const controller = new AbortController();
-        const onSignal = () => controller.abort();
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-        try {
-          const workflowId = backfillWorkflowId(options.from, options.to, options.account);
-          if (options.cancel) {
-            await session.client.workflow.getHandle(workflowId).cancel();
-            process.stdout.write(`${workflowId}: cancellation requested (running windows are cancelled)\n`);
-            return 0;
-          }
-          const { startBackfill } = await import('../workers/client/backfill.ts');
-          const { handle, started } = await startBackfill(session.client, {
-            from: options.from,
-            to: options.to,
-            parallelism,
-            windowDays,
-            accounts,
-            ...(options.account ? { account: options.account } : {}),
-            taskQueue: session.taskQueue,
-            ...(sources ? { sources } : {}),
-          });
-          process.stderr.write(
-            `${started ? 'started' : 're-attached to running'} ${workflowId} on ${session.embedded ? `embedded Temporal ${session.address}` : session.address}\n`,
-          );
-          if (options.detach) {
-            process.stdout.write(`${workflowId}\n`);
-            if (session.embedded) {
-              process.stderr.write(
-                'embedded Temporal stops with this command: the backfill resumes when you run the same command again\n',
-              );
-            }
-            return 0;
-          }
-          const { watchBackfill } = await import('../workers/client/watch-backfill.ts');
-          const outcome = await watchBackfill(handle, { signal: controller.signal, client: session.client });
-          if (outcome.status === 'DETACHED') {
-            process.stderr.write(
-              `detached from ${workflowId}; it ${session.embedded ? 'resumes when you run the same command again' : 'keeps running'}; --cancel cancels it\n`,
-            );
-            return 130;
-          }
-          if (outcome.status === 'COMPLETED') {
-            process.stdout.write(`${JSON.stringify(await handle.result(), null, 2)}\n`);
-            return 0;
-          }
-          for (const f of outcome.progress?.failures ?? [])
-            process.stderr.write(
-              `failed ${f.account === undefined ? '' : `account ${f.account} `}${f.from}..${f.to}: ${f.message}\n`,
-            );
-          for (const a of outcome.progress?.accounts ?? []) {
-            process.stderr.write(
-              `account ${a.account}: ${a.windowsFailed > 0 ? 'FAILED' : a.windowsLeft > 0 ? 'unfinished' : 'completed'}, ` +
-                `${a.windowsDone} of ${a.windowsTotal} windows done, ${a.windowsFailed} failed, ${a.rowsLoaded} rows loaded\n`,
-            );
-          }
-          process.stderr.write(`${workflowId}: ${outcome.status.toLowerCase()}\n`);
-          return 1;
-        } finally {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          await session.close();
-          await shutdownRuntime();
-        }
-      }),
+/**
+ * `recon backfill`: checks the range, opens a Temporal session (embedded when TEMPORAL_ADDRESS is
+ * unset) and drives the backfill in it; SIGINT or SIGTERM detaches without cancelling.
+ */
+async function runBackfill(config: Config, options: BackfillCliOptions): Promise<number> {
+  const { splitWindows } = await import('../workflows/windows.ts');
+  // Throws InvalidDateWindow, a usage error (exit 2), before anything starts.
+  splitWindows(options.from, options.to);
+  const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');
+  const accounts = selectAccounts(loadAccounts(), options.account).map((a) => a.name);
+
+  const { installRuntime, shutdownRuntime } = await import('../workers/runtime.ts');
+  installRuntime({ level: 'ERROR', shutdownSignals: [] });
+  const { openTemporalSession, embeddedTemporalDbFile } = await import('../workers/temporal-session.ts');
+  const session = await openTemporalSession(config, {
+    openActivities: () => openEmbeddedActivities(config),
+    dbFile: embeddedTemporalDbFile(config),
+  });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await driveBackfill(session, options, accounts, controller.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await session.close();
+    await shutdownRuntime();
+  }
+}
+
+/** Cancels, or starts (or re-attaches to) the backfill and watches it to its end; the exit code. */
+async function driveBackfill(
+  session: TemporalSession,
+  options: BackfillCliOptions,
+  accounts: string[],
+  signal: AbortSignal,
+): Promise<number> {
+  const { backfillWorkflowId } = await import('../workflows/windows.ts');
+  const { parallelism, windowDays, sources } = options;
+  const workflowId = backfillWorkflowId(options.from, options.to, options.account);
+  if (options.cancel) {
+    await session.client.workflow.getHandle(workflowId).cancel();
+    process.stdout.write(`${workflowId}: cancellation requested (running windows are cancelled)\n`);
+    return 0;
+  }
+  const { startBackfill } = await import('../workers/client/backfill.ts');
+  const { handle, started } = await startBackfill(session.client, {
+    from: options.from,
+    to: options.to,
+    parallelism,
+    windowDays,
+    accounts,
+    ...(options.account ? { account: options.account } : {}),
+    taskQueue: session.taskQueue,
+    ...(sources ? { sources } : {}),
+  });
+  process.stderr.write(
+    `${started ? 'started' : 're-attached to running'} ${workflowId} on ${session.embedded ? `embedded Temporal ${session.address}` : session.address}\n`,
+  );
+  if (options.detach) {
+    process.stdout.write(`${workflowId}\n`);
+    if (session.embedded) {
+      process.stderr.write(
+        'embedded Temporal stops with this command: the backfill resumes when you run the same command again\n',
+      );
+    }
+    return 0;
+  }
+  const { watchBackfill } = await import('../workers/client/watch-backfill.ts');
+  const outcome = await watchBackfill(handle, { signal, client: session.client });
+  if (outcome.status === 'DETACHED') {
+    process.stderr.write(
+      `detached from ${workflowId}; it ${session.embedded ? 'resumes when you run the same command again' : 'keeps running'}; --cancel cancels it\n`,
     );
+    return 130;
+  }
+  if (outcome.status === 'COMPLETED') {
+    process.stdout.write(`${JSON.stringify(await handle.result(), null, 2)}\n`);
+    return 0;
+  }
+  printUnfinished(workflowId, outcome);
+  return 1;
+}
+
+/** A backfill that failed or was cancelled: its failed windows and where each account stands. */
+function printUnfinished(workflowId: string, outcome: WatchOutcome): void {
+  for (const f of outcome.progress?.failures ?? [])
+    process.stderr.write(
+      `failed ${f.account === undefined ? '' : `account ${f.account} `}${f.from}..${f.to}: ${f.message}\n`,
+    );
+  for (const a of outcome.progress?.accounts ?? []) {
+    process.stderr.write(
+      `account ${a.account}: ${a.windowsFailed > 0 ? 'FAILED' : a.windowsLeft > 0 ? 'unfinished' : 'completed'}, ` +
+        `${a.windowsDone} of ${a.windowsTotal} windows done, ${a.windowsFailed} failed, ${a.rowsLoaded} rows loaded\n`,
+    );
+  }
+  process.stderr.write(`${workflowId}: ${outcome.status.toLowerCase()}\n`);
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Config } from '../config/config.ts';
 import { MAX_REJECTED_HELP, wholeNumberArg } from './options.ts';
 import { EXIT, runCommand } from './run.ts';
 
@@ -21,60 +22,7 @@ export function registerNotifications(program: Command): void {
       'confirm each stored notification through ConfirmTrans (needs the RECON_* provider settings)',
     )
     .action((opts: { host: string; confirm?: boolean }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { startNotificationReceiver } = await import('../ingest/notifications/server.ts');
-        const handle = await openDatabase(config, { longRunning: true });
-        const { metricsSettings } = await import('../observability/metrics-settings.ts');
-        const metricsAt = metricsSettings(process.env);
-        const { createMetrics } = await import('../observability/metrics.ts');
-        const metrics = metricsAt ? createMetrics() : undefined;
-        const { loadAccounts } = await import('../config/accounts.ts');
-        const accounts = loadAccounts(process.env);
-        let confirm: import('../ingest/notifications/server.ts').ConfirmNotification | undefined;
-        const clients = new Map<string, import('../provider/client/index.ts').ProviderClient>();
-        if (opts.confirm) {
-          const { createAccountClient } = await import('../provider/client/account-client.ts');
-          for (const account of accounts.list) {
-            clients.set(account.name, createAccountClient(config, accounts, account));
-          }
-          // ConfirmTransactionRequest (docs/provider-interface.md): the notification's members plus
-          // additionalData, sent with the credentials of the account the notification is filed under.
-          confirm = async (body, notification) => {
-            const client = clients.get(notification.account ?? 'default');
-            if (!client) throw new Error(`no provider account ${notification.account} to confirm with`);
-            const answer = await client.confirmTransaction({
-              ...(body as Record<string, unknown>),
-              additionalData: [],
-            });
-            return { verificationCode: answer.verification_code ?? null };
-          };
-        }
-        const receiver = await startNotificationReceiver({
-          ...(confirm ? { confirm } : {}),
-          handle,
-          config,
-          accounts,
-          port: config.port ?? 8080,
-          host: opts.host,
-          allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),
-          log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
-          ...(metrics ? { metrics } : {}),
-        });
-        process.stdout.write(`notification receiver listening on ${receiver.url}\n`);
-        const { startMetricsServer } = await import('../observability/serve-metrics.ts');
-        const metricsServer =
-          metrics && metricsAt ? await startMetricsServer({ metrics, ...metricsAt }) : undefined;
-        if (metricsServer) process.stdout.write(`metrics at ${metricsServer.url}\n`);
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve);
-          process.once('SIGTERM', resolve);
-        });
-        await receiver.close();
-        await Promise.all([...clients.values()].map((c) => c.close()));
-        await metricsServer?.close();
-        await handle.close();
-      }),
+      runCommand((config) => serveNotifications(config, opts)),
     );
   notifications
     .command('replay')
@@ -87,29 +35,7 @@ export function registerNotifications(program: Command): void {
       collectIds,
       [],
     )
-    .action((opts: { id: number[] }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { replayQuarantine } = await import('../ingest/notifications/replay-quarantine.ts');
-        const { loadAccounts } = await import('../config/accounts.ts');
-        const accounts = loadAccounts(process.env);
-        const handle = await openDatabase(config);
-        try {
-          const summary = await replayQuarantine(handle.db, {
-            accounts,
-            ...(opts.id.length > 0 ? { ids: opts.id } : {}),
-          });
-          process.stdout.write(`${JSON.stringify(summary)}\n`);
-          for (const s of summary.stillRefused) {
-            process.stderr.write(
-              `recon: quarantined delivery ${s.quarantineId} is still refused: ${s.reason}\n`,
-            );
-          }
-        } finally {
-          await handle.close();
-        }
-      }),
-    );
+    .action((opts: { id: number[] }) => runCommand((config) => replayNotifications(config, opts)));
   notifications
     .command('import')
     .description(
@@ -118,34 +44,118 @@ export function registerNotifications(program: Command): void {
     .argument('<file>', 'NDJSON file')
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
     .action((file: string, opts: { maxRejected?: number }) =>
-      runCommand(async (config) => {
-        const { openInput } = await import('../ingest/load/open-input.ts');
-        const { openDatabase } = await import('../db/connect.ts');
-        const { importNotificationHistory } = await import('../ingest/notifications/import-history.ts');
-        const input = await openInput(file);
-        const handle = await openDatabase(config);
-        try {
-          const ids: number[] = [];
-          const summary = await importNotificationHistory(handle.db, input, {
-            fileName: file,
-            ...(opts.maxRejected !== undefined ? { maxQuarantined: opts.maxRejected } : {}),
-            onQuarantined: (id) => ids.push(id),
-          });
-          process.stdout.write(`${JSON.stringify(summary)}\n`);
-          if (summary.quarantined > 0) {
-            process.stderr.write(
-              `recon: warning: ${summary.quarantined} line(s) quarantined; list them with: recon warehouse psql -- -c "select quarantine_id, kind, reason from notification_quarantine_redacted where quarantine_id between ${Math.min(...ids)} and ${Math.max(...ids)} order by quarantine_id"\n`,
-            );
-          }
-          if (summary.linesRead > 0 && summary.quarantined === summary.linesRead) {
-            process.stderr.write(
-              `recon: no line of ${file} is a notification (all ${summary.linesRead} quarantined): check that it is a notification history export, NDJSON {kind, received_at, payload}\n`,
-            );
-            return EXIT.failed;
-          }
-        } finally {
-          await handle.close();
-        }
-      }),
+      runCommand((config) => importNotifications(config, file, opts)),
     );
+}
+
+/** `recon notifications serve`: the receiver (and /metrics when asked for) until SIGINT or SIGTERM. */
+async function serveNotifications(config: Config, opts: { host: string; confirm?: boolean }): Promise<void> {
+  const { openDatabase } = await import('../db/connect.ts');
+  const { startNotificationReceiver } = await import('../ingest/notifications/server.ts');
+  const handle = await openDatabase(config, { longRunning: true });
+  const { metricsSettings } = await import('../observability/metrics-settings.ts');
+  const metricsAt = metricsSettings(process.env);
+  const { createMetrics } = await import('../observability/metrics.ts');
+  const metrics = metricsAt ? createMetrics() : undefined;
+  const { loadAccounts } = await import('../config/accounts.ts');
+  const accounts = loadAccounts(process.env);
+  let confirm: import('../ingest/notifications/server.ts').ConfirmNotification | undefined;
+  const clients = new Map<string, import('../provider/client/index.ts').ProviderClient>();
+  if (opts.confirm) {
+    const { createAccountClient } = await import('../provider/client/account-client.ts');
+    for (const account of accounts.list) {
+      clients.set(account.name, createAccountClient(config, accounts, account));
+    }
+    // ConfirmTransactionRequest (docs/provider-interface.md): the notification's members plus
+    // additionalData, sent with the credentials of the account the notification is filed under.
+    confirm = async (body, notification) => {
+      const client = clients.get(notification.account ?? 'default');
+      if (!client) throw new Error(`no provider account ${notification.account} to confirm with`);
+      const answer = await client.confirmTransaction({
+        ...(body as Record<string, unknown>),
+        additionalData: [],
+      });
+      return { verificationCode: answer.verification_code ?? null };
+    };
+  }
+  const receiver = await startNotificationReceiver({
+    ...(confirm ? { confirm } : {}),
+    handle,
+    config,
+    accounts,
+    port: config.port ?? 8080,
+    host: opts.host,
+    allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),
+    log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+    ...(metrics ? { metrics } : {}),
+  });
+  process.stdout.write(`notification receiver listening on ${receiver.url}\n`);
+  const { startMetricsServer } = await import('../observability/serve-metrics.ts');
+  const metricsServer =
+    metrics && metricsAt ? await startMetricsServer({ metrics, ...metricsAt }) : undefined;
+  if (metricsServer) process.stdout.write(`metrics at ${metricsServer.url}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await receiver.close();
+  await Promise.all([...clients.values()].map((c) => c.close()));
+  await metricsServer?.close();
+  await handle.close();
+}
+
+/** `recon notifications replay`: quarantined deliveries checked again and stored once. */
+async function replayNotifications(config: Config, opts: { id: number[] }): Promise<void> {
+  const { openDatabase } = await import('../db/connect.ts');
+  const { replayQuarantine } = await import('../ingest/notifications/replay-quarantine.ts');
+  const { loadAccounts } = await import('../config/accounts.ts');
+  const accounts = loadAccounts(process.env);
+  const handle = await openDatabase(config);
+  try {
+    const summary = await replayQuarantine(handle.db, {
+      accounts,
+      ...(opts.id.length > 0 ? { ids: opts.id } : {}),
+    });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    for (const s of summary.stillRefused) {
+      process.stderr.write(`recon: quarantined delivery ${s.quarantineId} is still refused: ${s.reason}\n`);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `recon notifications import FILE`: EXIT.failed when no line of the file is a notification. */
+async function importNotifications(
+  config: Config,
+  file: string,
+  opts: { maxRejected?: number },
+): Promise<number | void> {
+  const { openInput } = await import('../ingest/load/open-input.ts');
+  const { openDatabase } = await import('../db/connect.ts');
+  const { importNotificationHistory } = await import('../ingest/notifications/import-history.ts');
+  const input = await openInput(file);
+  const handle = await openDatabase(config);
+  try {
+    const ids: number[] = [];
+    const summary = await importNotificationHistory(handle.db, input, {
+      fileName: file,
+      ...(opts.maxRejected !== undefined ? { maxQuarantined: opts.maxRejected } : {}),
+      onQuarantined: (id) => ids.push(id),
+    });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (summary.quarantined > 0) {
+      process.stderr.write(
+        `recon: warning: ${summary.quarantined} line(s) quarantined; list them with: recon warehouse psql -- -c "select quarantine_id, kind, reason from notification_quarantine_redacted where quarantine_id between ${Math.min(...ids)} and ${Math.max(...ids)} order by quarantine_id"\n`,
+      );
+    }
+    if (summary.linesRead > 0 && summary.quarantined === summary.linesRead) {
+      process.stderr.write(
+        `recon: no line of ${file} is a notification (all ${summary.linesRead} quarantined): check that it is a notification history export, NDJSON {kind, received_at, payload}\n`,
+      );
+      return EXIT.failed;
+    }
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import type { Config } from '../config/config.ts';
 import {
   dateArg,
   fractionArg,
@@ -35,11 +36,18 @@ interface SandboxCliOptions {
 }
 
 export function registerSandbox(program: Command): void {
-  program
-    .command('sandbox')
-    .description(
-      'run the simulated provider on 127.0.0.1 (token, report, status, ConfirmTrans, interactive, legacy query) and print the RECON_* variables that point recon pull at it',
-    )
+  withSandboxOptions(
+    program
+      .command('sandbox')
+      .description(
+        'run the simulated provider on 127.0.0.1 (token, report, status, ConfirmTrans, interactive, legacy query) and print the RECON_* variables that point recon pull at it',
+      ),
+  ).action((o: SandboxCliOptions) => runCommand((config) => runSandbox(config, o)));
+}
+
+/** The history, fault and output options of `recon sandbox`. */
+function withSandboxOptions(c: Command): Command {
+  return c
     .option('--port <port>', 'TCP port (default: PORT, else any free port)', wholeNumberArg(0, 65535))
     .option('--seed <seed>', 'history seed', '1')
     .option('--transactions <n>', 'transactions in the history', wholeNumberArg(1), 1000)
@@ -92,60 +100,60 @@ export function registerSandbox(program: Command): void {
       'write the ground truth of that merchant view (expected discrepancies, JSON)',
       outputFileArg,
     )
-    .option('--log', 'print one line per request (method, path, status) on stderr')
-    .action((o: SandboxCliOptions) =>
-      runCommand(async (config) => {
-        const { startSandbox } = await import('../sandbox/server.ts');
-        const seed = /^\d+$/.test(o.seed) ? Number(o.seed) : o.seed;
-        const history = o.writeLedger || o.writeTruth ? await writeMerchantView(o, seed) : undefined;
-        const sandbox = await startSandbox({
-          history,
-          port: o.port ?? config.port ?? 0,
-          seed,
-          transactions: o.transactions,
-          from: o.from,
-          to: o.to,
-          asOf: o.asOf,
-          notifyUrl: o.notifyUrl,
-          notifySecret: config.notificationSecret,
-          faults: {
-            errorRate: o.faultErrorRate,
-            rateLimitRate: o.faultRateLimitRate,
-            retryAfter: o.faultRetryAfter,
-            slowMs: o.faultSlowMs,
-            cutRate: o.faultCutRate,
-            cutAfterBytes: o.faultCutAfterBytes,
-            truncateZip: o.faultTruncateZip === true,
-            tokenTtlMs: o.faultTokenTtlMs,
-            legacyErrorPage: o.faultLegacyErrorPage,
-            extraColumn: o.faultExtraColumn === true,
-            shortBodyBytes: o.faultShortBodyBytes,
-          },
-          log: o.log ? (line) => process.stderr.write(`${line}\n`) : undefined,
-        });
-        // The sandbox's own throwaway credentials are printed on purpose: they are what a user needs
-        // to point recon pull at it, and they open nothing else.
-        const env = { ...sandbox.env(), RECON_ENVIRONMENT: 'staging' };
-        process.stdout.write(
-          `# sandbox provider listening; transaction API at ${sandbox.transactionBaseUrl}\n` +
-            Object.entries(env)
-              .map(([k, v]) => `${k}=${v}\n`)
-              .join('') +
-            '# put these in a staging env file (or export them), then: recon pull --source report-transactions --from ... --to ...\n',
-        );
-        if (o.notifyHistory && o.notifyUrl) {
-          void sandbox
-            .notify()
-            .then((r) => process.stderr.write(`# notifications: ${r.delivered} of ${r.sent} delivered\n`));
-        }
-        await new Promise<void>((resolve) => {
-          const stop = () => resolve();
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-        });
-        await sandbox.close();
-      }),
-    );
+    .option('--log', 'print one line per request (method, path, status) on stderr');
+}
+
+/** `recon sandbox`: serves until SIGINT or SIGTERM. */
+async function runSandbox(config: Config, o: SandboxCliOptions): Promise<void> {
+  const { startSandbox } = await import('../sandbox/server.ts');
+  const seed = /^\d+$/.test(o.seed) ? Number(o.seed) : o.seed;
+  const history = o.writeLedger || o.writeTruth ? await writeMerchantView(o, seed) : undefined;
+  const sandbox = await startSandbox({
+    history,
+    port: o.port ?? config.port ?? 0,
+    seed,
+    transactions: o.transactions,
+    from: o.from,
+    to: o.to,
+    asOf: o.asOf,
+    notifyUrl: o.notifyUrl,
+    notifySecret: config.notificationSecret,
+    faults: {
+      errorRate: o.faultErrorRate,
+      rateLimitRate: o.faultRateLimitRate,
+      retryAfter: o.faultRetryAfter,
+      slowMs: o.faultSlowMs,
+      cutRate: o.faultCutRate,
+      cutAfterBytes: o.faultCutAfterBytes,
+      truncateZip: o.faultTruncateZip === true,
+      tokenTtlMs: o.faultTokenTtlMs,
+      legacyErrorPage: o.faultLegacyErrorPage,
+      extraColumn: o.faultExtraColumn === true,
+      shortBodyBytes: o.faultShortBodyBytes,
+    },
+    log: o.log ? (line) => process.stderr.write(`${line}\n`) : undefined,
+  });
+  // The sandbox's own throwaway credentials are printed on purpose: they are what a user needs
+  // to point recon pull at it, and they open nothing else.
+  const env = { ...sandbox.env(), RECON_ENVIRONMENT: 'staging' };
+  process.stdout.write(
+    `# sandbox provider listening; transaction API at ${sandbox.transactionBaseUrl}\n` +
+      Object.entries(env)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join('') +
+      '# put these in a staging env file (or export them), then: recon pull --source report-transactions --from ... --to ...\n',
+  );
+  if (o.notifyHistory && o.notifyUrl) {
+    void sandbox
+      .notify()
+      .then((r) => process.stderr.write(`# notifications: ${r.delivered} of ${r.sent} delivered\n`));
+  }
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await sandbox.close();
 }
 
 /**

@@ -143,11 +143,6 @@ describe('one owner for each idea', () => {
 const STILL_LONG: string[] = [
   'bench/nightly.ts:benchNightly',
   'bench/workbench.ts:run',
-  'cli/analysts.ts:registerAnalysts',
-  'cli/backfill.ts:registerBackfill',
-  'cli/notifications.ts:registerNotifications',
-  'cli/sandbox.ts:registerSandbox',
-  'cli/warehouse.ts:registerWarehouse',
   'ingest/load/load-rows.ts:loadParsedRows',
   'ingest/notifications/server.ts:handle',
   'ingest/notifications/server.ts:startNotificationReceiver',
