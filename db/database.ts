@@ -7,6 +7,7 @@ import { discrepancyTotalsColumns, type DiscrepancyTotalsTable } from './discrep
 import { feeScheduleColumns, type FeeScheduleTable } from './fee-schedule.table.ts';
 import { legacyTransactionsColumns, type LegacyTransactionsTable } from './legacy-transactions.table.ts';
 import { loadsColumns, type LoadsTable } from './loads.table.ts';
+import { matchingTolerancesColumns, type MatchingTolerancesTable } from './matching-tolerances.table.ts';
 import { merchantLedgerColumns, type MerchantLedgerTable } from './merchant-ledger.table.ts';
 import {
   notificationQuarantineColumns,
@@ -22,6 +23,7 @@ import {
 } from './provider-transactions.table.ts';
 import { pullCursorsColumns, type PullCursorsTable } from './pull-cursors.table.ts';
 import { reconcileRunsColumns, type ReconcileRunsTable } from './reconcile-runs.table.ts';
+import { reconcileSettingsColumns, type ReconcileSettingsTable } from './reconcile-settings.table.ts';
 import { rejectedRowsColumns, type RejectedRowsTable } from './rejected-rows.table.ts';
 import { returnMatchesColumns, type ReturnMatchesTable } from './return-matches.table.ts';
 import { rowHistoryColumns, type RowHistoryTable } from './row-history.table.ts';
@@ -37,6 +39,7 @@ import {
 } from './workbench-sign-in-throttle.table.ts';
 import { workbenchTokensColumns, type WorkbenchTokensTable } from './workbench-tokens.table.ts';
 import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-users.table.ts';
+import { writeOffsColumns, type WriteOffsTable } from './write-offs.table.ts';
 
 /** The warehouse as Kysely sees it. Add a table here and in {@link tableColumns} together. */
 export interface Database {
@@ -47,6 +50,7 @@ export interface Database {
   fee_schedule: FeeScheduleTable;
   legacy_transactions: LegacyTransactionsTable;
   loads: LoadsTable;
+  matching_tolerances: MatchingTolerancesTable;
   merchant_ledger: MerchantLedgerTable;
   notification_matches: NotificationMatchesTable;
   notification_quarantine: NotificationQuarantineTable;
@@ -56,6 +60,7 @@ export interface Database {
   provider_transactions: ProviderTransactionsTable;
   pull_cursors: PullCursorsTable;
   reconcile_runs: ReconcileRunsTable;
+  reconcile_settings: ReconcileSettingsTable;
   rejected_rows: RejectedRowsTable;
   return_matches: ReturnMatchesTable;
   row_history: RowHistoryTable;
@@ -68,6 +73,7 @@ export interface Database {
   workbench_sign_in_throttle: WorkbenchSignInThrottleTable;
   workbench_tokens: WorkbenchTokensTable;
   workbench_users: WorkbenchUsersTable;
+  write_offs: WriteOffsTable;
 }
 
 /** Runtime column specs of every table, compared with the migrated schema by a test. */
@@ -79,6 +85,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   fee_schedule: feeScheduleColumns,
   legacy_transactions: legacyTransactionsColumns,
   loads: loadsColumns,
+  matching_tolerances: matchingTolerancesColumns,
   merchant_ledger: merchantLedgerColumns,
   notification_matches: notificationMatchesColumns,
   notification_quarantine: notificationQuarantineColumns,
@@ -88,6 +95,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   provider_transactions: providerTransactionsColumns,
   pull_cursors: pullCursorsColumns,
   reconcile_runs: reconcileRunsColumns,
+  reconcile_settings: reconcileSettingsColumns,
   rejected_rows: rejectedRowsColumns,
   return_matches: returnMatchesColumns,
   row_history: rowHistoryColumns,
@@ -100,6 +108,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   workbench_sign_in_throttle: workbenchSignInThrottleColumns,
   workbench_tokens: workbenchTokensColumns,
   workbench_users: workbenchUsersColumns,
+  write_offs: writeOffsColumns,
 };
 
 /** A database or an open transaction: query functions take either as their first argument. */
