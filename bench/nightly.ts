@@ -5,15 +5,15 @@ import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { loadConfig } from '../config/config.ts';
+import { type Config, loadConfig } from '../config/config.ts';
 import { SOURCES } from '../domain/records.ts';
 import { addDays } from '../domain/time/calendar.ts';
 import { pullSource } from '../ingest/pull-source.ts';
-import { createProviderClient } from '../provider/client/index.ts';
+import { createProviderClient, type ProviderClient } from '../provider/client/index.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { loadMerchantSide } from '../sandbox/load-merchant-side.ts';
 import { deriveMerchantView, type MerchantView } from '../sandbox/merchant-view.ts';
-import { startSandbox } from '../sandbox/server.ts';
+import { type Sandbox, startSandbox } from '../sandbox/server.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
 import { type BenchServer, openBenchServer } from './scratch-databases.ts';
 import type { BenchStep } from './steps.ts';
@@ -68,19 +68,29 @@ export function nightOf(day: string, now: string): Night {
   return { from: addDays(day, 1 - NIGHT.lookbackDays), to: day, now };
 }
 
-export async function benchNightly(
-  options: {
-    historyRows?: number;
-    dayRows?: number;
-    keep?: boolean;
-    reuse?: boolean;
-    /** Nights measured on each warehouse (fresh copies); the medians are compared. */
-    repeat?: number;
-    /** Measure one warehouse only (for RECON_PROFILE=explain: one warehouse's plans); no ratio then. */
-    only?: 'empty' | 'large';
-    log?: (line: string) => void;
-  } = {},
-): Promise<NightlyFigures> {
+interface NightlyOptions {
+  historyRows?: number;
+  dayRows?: number;
+  keep?: boolean;
+  reuse?: boolean;
+  /** Nights measured on each warehouse (fresh copies); the medians are compared. */
+  repeat?: number;
+  /** Measure one warehouse only (for RECON_PROFILE=explain: one warehouse's plans); no ratio then. */
+  only?: 'empty' | 'large';
+  log?: (line: string) => void;
+}
+
+/** What a night pulls from: the sandbox, and the client and config that reach it. */
+interface Provider {
+  readonly sandbox: Sandbox;
+  readonly client: ProviderClient;
+  readonly config: Config;
+}
+
+/** The prepared warehouses (templates), each night measured on a fresh copy of one. */
+type Templates = Record<'empty' | 'large', string>;
+
+export async function benchNightly(options: NightlyOptions = {}): Promise<NightlyFigures> {
   const historyRows = options.historyRows ?? 10_000_000;
   const dayRows = options.dayRows ?? 15_000;
   const repeat = options.repeat ?? 3;
@@ -93,72 +103,23 @@ export async function benchNightly(
   const sandbox = await startSandbox({ history: view.history });
   const config = loadConfig({ ...sandbox.env(), RECON_ENVIRONMENT: 'staging' });
   const client = createProviderClient(config, { env: {} });
+  const provider: Provider = { sandbox, client, config };
   const server = await openBenchServer();
   const tag = `${historyRows}_${dayRows}`;
   const templates = { empty: `recon_bench_nightly_empty_${tag}`, large: `recon_bench_nightly_large_${tag}` };
-  const runNight = async (handle: DatabaseHandle, night: Night): Promise<NightTimes & { rows: number }> => {
-    sandbox.setAsOf(night.now);
-    const t0 = performance.now();
-    // As workflows/window-workflow.ts: every source at once, then the reconcile of the window.
-    const loads = await Promise.all(
-      SOURCES.map((source) =>
-        pullSource(
-          { handle, client, config },
-          { source, from: night.from, to: night.to, origin: 'workflow' },
-        ),
-      ),
-    );
-    const t1 = performance.now();
-    await reconcileRange(handle.db, night);
-    const t2 = performance.now();
-    return {
-      pullSeconds: round2((t1 - t0) / 1000),
-      reconcileSeconds: round2((t2 - t1) / 1000),
-      totalSeconds: round2((t2 - t0) / 1000),
-      rows: loads.reduce((n, l) => n + l.rowsRead, 0),
-    };
-  };
   try {
     for (const [which, name] of Object.entries(templates)) {
-      if (options.reuse && (await server.exists(name))) {
-        // Prepared by an earlier version: brought to this version's schema first, as `recon migrate`
-        // would bring a warehouse (the copies are made from it as it is).
-        log(
-          `nightly bench: reusing the prepared ${which} warehouse ${name} (migrating it to the latest schema)`,
-        );
-        const prepared = server.open(name, 1);
-        try {
-          await migrateToLatest(prepared.db);
-        } finally {
-          await prepared.close();
-        }
-        continue;
-      }
-      await prepare(server, name, which === 'large' ? historyRows : 0, view, runNight, log);
+      if (options.reuse && (await server.exists(name))) await reusePrepared(server, which, name, log);
+      else await prepare(server, name, which === 'large' ? historyRows : 0, view, provider, log);
     }
-    // Each measurement runs the night on a fresh copy of the prepared warehouse (the night changes
-    // it); empty and large alternate, and the median of `repeat` nights of each is compared.
-    const measured: Record<'empty' | 'large', NightTimes[]> = { empty: [], large: [] };
-    let rowsPulled = 0;
-    for (let r = 0; r < repeat; r++) {
-      for (const which of options.only ? [options.only] : (['empty', 'large'] as const)) {
-        const copy = `${templates[which]}_run_${process.pid}`;
-        const handle = await server.create(copy, { template: templates[which], poolSize: 12 });
-        try {
-          await sql`vacuum analyze`.execute(handle.db);
-          const load = loadavg()[0]!.toFixed(1);
-          const times = await runNight(handle, nightOf(NIGHT.day, NIGHT.now));
-          measured[which].push(times);
-          rowsPulled = times.rows;
-          log(
-            `  night of ${NIGHT.day}, ${which} warehouse: pull and load ${times.pullSeconds} s (${times.rows.toLocaleString('en')} rows), reconcile ${times.reconcileSeconds} s, total ${times.totalSeconds} s (load average ${load})`,
-          );
-        } finally {
-          await handle.close();
-          await server.drop(copy);
-        }
-      }
-    }
+    const { measured, rowsPulled } = await measureNights(
+      server,
+      templates,
+      provider,
+      repeat,
+      options.only,
+      log,
+    );
     if (options.only)
       return { historyRows, dayRows, rowsPulled, ...measuredOnly(measured), nights: measured };
     const empty = median(measured.empty);
@@ -186,6 +147,80 @@ export async function benchNightly(
   }
 }
 
+/** One night, as workflows/window-workflow.ts runs it: every source at once, then the reconcile of the window. */
+async function runNight(
+  { sandbox, client, config }: Provider,
+  handle: DatabaseHandle,
+  night: Night,
+): Promise<NightTimes & { rows: number }> {
+  sandbox.setAsOf(night.now);
+  const t0 = performance.now();
+  const loads = await Promise.all(
+    SOURCES.map((source) =>
+      pullSource({ handle, client, config }, { source, from: night.from, to: night.to, origin: 'workflow' }),
+    ),
+  );
+  const t1 = performance.now();
+  await reconcileRange(handle.db, night);
+  const t2 = performance.now();
+  return {
+    pullSeconds: round2((t1 - t0) / 1000),
+    reconcileSeconds: round2((t2 - t1) / 1000),
+    totalSeconds: round2((t2 - t0) / 1000),
+    rows: loads.reduce((n, l) => n + l.rowsRead, 0),
+  };
+}
+
+/**
+ * A warehouse prepared by an earlier version: brought to this version's schema first, as `recon
+ * migrate` would bring a warehouse (the copies are made from it as it is).
+ */
+async function reusePrepared(server: BenchServer, which: string, name: string, log: (line: string) => void) {
+  log(`nightly bench: reusing the prepared ${which} warehouse ${name} (migrating it to the latest schema)`);
+  const prepared = server.open(name, 1);
+  try {
+    await migrateToLatest(prepared.db);
+  } finally {
+    await prepared.close();
+  }
+}
+
+/**
+ * Each measurement runs the night on a fresh copy of the prepared warehouse (the night changes it);
+ * empty and large alternate, `repeat` nights of each (of `only`, when given).
+ */
+async function measureNights(
+  server: BenchServer,
+  templates: Templates,
+  provider: Provider,
+  repeat: number,
+  only: 'empty' | 'large' | undefined,
+  log: (line: string) => void,
+): Promise<{ measured: Record<'empty' | 'large', NightTimes[]>; rowsPulled: number }> {
+  const measured: Record<'empty' | 'large', NightTimes[]> = { empty: [], large: [] };
+  let rowsPulled = 0;
+  for (let r = 0; r < repeat; r++) {
+    for (const which of only ? [only] : (['empty', 'large'] as const)) {
+      const copy = `${templates[which]}_run_${process.pid}`;
+      const handle = await server.create(copy, { template: templates[which], poolSize: 12 });
+      try {
+        await sql`vacuum analyze`.execute(handle.db);
+        const load = loadavg()[0]!.toFixed(1);
+        const times = await runNight(provider, handle, nightOf(NIGHT.day, NIGHT.now));
+        measured[which].push(times);
+        rowsPulled = times.rows;
+        log(
+          `  night of ${NIGHT.day}, ${which} warehouse: pull and load ${times.pullSeconds} s (${times.rows.toLocaleString('en')} rows), reconcile ${times.reconcileSeconds} s, total ${times.totalSeconds} s (load average ${load})`,
+        );
+      } finally {
+        await handle.close();
+        await server.drop(copy);
+      }
+    }
+  }
+  return { measured, rowsPulled };
+}
+
 /**
  * A warehouse as the nights before {@link NIGHT} left it: the merchant side (ledger, notification
  * history) of the sandbox's days, `historyRows` of reconciled history before them, and the night
@@ -196,7 +231,7 @@ async function prepare(
   name: string,
   historyRows: number,
   view: MerchantView,
-  runNight: (handle: DatabaseHandle, night: Night) => Promise<unknown>,
+  provider: Provider,
   log: (line: string) => void,
 ): Promise<void> {
   const p0 = performance.now();
@@ -219,7 +254,7 @@ async function prepare(
     }
     await loadMerchantSide(handle, view, 'staging');
     // The night before: its pulls leave the look-back days loaded, as they are when the timed night comes.
-    await runNight(handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
+    await runNight(provider, handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
     await sql`vacuum analyze`.execute(handle.db);
     log(`  ${name}: prepared in ${elapsed()}`);
   } finally {

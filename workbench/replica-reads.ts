@@ -65,56 +65,51 @@ export function createReplicaReads(
       wrote: async () => {},
     };
   }
-  const retryAfterMs = replica.retryAfterMs ?? REPLICA_RETRY_MS;
-  const pins = new Map<string, Pin>();
-  let downSince: number | undefined;
+  return new RoutedReads(primary, replica, log);
+}
 
-  /** Whether this reader may read the replica now; asks the replica when the reader has a pin. */
-  async function replicaServes(reader: Reader): Promise<boolean> {
-    if (downSince !== undefined && Date.now() - downSince < retryAfterMs) return false;
-    const pin = reader ? pins.get(reader.name) : undefined;
-    if (!pin || !reader) return true;
-    if ('until' in pin) {
-      if (Date.now() < pin.until) return false;
-      pins.delete(reader.name);
-      return true;
+/** The reads of a workbench that has a replica: pins after writes, fallback to the primary. */
+class RoutedReads implements ReplicaReads {
+  readonly #pins = new Map<string, Pin>();
+  readonly #retryAfterMs: number;
+  #downSince: number | undefined;
+
+  readonly primary: Kysely<Database>;
+  readonly replica: ReadReplica;
+  readonly log: (line: string) => void;
+
+  constructor(primary: Kysely<Database>, replica: ReadReplica, log: (line: string) => void) {
+    this.primary = primary;
+    this.replica = replica;
+    this.log = log;
+    this.#retryAfterMs = replica.retryAfterMs ?? REPLICA_RETRY_MS;
+  }
+
+  async read<T>(reader: Reader, read: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    let replicaError: unknown;
+    try {
+      if (await this.#replicaServes(reader)) {
+        const result = await read(this.replica.db);
+        this.#answered();
+        return result;
+      }
+    } catch (error) {
+      replicaError = error;
     }
-    // A server that is not in recovery is no replica: it has everything the primary committed.
-    const { rows } = await sql<{ replayed: boolean }>`
-      select coalesce(pg_last_wal_replay_lsn() >= ${pin.lsn}::pg_lsn, not pg_is_in_recovery()) as replayed
-    `.execute(replica!.db);
-    if (!rows[0]?.replayed) return false;
-    if (pins.get(reader.name) === pin) pins.delete(reader.name);
-    return true;
+    const result = await read(this.primary);
+    if (replicaError !== undefined) this.#failed(replicaError);
+    return result;
   }
 
-  function answered(): void {
-    if (downSince === undefined) return;
-    downSince = undefined;
-    log(`workbench: the read replica ${replica!.address} answers again: heavy reads go to it`);
-  }
-
-  function failed(error: unknown): void {
-    const first = downSince === undefined;
-    downSince = Date.now();
-    if (first)
-      log(
-        `workbench: the read replica ${replica!.address} failed (${error instanceof Error ? error.message : String(error)}): reading from the primary, trying the replica again every ${Math.round(retryAfterMs / 1000)} s`,
-      );
-  }
-
-  async function* stream<T>(
-    reader: Reader,
-    open: (db: Kysely<Database>) => AsyncIterable<T>,
-  ): AsyncIterable<T> {
+  async *stream<T>(reader: Reader, open: (db: Kysely<Database>) => AsyncIterable<T>): AsyncIterable<T> {
     let fromReplica: AsyncIterator<T> | undefined;
     let first: IteratorResult<T> | undefined;
     let replicaError: unknown;
     try {
-      if (await replicaServes(reader)) {
-        fromReplica = open(replica!.db)[Symbol.asyncIterator]();
+      if (await this.#replicaServes(reader)) {
+        fromReplica = open(this.replica.db)[Symbol.asyncIterator]();
         first = await fromReplica.next();
-        answered();
+        this.#answered();
       }
     } catch (error) {
       replicaError = error;
@@ -128,43 +123,57 @@ export function createReplicaReads(
       return;
     }
     let reported = replicaError === undefined;
-    for await (const row of open(primary)) {
-      if (!reported) failed(replicaError);
+    for await (const row of open(this.primary)) {
+      if (!reported) this.#failed(replicaError);
       reported = true;
       yield row;
     }
-    if (!reported) failed(replicaError);
+    if (!reported) this.#failed(replicaError);
   }
 
-  return {
-    async read(reader, read) {
-      let replicaError: unknown;
-      try {
-        if (await replicaServes(reader)) {
-          const result = await read(replica.db);
-          answered();
-          return result;
-        }
-      } catch (error) {
-        replicaError = error;
-      }
-      const result = await read(primary);
-      if (replicaError !== undefined) failed(replicaError);
-      return result;
-    },
+  async wrote(reader: Reader): Promise<void> {
+    if (!reader) return;
+    try {
+      const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(
+        this.primary,
+      );
+      this.#pins.set(reader.name, { lsn: rows[0]!.lsn });
+    } catch {
+      this.#pins.set(reader.name, { until: Date.now() + UNKNOWN_POSITION_PIN_MS });
+    }
+  }
 
-    stream,
+  /** Whether this reader may read the replica now; asks the replica when the reader has a pin. */
+  async #replicaServes(reader: Reader): Promise<boolean> {
+    if (this.#downSince !== undefined && Date.now() - this.#downSince < this.#retryAfterMs) return false;
+    const pin = reader ? this.#pins.get(reader.name) : undefined;
+    if (!pin || !reader) return true;
+    if ('until' in pin) {
+      if (Date.now() < pin.until) return false;
+      this.#pins.delete(reader.name);
+      return true;
+    }
+    // A server that is not in recovery is no replica: it has everything the primary committed.
+    const { rows } = await sql<{ replayed: boolean }>`
+      select coalesce(pg_last_wal_replay_lsn() >= ${pin.lsn}::pg_lsn, not pg_is_in_recovery()) as replayed
+    `.execute(this.replica.db);
+    if (!rows[0]?.replayed) return false;
+    if (this.#pins.get(reader.name) === pin) this.#pins.delete(reader.name);
+    return true;
+  }
 
-    async wrote(reader) {
-      if (!reader) return;
-      try {
-        const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(
-          primary,
-        );
-        pins.set(reader.name, { lsn: rows[0]!.lsn });
-      } catch {
-        pins.set(reader.name, { until: Date.now() + UNKNOWN_POSITION_PIN_MS });
-      }
-    },
-  };
+  #answered(): void {
+    if (this.#downSince === undefined) return;
+    this.#downSince = undefined;
+    this.log(`workbench: the read replica ${this.replica.address} answers again: heavy reads go to it`);
+  }
+
+  #failed(error: unknown): void {
+    const first = this.#downSince === undefined;
+    this.#downSince = Date.now();
+    if (first)
+      this.log(
+        `workbench: the read replica ${this.replica.address} failed (${error instanceof Error ? error.message : String(error)}): reading from the primary, trying the replica again every ${Math.round(this.#retryAfterMs / 1000)} s`,
+      );
+  }
 }
