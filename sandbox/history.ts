@@ -72,96 +72,12 @@ function tagOf(seed: number | string): string {
 
 /** Creates the history. Cheap: nothing is generated until asked. */
 export function createHistory(input: HistoryOptions): History {
-  if (!Number.isSafeInteger(input.transactions) || input.transactions < 0) {
-    throw new RangeError(`transactions must be a non-negative integer, got ${input.transactions}`);
-  }
-  const dayCount = isValidDate(input.from) && isValidDate(input.to) ? daysInclusive(input.from, input.to) : 0;
-  if (dayCount < 1) {
-    throw new RangeError(`from..to must be YYYY-MM-DD days in order, got ${input.from}..${input.to}`);
-  }
-  const options: Required<HistoryOptions> = {
-    seed: input.seed,
-    transactions: input.transactions,
-    from: input.from,
-    to: input.to,
-    merchantId: input.merchantId ?? 'IBTMERCH0001',
-    legacyMerchantId: input.legacyMerchantId ?? 'EXF00001',
-    legacyConflictRate: input.legacyConflictRate ?? 0,
-    currency: input.currency ?? null,
-    merchantTransactionTag: input.merchantTransactionTag ?? tagOf(input.seed),
-  };
-  const seed = seedOf(input.seed);
-  const tag = tagOf(input.seed);
-  const n = input.transactions;
-  const defaultAsOfUs = easternMidnightMs(addDays(input.to, 31)) * 1000;
-  const added: HistoryTransaction[] = [];
-
-  const dayStartUs: number[] = [];
-  for (let d = 0; d <= dayCount; d++) dayStartUs.push(easternMidnightMs(addDays(input.from, d)) * 1000);
-  const firstIndexOfDay = (d: number) => Math.ceil((d * n) / dayCount);
-  const layout: HistoryLayout = {
-    options,
-    seed,
-    tag,
-    dayStartUs,
-    dayOfIndex: (i) => Math.floor((i * dayCount) / n),
-  };
-
-  const idPattern = new RegExp(`^T${tag}(\\d{10})$`);
-  const returnIdPattern = new RegExp(`^R${tag}(\\d{10})$`);
-
-  function fact(index: number): HistoryTransaction {
-    if (index >= 0 && index < n) return generateTransaction(layout, index);
-    const extra = added[index - n];
-    if (!extra) throw new RangeError(`no transaction ${index}: the history has ${n + added.length}`);
-    return extra;
-  }
-
-  /** Indices of the generated transactions received on Eastern days overlapping [startUs, endUs). */
-  function* indicesBetween(startUs: number, endUs: number): Generator<number> {
-    if (n === 0) return;
-    let d0 = 0;
-    while (d0 < dayCount && dayStartUs[d0 + 1]! <= startUs) d0++;
-    let d1 = dayCount;
-    while (d1 > d0 && dayStartUs[d1 - 1]! >= endUs) d1--;
-    const last = Math.min(n, firstIndexOfDay(d1));
-    for (let i = firstIndexOfDay(d0); i < last; i++) yield i;
-  }
-
-  function bounds(q: HistoryQuery = {}) {
-    return {
-      startUs: q.start ? parseIsoMicros(q.start) : Number.MIN_SAFE_INTEGER,
-      endUs: q.end ? parseIsoMicros(q.end) : Number.MAX_SAFE_INTEGER,
-      asOfUs: q.asOf ? parseIsoMicros(q.asOf) : defaultAsOfUs,
-    };
-  }
-
-  function* factsReceived(startUs: number, endUs: number, asOfUs: number): Generator<HistoryTransaction> {
-    for (const i of indicesBetween(startUs, endUs)) {
-      const f = generateTransaction(layout, i);
-      if (f.atMicros >= startUs && f.atMicros < endUs && f.atMicros <= asOfUs) yield f;
-    }
-    // Added transactions happened for real (now): asOf, which dates the synthetic history, ignores them.
-    for (const f of added) if (f.atMicros >= startUs && f.atMicros < endUs) yield f;
-  }
-
-  /** Transactions with a return in [startUs, endUs): received at most 7 days before the window. */
-  function* factsReturned(startUs: number, endUs: number, asOfUs: number): Generator<HistoryTransaction> {
-    const from = startUs === Number.MIN_SAFE_INTEGER ? startUs : startUs - 10 * DAY_MICROS;
-    for (const f of factsReceived(from, endUs, asOfUs)) {
-      const ret = f.return;
-      if (
-        ret &&
-        ret.returnedAtMicros >= startUs &&
-        ret.returnedAtMicros < endUs &&
-        ret.returnedAtMicros <= asOfUs
-      ) {
-        yield f;
-      }
-    }
-  }
-
-  const history: History = {
+  const h = planHistory(input);
+  const { options, n, added } = h;
+  const idPattern = new RegExp(`^T${h.layout.tag}(\\d{10})$`);
+  const returnIdPattern = new RegExp(`^R${h.layout.tag}(\\d{10})$`);
+  const fact = (index: number) => factAt(h, index);
+  return {
     options,
     get size() {
       return n + added.length;
@@ -181,49 +97,161 @@ export function createHistory(input: HistoryOptions): History {
       return f?.return ? f : undefined;
     },
     *facts(q) {
-      const { startUs, endUs, asOfUs } = bounds(q);
-      yield* factsReceived(startUs, endUs, asOfUs);
+      const { startUs, endUs, asOfUs } = bounds(h, q);
+      yield* factsReceived(h, startUs, endUs, asOfUs);
     },
     *transactions(q) {
-      const { startUs, endUs, asOfUs } = bounds(q);
-      for (const f of factsReceived(startUs, endUs, asOfUs)) {
+      const { startUs, endUs, asOfUs } = bounds(h, q);
+      for (const f of factsReceived(h, startUs, endUs, asOfUs)) {
         if (f.channel !== 'legacy') yield toTransactionRecord(options, f, asOfUs);
       }
     },
     *returns(q) {
-      const { startUs, endUs, asOfUs } = bounds(q);
-      for (const f of factsReturned(startUs, endUs, asOfUs)) {
+      const { startUs, endUs, asOfUs } = bounds(h, q);
+      for (const f of factsReturned(h, startUs, endUs, asOfUs)) {
         if (f.channel !== 'legacy') yield toReturnRecord(options, f, false);
       }
     },
     *legacyTransactions(q) {
-      const { startUs, endUs, asOfUs } = bounds(q);
-      for (const f of factsReceived(startUs, endUs, asOfUs)) {
+      const { startUs, endUs, asOfUs } = bounds(h, q);
+      for (const f of factsReceived(h, startUs, endUs, asOfUs)) {
         if (f.channel !== 'report') yield toLegacyRecord(options, f, q?.queryType ?? '5', asOfUs);
       }
     },
     *legacyReturns(q) {
-      const { startUs, endUs, asOfUs } = bounds(q);
-      for (const f of factsReturned(startUs, endUs, asOfUs)) {
+      const { startUs, endUs, asOfUs } = bounds(h, q);
+      for (const f of factsReturned(h, startUs, endUs, asOfUs)) {
         if (f.channel !== 'report') yield toReturnRecord(options, f, true);
       }
     },
     *adjustments(q) {
-      const { startUs, endUs, asOfUs } = bounds(q);
+      const { startUs, endUs, asOfUs } = bounds(h, q);
       const from = startUs === Number.MIN_SAFE_INTEGER ? startUs : startUs - 4 * DAY_MICROS;
-      for (const f of factsReceived(from, endUs, asOfUs)) {
+      for (const f of factsReceived(h, from, endUs, asOfUs)) {
         if (!f.adjustment) continue;
         const atUs = easternMidnightMs(f.adjustment.adjustedOn) * 1000;
         if (atUs >= startUs && atUs < endUs && atUs <= asOfUs) yield toAdjustmentRecord(options, f);
       }
     },
     add(tx) {
-      const f = addedTransaction(tag, n + added.length, tx);
+      const f = addedTransaction(h.layout.tag, n + added.length, tx);
       added.push(f);
       return f;
     },
   };
-  return history;
+}
+
+/** A history's plan: its options, how its `n` generated transactions spread over its days, and those added since. */
+interface HistoryPlan {
+  readonly options: Required<HistoryOptions>;
+  readonly layout: HistoryLayout;
+  readonly n: number;
+  readonly dayCount: number;
+  readonly defaultAsOfUs: number;
+  readonly added: HistoryTransaction[];
+}
+
+/** Checks the options and lays the transactions out over the days. */
+function planHistory(input: HistoryOptions): HistoryPlan {
+  if (!Number.isSafeInteger(input.transactions) || input.transactions < 0) {
+    throw new RangeError(`transactions must be a non-negative integer, got ${input.transactions}`);
+  }
+  const dayCount = isValidDate(input.from) && isValidDate(input.to) ? daysInclusive(input.from, input.to) : 0;
+  if (dayCount < 1) {
+    throw new RangeError(`from..to must be YYYY-MM-DD days in order, got ${input.from}..${input.to}`);
+  }
+  const options: Required<HistoryOptions> = {
+    seed: input.seed,
+    transactions: input.transactions,
+    from: input.from,
+    to: input.to,
+    merchantId: input.merchantId ?? 'IBTMERCH0001',
+    legacyMerchantId: input.legacyMerchantId ?? 'EXF00001',
+    legacyConflictRate: input.legacyConflictRate ?? 0,
+    currency: input.currency ?? null,
+    merchantTransactionTag: input.merchantTransactionTag ?? tagOf(input.seed),
+  };
+  const n = input.transactions;
+  const dayStartUs: number[] = [];
+  for (let d = 0; d <= dayCount; d++) dayStartUs.push(easternMidnightMs(addDays(input.from, d)) * 1000);
+  return {
+    options,
+    layout: {
+      options,
+      seed: seedOf(input.seed),
+      tag: tagOf(input.seed),
+      dayStartUs,
+      dayOfIndex: (i) => Math.floor((i * dayCount) / n),
+    },
+    n,
+    dayCount,
+    defaultAsOfUs: easternMidnightMs(addDays(input.to, 31)) * 1000,
+    added: [],
+  };
+}
+
+function factAt(h: HistoryPlan, index: number): HistoryTransaction {
+  if (index >= 0 && index < h.n) return generateTransaction(h.layout, index);
+  const extra = h.added[index - h.n];
+  if (!extra) throw new RangeError(`no transaction ${index}: the history has ${h.n + h.added.length}`);
+  return extra;
+}
+
+function bounds(h: HistoryPlan, q: HistoryQuery = {}) {
+  return {
+    startUs: q.start ? parseIsoMicros(q.start) : Number.MIN_SAFE_INTEGER,
+    endUs: q.end ? parseIsoMicros(q.end) : Number.MAX_SAFE_INTEGER,
+    asOfUs: q.asOf ? parseIsoMicros(q.asOf) : h.defaultAsOfUs,
+  };
+}
+
+/** Indices of the generated transactions received on Eastern days overlapping [startUs, endUs). */
+function* indicesBetween(h: HistoryPlan, startUs: number, endUs: number): Generator<number> {
+  const { n, dayCount } = h;
+  const { dayStartUs } = h.layout;
+  if (n === 0) return;
+  const firstIndexOfDay = (d: number) => Math.ceil((d * n) / dayCount);
+  let d0 = 0;
+  while (d0 < dayCount && dayStartUs[d0 + 1]! <= startUs) d0++;
+  let d1 = dayCount;
+  while (d1 > d0 && dayStartUs[d1 - 1]! >= endUs) d1--;
+  const last = Math.min(n, firstIndexOfDay(d1));
+  for (let i = firstIndexOfDay(d0); i < last; i++) yield i;
+}
+
+function* factsReceived(
+  h: HistoryPlan,
+  startUs: number,
+  endUs: number,
+  asOfUs: number,
+): Generator<HistoryTransaction> {
+  for (const i of indicesBetween(h, startUs, endUs)) {
+    const f = generateTransaction(h.layout, i);
+    if (f.atMicros >= startUs && f.atMicros < endUs && f.atMicros <= asOfUs) yield f;
+  }
+  // Added transactions happened for real (now): asOf, which dates the synthetic history, ignores them.
+  for (const f of h.added) if (f.atMicros >= startUs && f.atMicros < endUs) yield f;
+}
+
+/** Transactions with a return in [startUs, endUs): received at most 7 days before the window. */
+function* factsReturned(
+  h: HistoryPlan,
+  startUs: number,
+  endUs: number,
+  asOfUs: number,
+): Generator<HistoryTransaction> {
+  const from = startUs === Number.MIN_SAFE_INTEGER ? startUs : startUs - 10 * DAY_MICROS;
+  for (const f of factsReceived(h, from, endUs, asOfUs)) {
+    const ret = f.return;
+    if (
+      ret &&
+      ret.returnedAtMicros >= startUs &&
+      ret.returnedAtMicros < endUs &&
+      ret.returnedAtMicros <= asOfUs
+    ) {
+      yield f;
+    }
+  }
 }
 
 /** The default asOf of a history: the end of its last day plus 30 days, when all has settled. */

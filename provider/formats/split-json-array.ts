@@ -100,51 +100,60 @@ export class JsonArraySplitter {
         } else if (c === 10) this.line++;
         continue;
       }
-      if (c === 10) {
-        this.line++;
-        continue;
-      }
-      if (c === 32 || c === 9 || c === 13 || (c === 0xfeff && this.state === BEFORE_ARRAY)) continue;
-      switch (this.state) {
-        case BEFORE_ARRAY:
-          if (c !== 91) this.fail(`expected a JSON array ('[') but found ${describe(chunk, i)}`);
-          this.sawArray = true;
-          this.state = FIRST_VALUE;
-          break;
-        case FIRST_VALUE:
-        case NEXT_VALUE:
-          if (c === 93 && this.state === FIRST_VALUE) {
-            this.state = AFTER_ARRAY;
-            break;
-          }
-          if (c === 93 || c === 44) this.fail(`expected a value but found ${describe(chunk, i)}`);
-          this.state = IN_VALUE;
-          this.startLine = this.line;
-          segStart = i;
-          this.depth = c === 123 || c === 91 ? 1 : 0;
-          this.inString = c === 34;
-          this.scalar = !this.inString && this.depth === 0;
-          break;
-        case AFTER_VALUE:
-          if (c === 44) this.state = NEXT_VALUE;
-          else if (c === 93) this.state = AFTER_ARRAY;
-          else this.fail(`expected ',' or ']' after an element but found ${describe(chunk, i)}`);
-          break;
-        case AFTER_ARRAY:
-          this.fail(`unexpected ${describe(chunk, i)} after the end of the array`);
-      }
+      if (this.between(chunk, i, c)) segStart = i;
     }
-    if (this.state === IN_VALUE && segStart >= 0) {
-      const rest = chunk.slice(segStart);
-      this.pieces.push(rest);
-      this.pieceChars += rest.length;
-      if (this.pieceChars > MAX_ELEMENT_CHARS) {
-        this.fail(
-          `array element starting on line ${this.startLine} is longer than ${MAX_ELEMENT_CHARS} characters`,
-        );
-      }
-    }
+    if (this.state === IN_VALUE && segStart >= 0) this.keep(chunk.slice(segStart));
     return out;
+  }
+
+  /**
+   * The array's own punctuation and the white space between elements, character `c` at `i`: moves
+   * the state on; true when an element starts at `i`.
+   */
+  private between(chunk: string, i: number, c: number): boolean {
+    if (c === 10) {
+      this.line++;
+      return false;
+    }
+    if (c === 32 || c === 9 || c === 13 || (c === 0xfeff && this.state === BEFORE_ARRAY)) return false;
+    switch (this.state) {
+      case BEFORE_ARRAY:
+        if (c !== 91) this.fail(`expected a JSON array ('[') but found ${describe(chunk, i)}`);
+        this.sawArray = true;
+        this.state = FIRST_VALUE;
+        return false;
+      case FIRST_VALUE:
+      case NEXT_VALUE:
+        if (c === 93 && this.state === FIRST_VALUE) {
+          this.state = AFTER_ARRAY;
+          return false;
+        }
+        if (c === 93 || c === 44) this.fail(`expected a value but found ${describe(chunk, i)}`);
+        this.state = IN_VALUE;
+        this.startLine = this.line;
+        this.depth = c === 123 || c === 91 ? 1 : 0;
+        this.inString = c === 34;
+        this.scalar = !this.inString && this.depth === 0;
+        return true;
+      case AFTER_VALUE:
+        if (c === 44) this.state = NEXT_VALUE;
+        else if (c === 93) this.state = AFTER_ARRAY;
+        else this.fail(`expected ',' or ']' after an element but found ${describe(chunk, i)}`);
+        return false;
+      default: // AFTER_ARRAY
+        this.fail(`unexpected ${describe(chunk, i)} after the end of the array`);
+    }
+  }
+
+  /** Keeps the start of an element that the next chunk ends, as long as it stays under the limit. */
+  private keep(rest: string): void {
+    this.pieces.push(rest);
+    this.pieceChars += rest.length;
+    if (this.pieceChars > MAX_ELEMENT_CHARS) {
+      this.fail(
+        `array element starting on line ${this.startLine} is longer than ${MAX_ELEMENT_CHARS} characters`,
+      );
+    }
   }
 
   /**
