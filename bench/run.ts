@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../db/connect.ts';
@@ -55,6 +55,8 @@ if (existsSync(matching)) {
     benchMatching?: (o: { rows?: number; log?: (line: string) => void }) => Promise<{
       rows: number;
       firstRunSeconds: number;
+      floor: { joinSeconds: number; claimsSeconds: number; seconds: number };
+      firstRunOverFloor: number;
       rerunSeconds: number;
       changedRerunSeconds: number;
       discrepancies: number;
@@ -70,12 +72,23 @@ if (existsSync(matching)) {
         // benchMatching opens DATABASE_URL itself: point it at this run's server.
         process.env.DATABASE_URL = adminUrl;
         const f = await benchMatching({ rows: c.rows, log: c.log });
+        const load = `load ${loadavg()[0]!.toFixed(1)}`;
         return [
+          {
+            name: 'floor: parallel CREATE UNLOGGED TABLE AS provider ⋈ ledger ⋈ latest notification',
+            rows: f.rows,
+            seconds: f.floor.joinSeconds,
+          },
+          {
+            name: 'floor: the two claim inserts, sorted, into tables with the claims unique keys',
+            rows: f.rows,
+            seconds: f.floor.claimsSeconds,
+          },
           {
             name: 'reconcileRange, first run',
             rows: f.rows,
             seconds: f.firstRunSeconds,
-            note: `${f.discrepancies} discrepancies`,
+            note: `${f.discrepancies} discrepancies; ${f.firstRunOverFloor}x the floor (${f.floor.seconds.toFixed(2)} s; target <= 1.5x); ${load}`,
           },
           { name: 'reconcileRange, re-run (nothing changed: reused)', rows: f.rows, seconds: f.rerunSeconds },
           {

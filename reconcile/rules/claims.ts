@@ -18,6 +18,20 @@ const RANK_1_LEDGER = [
   .join(', ');
 
 /**
+ * The run's facts (one wide row per provider transaction of the range, see claimTransactions): an
+ * UNLOGGED table created and dropped inside the run's transaction ({@link dropFacts}), so it never
+ * outlives the run, whether the run commits, fails or the server crashes; nothing reads it across
+ * runs. One name is enough: runs hold recon_work.reconcile_lock, and a second run's CREATE would wait
+ * for the first's transaction anyway.
+ */
+export const FACTS_TABLE = 'recon_work.run_facts';
+
+/** Drops the run's facts (and the `facts` view over them) before the run's transaction commits. */
+export async function dropFacts(ctx: RuleContext): Promise<void> {
+  await exec(ctx, sql`drop table ${sql.raw(FACTS_TABLE)} cascade`);
+}
+
+/**
  * Deletes the claims of `table` whose `column` is a key that `keys` selects from facts. The keys are
  * settled into a table of their own and analysed first: with the condition on facts inside the
  * delete, the planner guessed a row or two, scanned facts once per claim of the table, and a month's
@@ -78,9 +92,14 @@ export async function claimTransactions(
   // of the claim tables for every row of the range. The joins of ordinary tables (ledger, claims) do
   // not depend on the run's temporary tables, so that parallel workers can run them; the temporary
   // ones (ranked, want_nm, want_sm) are joined above, in the run's backend.
+  // The table is UNLOGGED in the private schema, not TEMP: a temporary table can only be read by the
+  // backend that made it, so every statement reading facts ran on one core; these can run in
+  // parallel (1.45x on those statements, issue 30). It lives only inside the run's transaction (see
+  // FACTS_TABLE), so concurrent runs (queued on recon_work.reconcile_lock) and a crash, which empties
+  // UNLOGGED tables, never meet another run's rows. The run reads it as `facts`, a temporary view.
   await exec(
     ctx,
-    sql`create temp table facts on commit drop as
+    sql`create unlogged table ${sql.raw(FACTS_TABLE)} as
       select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
         p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
         coalesce(r.rank, 1) as rank,
@@ -101,7 +120,8 @@ export async function claimTransactions(
       left join legacy_transactions g on g.transaction_id = sm.transaction_id
       where p.transaction_on between ${from}::date and ${to}::date`,
   );
-  await exec(ctx, sql`analyze facts`);
+  await exec(ctx, sql`create temp view facts as select * from ${sql.raw(FACTS_TABLE)}`);
+  await exec(ctx, sql`analyze ${sql.raw(FACTS_TABLE)}`);
 
   // Claims are written only where they changed (a re-run over unchanged data writes nothing), and
   // the other side's UNIQUE constraint is only probed for those.

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { claimTransactions } from './claims.ts';
+import { claimTransactions, dropFacts } from './claims.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
 import { PENDING_RULES } from './pending.ts';
 import { RETURN_RULES, claimReturns } from './returns.ts';
@@ -53,5 +53,6 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
   );
   const returns = await claimReturns(ctx);
   for (const rule of rules) await exec(ctx, ruleStatement(rule, ctx));
+  await dropFacts(ctx);
   return { ...claims, returns };
 }

@@ -41,7 +41,9 @@ export async function execStatement(trx: Transaction<Database>, query: RawBuilde
   const compiled = query.compile(trx);
   if (
     PROFILE === 'explain' &&
-    /^\s*(select|insert|update|delete|with|create temp table \w+ on commit drop as)\b/i.test(compiled.sql)
+    /^\s*(select|insert|update|delete|with|create temp table \w+ on commit drop as|create unlogged table [\w.]+ as)\b/i.test(
+      compiled.sql,
+    )
   ) {
     const plan = await trx.executeQuery<{ 'QUERY PLAN': string }>({
       ...compiled,

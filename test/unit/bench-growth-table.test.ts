@@ -29,6 +29,8 @@ function size(rows: number, scale: number, extra: Partial<GrowthSize> = {}): Gro
       rows,
       generateSeconds: 1,
       firstRunSeconds: 2 * scale,
+      floor: { joinSeconds: 0.5 * scale, claimsSeconds: 0.5 * scale, seconds: scale },
+      firstRunOverFloor: 2,
       rerunSeconds: scale,
       changedRerunSeconds: 1.5 * scale,
       firstRunCpuSeconds: null,

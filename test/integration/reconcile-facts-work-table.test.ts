@@ -1,0 +1,63 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
+import { FACTS_TABLE } from '../../reconcile/rules/claims.ts';
+import type { Rule } from '../../reconcile/rules/rule.ts';
+import { RULES } from '../../reconcile/rules/run-rules.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+
+let h: DatabaseHandle;
+beforeAll(async () => {
+  h = await createTestDatabase();
+  const load = await insertLoad(h.db, 'report-transactions');
+  await insertTransactions(h.db, load, [{ transaction_id: 'T-1', notify_status: null }]);
+  await insertLedger(h.db, [{ merchant_transaction_id: 'M-T-1' }]);
+});
+afterAll(async () => h.close());
+
+const RANGE = { from: '2026-03-02', to: '2026-03-02' };
+
+/**
+ * A rule that reports, as a finding, how the run's facts are stored while the run reads them: its
+ * persistence (`u` for UNLOGGED, `t` for TEMP) and the number of rows in it.
+ */
+const factsProbe: Rule = {
+  name: 'test_facts_probe',
+  rule: 'test_facts_probe',
+  kinds: ['amount_mismatch'],
+  reads: {
+    from: () => `(select c.relpersistence::text as persistence, n.nspname::text as schema,
+      (select count(*) from facts) as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.oid = (select oid from pg_class where relname = 'run_facts' and relpersistence <> 't' limit 1)) x`,
+  },
+  when: () => 'true',
+  select: () => ({
+    discrepancy_key: `'test_facts_probe:' || x.schema || ':' || x.persistence || ':' || x.n`,
+    business_date: `'2026-03-02'::date`,
+  }),
+};
+
+describe("the run's facts", () => {
+  it('are an UNLOGGED table of the private schema while the run reads them (parallel readers), gone after it', async () => {
+    await reconcileRange(h.db, { ...RANGE, now: '2026-03-20T12:00:00Z' }, [...RULES, factsProbe]);
+    const found = await sql<{ discrepancy_key: string }>`
+      select discrepancy_key from discrepancies where rule = 'test_facts_probe'`.execute(h.db);
+    expect(found.rows.map((r) => r.discrepancy_key)).toEqual(['test_facts_probe:recon_work:u:1']);
+    // Nothing of one run is left for the next: the table lives and dies in the run's transaction.
+    const left = await sql<{ t: string | null }>`select to_regclass(${FACTS_TABLE})::text as t`.execute(h.db);
+    expect(left.rows[0]!.t).toBeNull();
+  });
+
+  it('are gone after a run that fails, and the next run builds its own', async () => {
+    const failing: Rule = { ...factsProbe, name: 'test_fails', when: () => '1 / 0 = 1' };
+    await expect(
+      reconcileRange(h.db, { ...RANGE, now: '2026-03-21T12:00:00Z' }, [...RULES, failing]),
+    ).rejects.toThrow(/division by zero/);
+    const left = await sql<{ t: string | null }>`select to_regclass(${FACTS_TABLE})::text as t`.execute(h.db);
+    expect(left.rows[0]!.t).toBeNull();
+    const summary = await reconcileRange(h.db, { ...RANGE, now: '2026-03-22T12:00:00Z' });
+    expect(summary.matched.transactions).toBe(1);
+  });
+});
