@@ -2,24 +2,23 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
-import type { DatabaseHandle } from '../db/connect.ts';
 import type { Database } from '../db/database.ts';
 import { DEFAULT_FOLLOW_UP } from '../config/follow-up.ts';
-import { loadConfig } from '../config/config.ts';
-import { SOURCES } from '../domain/records.ts';
 import { addDays } from '../domain/time/calendar.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { followUpNonFinal } from '../ingest/follow-up/follow-up-non-final.ts';
-import { pullSource } from '../ingest/pull-source.ts';
-import { createProviderClient } from '../provider/client/index.ts';
+import type { createProviderClient } from '../provider/client/index.ts';
 import { lastDueDate, reconcileRange } from '../reconcile/reconcile-range.ts';
-import { loadMerchantSide } from '../sandbox/load-merchant-side.ts';
-import { deriveMerchantView } from '../sandbox/merchant-view.ts';
-import { startSandbox } from '../sandbox/server.ts';
 import { rangesOfDates } from '../workflows/windows.ts';
-import { insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
-import { generateHistory, NIGHT, nightOf, round2, SANDBOX_DAYS } from './nightly.ts';
-import { openBenchServer } from './scratch-databases.ts';
+import {
+  median,
+  NIGHT,
+  nightOf,
+  onFreshCopy,
+  prepareWarehouse,
+  round2,
+  startNightBench,
+} from './night-setup.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -43,15 +42,12 @@ export interface FollowUpFigures {
   readonly without: number;
   readonly with: number;
   readonly followUpSeconds: number;
+  /** Of the follow-up: asking and writing the answers, then reconciling the days they changed. */
+  readonly lookupSeconds: number;
+  readonly reconcileSeconds: number;
   readonly ratio: number;
   readonly lookupRoundTripMs: number;
 }
-
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return round2(s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2);
-};
 
 /** 1 % (or `percent`) of the history PENDING again, spread evenly over its days. */
 async function makeNonFinal(db: Kysely<Database>, percent: number): Promise<void> {
@@ -68,6 +64,9 @@ export async function benchNightlyFollowUp(
     dayRows?: number;
     nonFinalPercent?: number;
     repeat?: number;
+    /** Keep the prepared warehouse as a template; `reuse` copies it instead of preparing again. */
+    keep?: boolean;
+    reuse?: boolean;
     log?: (line: string) => void;
   } = {},
 ): Promise<FollowUpFigures> {
@@ -75,60 +74,49 @@ export async function benchNightlyFollowUp(
   const dayRows = options.dayRows ?? 15_000;
   const repeat = options.repeat ?? 3;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const view = deriveMerchantView({
-    seed: 'nightly',
-    transactions: dayRows * (NIGHT.lookbackDays + 1),
-    ...SANDBOX_DAYS,
-  });
-  const sandbox = await startSandbox({ history: view.history });
-  const config = loadConfig({ ...sandbox.env(), RECON_ENVIRONMENT: 'staging' });
-  const client = createProviderClient(config, { env: {} });
-  const server = await openBenchServer();
-  const template = `recon_bench_follow_up_${historyRows}`;
-  const night = nightOf(NIGHT.day, NIGHT.now);
-  const runNight = async (handle: DatabaseHandle, n: typeof night) => {
-    sandbox.setAsOf(n.now);
-    await Promise.all(
-      SOURCES.map((source) =>
-        pullSource({ handle, client, config }, { source, from: n.from, to: n.to, origin: 'workflow' }),
-      ),
-    );
-    await reconcileRange(handle.db, n);
-  };
+  const bench = await startNightBench(dayRows);
+  const template = `recon_bench_follow_up_${historyRows}_${dayRows}`;
+  const percent = options.nonFinalPercent ?? 1;
   try {
-    const p0 = performance.now();
-    await prepare(server, template, historyRows, options.nonFinalPercent ?? 1, view, runNight);
-    log(`  ${template}: prepared in ${((performance.now() - p0) / 1000).toFixed(0)} s`);
+    await prepareWarehouse(bench, template, {
+      historyRows,
+      beforeReconcile: (db) => makeNonFinal(db, percent),
+      reuse: options.reuse === true,
+      log,
+    });
     const times = { without: [] as number[], with: [] as number[], followUp: [] as number[] };
-    let last = { nonFinal: 0, lookedUp: 0, settled: 0, days: 0 };
+    const parts = { lookups: [] as number[], reconcile: [] as number[] };
+    let last = { nonFinal: 0, lookedUp: 0, settled: 0, days: 0, lookupSeconds: 0, reconcileSeconds: 0 };
     for (let r = 0; r < repeat; r++) {
       for (const mode of ['without', 'with'] as const) {
-        const copy = `${template}_run_${process.pid}`;
-        const h = await server.create(copy, { template, poolSize: 12 });
-        try {
-          await sql`vacuum analyze`.execute(h.db);
+        await onFreshCopy(bench.server, template, async (h) => {
           const load = loadavg()[0]!.toFixed(1);
           const t0 = performance.now();
-          await runNight(h, night);
+          const night = nightOf(NIGHT.day, NIGHT.now);
+          await bench.runNight(h, night);
           const t1 = performance.now();
           if (mode === 'with') last = await followUpAfterNight(h.db, night.from);
           const t2 = performance.now();
           times[mode].push((t2 - t0) / 1000);
-          if (mode === 'with') times.followUp.push((t2 - t1) / 1000);
+          if (mode === 'with') {
+            times.followUp.push((t2 - t1) / 1000);
+            parts.lookups.push(last.lookupSeconds);
+            parts.reconcile.push(last.reconcileSeconds);
+          }
           log(
             `  night of ${NIGHT.day} ${mode} follow-up: night ${round2((t1 - t0) / 1000)} s` +
               (mode === 'with'
-                ? `, follow-up ${round2((t2 - t1) / 1000)} s (${last.lookedUp} of ${last.nonFinal} non-final asked, ${last.settled} settled, ${last.days} days reconciled again)`
+                ? `, follow-up ${round2((t2 - t1) / 1000)} s (${last.lookedUp} of ${last.nonFinal} non-final asked and written in ${last.lookupSeconds} s, ${last.settled} settled; ${last.days} days reconciled again in ${last.reconcileSeconds} s)`
                 : '') +
               ` (load average ${load})`,
           );
-        } finally {
-          await h.close();
-          await server.drop(copy);
-        }
+        });
       }
     }
-    const lookupRoundTripMs = await statusRoundTrip(client, view.providerTransactions[0]!.transaction_id);
+    const lookupRoundTripMs = await statusRoundTrip(
+      bench.client,
+      bench.view.providerTransactions[0]!.transaction_id,
+    );
     const figures: FollowUpFigures = {
       historyRows,
       nonFinal: last.nonFinal,
@@ -138,6 +126,8 @@ export async function benchNightlyFollowUp(
       without: median(times.without),
       with: median(times.with),
       followUpSeconds: median(times.followUp),
+      lookupSeconds: median(parts.lookups),
+      reconcileSeconds: median(parts.reconcile),
       ratio: round2(median(times.with) / median(times.without)),
       lookupRoundTripMs,
     };
@@ -147,16 +137,16 @@ export async function benchNightlyFollowUp(
     );
     return figures;
   } finally {
-    await server.drop(template);
-    await server.close();
-    await client.close();
-    await sandbox.close();
+    if (!options.keep) await bench.server.drop(template);
+    else log(`  kept ${template} (next run: --reuse)`);
+    await bench.close();
   }
 }
 
 /** What the workflow does after the night for the account: the follow-up, then the days it changed. */
 async function followUpAfterNight(db: Kysely<Database>, before: string) {
   const s = DEFAULT_FOLLOW_UP;
+  const t0 = performance.now();
   const f = await followUpNonFinal(db, {
     account: 'default',
     environment: 'staging',
@@ -174,36 +164,17 @@ async function followUpAfterNight(db: Kysely<Database>, before: string) {
     }),
     now: NIGHT.now,
   });
+  const t1 = performance.now();
   for (const range of rangesOfDates(f.dates)) await reconcileRange(db, { ...range, now: NIGHT.now });
-  return { nonFinal: f.nonFinal, lookedUp: f.lookedUp, settled: f.settled, days: f.dates.length };
-}
-
-/** The warehouse as the nights before left it: the history (some of it non-final), reconciled. */
-async function prepare(
-  server: Awaited<ReturnType<typeof openBenchServer>>,
-  template: string,
-  historyRows: number,
-  nonFinalPercent: number,
-  view: ReturnType<typeof deriveMerchantView>,
-  runNight: (handle: DatabaseHandle, n: { from: string; to: string; now: string }) => Promise<void>,
-): Promise<void> {
-  const handle = await server.create(template, { poolSize: 12 });
-  try {
-    await insertBenchLoad(handle.db);
-    await generateHistory(handle.db, historyRows, () => {});
-    await makeNonFinal(handle.db, nonFinalPercent);
-    await sql`vacuum analyze`.execute(handle.db);
-    await reconcileMonthByMonth(handle.db, {
-      from: '2024-03-01',
-      to: addDays(SANDBOX_DAYS.from, -1),
-      now: `${SANDBOX_DAYS.from}T06:30:00Z`,
-    });
-    await loadMerchantSide(handle, view, 'staging');
-    await runNight(handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
-    await sql`vacuum analyze`.execute(handle.db);
-  } finally {
-    await handle.close();
-  }
+  const t2 = performance.now();
+  return {
+    nonFinal: f.nonFinal,
+    lookedUp: f.lookedUp,
+    settled: f.settled,
+    days: f.dates.length,
+    lookupSeconds: round2((t1 - t0) / 1000),
+    reconcileSeconds: round2((t2 - t1) / 1000),
+  };
 }
 
 /** Median time of 20 status lookups of the sandbox over loopback (HTTP, token cached). */
@@ -247,5 +218,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   await benchNightlyFollowUp({
     ...(arg('--history-rows') !== undefined ? { historyRows: arg('--history-rows')! } : {}),
     ...(arg('--repeat') !== undefined ? { repeat: arg('--repeat')! } : {}),
+    keep: process.argv.includes('--keep'),
+    reuse: process.argv.includes('--reuse'),
   });
 }
