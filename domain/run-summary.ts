@@ -144,3 +144,22 @@ export interface VolumeCheckFailure extends DayWindow {
 
 /** What the low-volume check of one account came to in a nightly run or a backfill. */
 export type VolumeOutcome = VolumeCheckResult | VolumeCheckFailure;
+
+/**
+ * What the nightly follow-up did for one account (ingest/follow-up/follow-up-non-final.ts): counts
+ * and dates only, as it travels through the workflow's history.
+ */
+export interface FollowUpResult {
+  readonly account: string;
+  /** Non-final transactions within the horizon and before the night's windows (asked tonight or not). */
+  readonly nonFinal: number;
+  readonly lookedUp: number;
+  readonly failed: number;
+  /** Answers with a final status, written to the provider rows. */
+  readonly settled: number;
+  readonly stillPending: number;
+  /** The status-lookup load that wrote them; null when nothing changed. */
+  readonly loadId: number | null;
+  /** Eastern dates to reconcile again: those of settled transactions and of newly stuck ones. */
+  readonly dates: readonly string[];
+}

@@ -1,11 +1,17 @@
 import type { PullSummary } from '../domain/load-summary.ts';
 import type { Source } from '../domain/records.ts';
-import type { DayWindow, ReconcileWindowSummary, VolumeOutcome } from '../domain/run-summary.ts';
+import type {
+  DayWindow,
+  FollowUpResult,
+  ReconcileWindowSummary,
+  VolumeOutcome,
+} from '../domain/run-summary.ts';
 
 export type {
   AlertInput,
   AlertResult,
   DiscrepancyTotal,
+  FollowUpResult,
   ReconcileWindowSummary,
   RunSummaryAlert,
   VolumeCheckFailure,
@@ -174,19 +180,6 @@ export interface FollowUpInput {
   readonly before: string;
   /** The instant the night is judged at (ISO); absent: now. */
   readonly asOf?: string;
-}
-
-/** What the follow-up did for one account (counts and dates only). */
-export interface FollowUpResult {
-  readonly account: string;
-  readonly nonFinal: number;
-  readonly lookedUp: number;
-  readonly failed: number;
-  readonly settled: number;
-  readonly stillPending: number;
-  readonly loadId: number | null;
-  /** Eastern dates reconciled again after it: those of settled and of newly stuck transactions. */
-  readonly dates: readonly string[];
 }
 
 /** The follow-up of one account in a nightly result: what it learnt and the reconcile runs after it. */

@@ -5,7 +5,8 @@ import { easternDateOf } from '../../domain/time/eastern.ts';
 import { followUpNonFinal } from '../../ingest/follow-up/follow-up-non-final.ts';
 import { lastDueDate } from '../../reconcile/reconcile-range.ts';
 import { DEFAULT_SETTINGS } from '../../reconcile/settings.ts';
-import type { FollowUpInput, FollowUpResult } from '../../workflows/types.ts';
+import type { FollowUpResult } from '../../domain/run-summary.ts';
+import type { FollowUpInput } from '../../workflows/types.ts';
 import { accountTarget } from '../account-target.ts';
 import type { ActivityDependencies, LookupStatusFn } from '../dependencies.ts';
 

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import type { Environment } from '../../config/config.ts';
+import type { FollowUpResult } from '../../domain/run-summary.ts';
 import { addDays } from '../../domain/time/calendar.ts';
 import { type LookupStatus, lookupError, readStatusAnswer, type StatusAnswer } from './status-answer.ts';
 
@@ -46,21 +47,6 @@ export interface FollowUpRequest {
   readonly workflowId?: string;
   readonly signal?: AbortSignal;
   readonly onProgress?: (done: number) => void;
-}
-
-export interface FollowUpSummary {
-  readonly account: string;
-  /** Non-final transactions within the horizon and before `before` (asked tonight or not). */
-  readonly nonFinal: number;
-  readonly lookedUp: number;
-  readonly failed: number;
-  /** Answers with a final status, written to the provider rows. */
-  readonly settled: number;
-  readonly stillPending: number;
-  /** The status-lookup load that wrote them; null when nothing changed. */
-  readonly loadId: number | null;
-  /** Eastern dates to reconcile again: those of settled transactions and of newly stuck ones. */
-  readonly dates: readonly string[];
 }
 
 interface Due {
@@ -113,7 +99,7 @@ async function dueTransactions(db: Kysely<Database>, req: FollowUpRequest, now: 
 }
 
 /** Follows up one account's non-final transactions (see the module comment). */
-export async function followUpNonFinal(db: Kysely<Database>, req: FollowUpRequest): Promise<FollowUpSummary> {
+export async function followUpNonFinal(db: Kysely<Database>, req: FollowUpRequest): Promise<FollowUpResult> {
   const now = req.now ?? new Date().toISOString();
   const { rows, nonFinal } = await dueTransactions(db, req, now);
   const settled: { due: Due; answer: StatusAnswer }[] = [];
