@@ -1,17 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../config/config.ts';
-import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
-import { openProductionActivities } from '../../workers/production-activities.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { recon as runRecon, type ReconRun } from '../support/recon-process.ts';
-import {
-  type DevServer,
-  type RunningWorker,
-  startTestTemporal,
-  startTestWorker,
-  uniqueTaskQueue,
-} from '../support/temporal.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useSandboxCluster } from '../support/sandbox-cluster.ts';
 
 /**
  * `recon backfill` when the provider answers something that is not its data, with HTTP 200 (issue 25
@@ -20,44 +8,15 @@ import {
  * command says so and exits non-zero. The worker runs with a rejected-line limit of 0 per window
  * (RECON_MAX_REJECTED_PER_WINDOW), so that one cut row is over it.
  */
-let server: DevServer;
-let sandbox: Sandbox;
-let h: DatabaseHandle;
-let worker: RunningWorker;
-let closeActivities: () => Promise<void>;
-const taskQueue = uniqueTaskQueue('answers');
-
-beforeAll(async () => {
-  [server, sandbox, h] = await Promise.all([
-    startTestTemporal(),
-    startSandbox({ seed: 'answers', transactions: 120, from: '2026-03-01', to: '2026-03-20' }),
-    createTestDatabase(8),
-  ]);
-  const config = loadConfig({ ...sandbox.env(), RECON_MAX_REJECTED_PER_WINDOW: '0' });
-  const opened = openProductionActivities(config, h);
-  closeActivities = opened.close;
-  worker = await startTestWorker(server, taskQueue, opened.activities);
+const c = useSandboxCluster({
+  name: 'answers',
+  sandbox: { seed: 'answers', transactions: 120, from: '2026-03-01', to: '2026-03-20' },
+  env: { RECON_MAX_REJECTED_PER_WINDOW: '0' },
 });
-afterEach(() => sandbox.setFaults({}));
-afterAll(async () => {
-  await worker?.stop();
-  await closeActivities?.();
-  await sandbox?.close();
-  await server?.close();
-  await h?.close();
-});
-
-function recon(args: string[]): Promise<ReconRun> {
-  return runRecon(
-    h.connectionString,
-    args,
-    { ...sandbox.env(), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue },
-    { timeoutMs: 90_000 },
-  );
-}
+afterEach(() => c.sandbox.setFaults({}));
 
 async function count(table: 'legacy_transactions' | 'provider_returns' | 'provider_transactions') {
-  const row = await h.db
+  const row = await c.h.db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
@@ -65,7 +24,7 @@ async function count(table: 'legacy_transactions' | 'provider_returns' | 'provid
 }
 
 async function legacyLoads() {
-  return h.db
+  return c.h.db
     .selectFrom('loads')
     .select(['source', 'status', 'error', 'rows_rejected'])
     .where('source', '=', 'legacy-transactions')
@@ -75,8 +34,8 @@ async function legacyLoads() {
 
 describe('recon backfill and provider answers that are not data', () => {
   it('exits 1 naming the source, the window and the page when the legacy interface answers an HTML page with 200', async () => {
-    sandbox.setFaults({ legacyErrorPage: 'login-expired' });
-    const { code, stdout, stderr } = await recon([
+    c.sandbox.setFaults({ legacyErrorPage: 'login-expired' });
+    const { code, stdout, stderr } = await c.recon([
       'backfill',
       '--from',
       '2026-03-01',
@@ -101,13 +60,13 @@ describe('recon backfill and provider answers that are not data', () => {
     expect(loads.length).toBeGreaterThan(0);
     expect(loads.every((l) => l.status === 'failed')).toBe(true);
     expect(loads[0]!.error).toContain('NotAReport');
-    const rejected = await h.db.selectFrom('rejected_rows').select('raw').execute();
+    const rejected = await c.h.db.selectFrom('rejected_rows').select('raw').execute();
     expect(rejected).toEqual([]);
   });
 
   it('exits 1 when the legacy interface answers `Error: invalid merchant_pass` with 200', async () => {
-    sandbox.setFaults({ legacyErrorPage: 'invalid-merchant-pass' });
-    const { code, stderr } = await recon(['backfill', '--from', '2026-03-01', '--to', '2026-03-10']);
+    c.sandbox.setFaults({ legacyErrorPage: 'invalid-merchant-pass' });
+    const { code, stderr } = await c.recon(['backfill', '--from', '2026-03-01', '--to', '2026-03-10']);
     expect(code).toBe(1);
     expect(stderr).toContain(
       'legacy-transactions 2026-03-01..2026-03-10: the provider\'s answer is not a report (1 line, none of them a record; line 1: expected 21 fields (query type 5, fields 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,20,21,22), found 1); it starts: "Error: invalid merchant_pass"',
@@ -116,8 +75,8 @@ describe('recon backfill and provider answers that are not data', () => {
   });
 
   it('exits 1 when every legacy line has an extra column', async () => {
-    sandbox.setFaults({ extraColumn: true });
-    const { code, stderr } = await recon(['backfill', '--from', '2026-03-01', '--to', '2026-03-10']);
+    c.sandbox.setFaults({ extraColumn: true });
+    const { code, stderr } = await c.recon(['backfill', '--from', '2026-03-01', '--to', '2026-03-10']);
     expect(code).toBe(1);
     expect(stderr).toMatch(
       /legacy-transactions 2026-03-01\.\.2026-03-10: the provider's answer is not a report \(\d+ lines, none of them a record; line 1: expected 21 fields \(query type 5, fields 1,2,[\d,]+\), found 22\)/,
@@ -126,8 +85,8 @@ describe('recon backfill and provider answers that are not data', () => {
   });
 
   it('exits 1 when a window rejects more lines than RECON_MAX_REJECTED_PER_WINDOW (a body ended cleanly mid-row)', async () => {
-    sandbox.setFaults({ shortBodyBytes: 700 });
-    const { code, stderr } = await recon([
+    c.sandbox.setFaults({ shortBodyBytes: 700 });
+    const { code, stderr } = await c.recon([
       'backfill',
       '--from',
       '2026-03-01',
@@ -141,8 +100,8 @@ describe('recon backfill and provider answers that are not data', () => {
   });
 
   it('recon nightly exits 1 naming the source and the page when the legacy interface answers an HTML page', async () => {
-    sandbox.setFaults({ legacyErrorPage: 'login-expired' });
-    const { code, stderr } = await recon(['nightly', '--date', '2026-03-18', '--lookback-days', '1']);
+    c.sandbox.setFaults({ legacyErrorPage: 'login-expired' });
+    const { code, stderr } = await c.recon(['nightly', '--date', '2026-03-18', '--lookback-days', '1']);
     expect(code).toBe(1);
     expect(stderr).toContain('recon: nightly 2026-03-18 failed:');
     expect(stderr).toContain(
@@ -153,7 +112,7 @@ describe('recon backfill and provider answers that are not data', () => {
   });
 
   it('an empty answer stays a valid empty day: exits 0', async () => {
-    const { code, stdout } = await recon(['backfill', '--from', '2026-05-01', '--to', '2026-05-02']);
+    const { code, stdout } = await c.recon(['backfill', '--from', '2026-05-01', '--to', '2026-05-02']);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ windows: 1, rowsRead: 0, rowsRejected: 0 });
   });

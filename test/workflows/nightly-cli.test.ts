@@ -1,71 +1,33 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config/config.ts';
-import type { DatabaseHandle } from '../../db/connect.ts';
-import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
-import { openProductionActivities } from '../../workers/production-activities.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { recon as runRecon, type ReconRun } from '../support/recon-process.ts';
-import {
-  type DevServer,
-  type RunningWorker,
-  startTestTemporal,
-  startTestWorker,
-  uniqueTaskQueue,
-} from '../support/temporal.ts';
+import { describe, expect, it } from 'vitest';
+import { useSandboxCluster } from '../support/sandbox-cluster.ts';
 
 /**
  * `recon nightly --date` as an operator runs it, against a cluster (TEMPORAL_ADDRESS set) and its
  * worker, with the sandbox as the provider: a first night loads transactions still pending, a night
  * two weeks later follows them up to their end; a night whose window fails exits 1.
  */
-let server: DevServer;
-let sandbox: Sandbox;
-let h: DatabaseHandle;
-let worker: RunningWorker;
-let closeActivities: () => Promise<void>;
-const taskQueue = uniqueTaskQueue('nightly-cli');
 const FAILING_DAY = '2026-03-27';
-
-beforeAll(async () => {
-  [server, sandbox, h] = await Promise.all([
-    startTestTemporal(),
-    startSandbox({ seed: 'nightly', transactions: 1500, from: '2026-03-01', to: '2026-03-31' }),
-    createTestDatabase(8),
-  ]);
-  const opened = openProductionActivities(loadConfig(sandbox.env()), h);
-  closeActivities = opened.close;
-  const pullSource: typeof opened.activities.pullSource = async (input) => {
-    if (input.to === FAILING_DAY)
-      throw ApplicationFailure.nonRetryable(
-        'the provider answered 500 for this window',
-        'ProviderUnavailable',
-      );
-    return opened.activities.pullSource(input);
-  };
-  worker = await startTestWorker(server, taskQueue, { ...opened.activities, pullSource });
+const c = useSandboxCluster({
+  name: 'nightly-cli',
+  sandbox: { seed: 'nightly', transactions: 1500, from: '2026-03-01', to: '2026-03-31' },
+  activities: (production) => ({
+    ...production,
+    pullSource: async (input) => {
+      if (input.to === FAILING_DAY)
+        throw ApplicationFailure.nonRetryable(
+          'the provider answered 500 for this window',
+          'ProviderUnavailable',
+        );
+      return production.pullSource(input);
+    },
+  }),
 });
-afterAll(async () => {
-  await worker?.stop();
-  await closeActivities?.();
-  await sandbox?.close();
-  await server?.close();
-  await h?.close();
-});
-
-function recon(args: string[]): Promise<ReconRun> {
-  return runRecon(
-    h.connectionString,
-    args,
-    { ...sandbox.env(), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue },
-    { timeoutMs: 90_000 },
-  );
-}
 
 const pendingCount = async () =>
   Number(
     (
-      await h.db
+      await c.h.db
         .selectFrom('provider_transactions')
         .select((eb) => eb.fn.countAll<string>().as('n'))
         .where('status', '=', 'PENDING')
@@ -76,16 +38,23 @@ const pendingCount = async () =>
 
 describe('recon nightly --date', () => {
   it('runs a night in the foreground, and a later night follows what was pending to its end', async () => {
-    sandbox.setAsOf('2026-03-06T07:00:00Z');
-    const first = await recon(['nightly', '--date', '2026-03-05', '--now', '2026-03-06T07:00:00Z']);
-    expect(first.stderr).toContain(`running the nightly run of 2026-03-05 on ${server.address}`);
+    c.sandbox.setAsOf('2026-03-06T07:00:00Z');
+    const first = await c.recon(['nightly', '--date', '2026-03-05', '--now', '2026-03-06T07:00:00Z']);
+    expect(first.stderr).toContain(`running the nightly run of 2026-03-05 on ${c.server.address}`);
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^nightly 2026-03-02\.\.2026-03-05: \d+ row\(s\) loaded\n/);
     const pendingBefore = await pendingCount();
     expect(pendingBefore).toBeGreaterThan(0);
 
-    sandbox.setAsOf('2026-03-20T07:00:00Z');
-    const later = await recon(['nightly', '--date', '2026-03-19', '--now', '2026-03-20T07:00:00Z', '--json']);
+    c.sandbox.setAsOf('2026-03-20T07:00:00Z');
+    const later = await c.recon([
+      'nightly',
+      '--date',
+      '2026-03-19',
+      '--now',
+      '2026-03-20T07:00:00Z',
+      '--json',
+    ]);
     expect(later.code).toBe(0);
     const result = JSON.parse(later.stdout) as {
       followUp: { account: string; lookedUp: number; settled: number; stillPending: number }[];
@@ -96,7 +65,7 @@ describe('recon nightly --date', () => {
     expect(followUp.settled).toBeGreaterThan(0);
     expect(followUp.settled + followUp.stillPending).toBe(followUp.lookedUp);
     expect(await pendingCount()).toBe(pendingBefore - followUp.settled);
-    const settledByLookup = await h.db
+    const settledByLookup = await c.h.db
       .selectFrom('provider_transactions as p')
       .innerJoin('loads as l', 'l.load_id', 'p.load_id')
       .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -106,7 +75,7 @@ describe('recon nightly --date', () => {
   });
 
   it('exits 1 and names the window when a window of the night failed', async () => {
-    const run = await recon(['nightly', '--date', FAILING_DAY]);
+    const run = await c.recon(['nightly', '--date', FAILING_DAY]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`recon: nightly ${FAILING_DAY} failed:`);
     expect(run.stderr).toContain('the provider answered 500 for this window');

@@ -1,58 +1,28 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
-import { loadConfig } from '../../config/config.ts';
+import { describe, expect, it } from 'vitest';
 import { NIGHTLY_SCHEDULE_ID, upsertNightlySchedule } from '../../workers/client/schedule.ts';
 import { easternDayStartUtc } from '../../domain/time/eastern.ts';
-import { type Sandbox, startSandbox } from '../../sandbox/server.ts';
-import { openProductionActivities } from '../../workers/production-activities.ts';
 import type { nightlyWorkflow } from '../../workflows/nightly-workflow.ts';
 import type { NightlyResult } from '../../workflows/types.ts';
 import { addDays } from '../../domain/time/calendar.ts';
 import { easternDateOfMs } from '../../domain/time/eastern.ts';
-import { createTestDatabase } from '../support/database.ts';
-import {
-  type DevServer,
-  type RunningWorker,
-  startTestTemporal,
-  startTestWorker,
-  uniqueTaskQueue,
-} from '../support/temporal.ts';
+import { useSandboxCluster } from '../support/sandbox-cluster.ts';
 
 /** The nightly schedule on a real server: idempotent create, trigger, schedule backfill, no double load. */
 const today = easternDateOfMs(new Date().getTime());
-let server: DevServer;
-let sandbox: Sandbox;
-let h: DatabaseHandle;
-let worker: RunningWorker;
-let closeActivities: () => Promise<void>;
-const taskQueue = uniqueTaskQueue('nightly');
-
-beforeAll(async () => {
-  [server, sandbox, h] = await Promise.all([
-    startTestTemporal(),
-    startSandbox({ seed: 'nightly', transactions: 300, from: addDays(today, -10), to: today }),
-    createTestDatabase(12),
-  ]);
-  const opened = openProductionActivities(loadConfig(sandbox.env()), h);
-  closeActivities = opened.close;
-  worker = await startTestWorker(server, taskQueue, opened.activities);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await closeActivities?.();
-  await sandbox?.close();
-  await server?.close();
-  await h?.close();
+const c = useSandboxCluster({
+  name: 'nightly',
+  sandbox: { seed: 'nightly', transactions: 300, from: addDays(today, -10), to: today },
+  poolSize: 12,
 });
 
 async function nextRun(previousActions: number): Promise<NightlyResult> {
-  const schedule = server.client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
+  const schedule = c.server.client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
   for (let i = 0; i < 300; i++) {
     const { info } = await schedule.describe();
     const action = info.recentActions[previousActions];
     if (action) {
-      return server.client.workflow
+      return c.server.client.workflow
         .getHandle<typeof nightlyWorkflow>(action.action.workflow.workflowId)
         .result();
     }
@@ -63,8 +33,12 @@ async function nextRun(previousActions: number): Promise<NightlyResult> {
 
 describe('nightly schedule', () => {
   it('is created once and updated when created again', async () => {
-    const first = await upsertNightlySchedule(server.client, { taskQueue, at: '02:30' });
-    const second = await upsertNightlySchedule(server.client, { taskQueue, at: '02:30', lookbackDays: 3 });
+    const first = await upsertNightlySchedule(c.server.client, { taskQueue: c.taskQueue, at: '02:30' });
+    const second = await upsertNightlySchedule(c.server.client, {
+      taskQueue: c.taskQueue,
+      at: '02:30',
+      lookbackDays: 3,
+    });
     expect([first.created, second.created]).toEqual([true, false]);
     const d = await second.handle.describe();
     expect(d.spec.timezone).toBe('America/Toronto');
@@ -74,7 +48,7 @@ describe('nightly schedule', () => {
   });
 
   it('covers the scheduled day and its look-back, and a second trigger for the same day loads nothing twice', async () => {
-    const schedule = server.client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
+    const schedule = c.server.client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
     await schedule.trigger();
     const first = await nextRun(0);
     // The day comes from the scheduled time (today, unless the test runs across Eastern midnight).
@@ -82,17 +56,17 @@ describe('nightly schedule', () => {
     const day = easternDateOfMs(new Date(first.scheduledFor as string).getTime());
     expect(first).toMatchObject({ from: addDays(day, -3), to: day });
     const range = { start: easternDayStartUtc(first.from), end: easternDayStartUtc(addDays(day, 1)) };
-    const expected = [...sandbox.history.facts(range)].map((f) => f.transactionId).sort();
+    const expected = [...c.sandbox.history.facts(range)].map((f) => f.transactionId).sort();
     expect(expected.length).toBeGreaterThan(0);
     const ids = async () =>
       (
         await sql<{ id: string }>`select transaction_id as id from provider_transactions order by 1`.execute(
-          h.db,
+          c.h.db,
         )
       ).rows.map((r) => r.id);
     expect(await ids()).toEqual(expected);
     const lastLoad = (
-      await h.db
+      await c.h.db
         .selectFrom('loads')
         .select((eb) => eb.fn.max('load_id').as('id'))
         .executeTakeFirstOrThrow()
@@ -104,12 +78,12 @@ describe('nightly schedule', () => {
     expect(await ids()).toEqual(expected);
     const again = await sql<{ loads: number; inserted: number; updated: number }>`
       select count(*)::int as loads, sum(rows_inserted)::int as inserted, sum(rows_updated)::int as updated
-      from loads where load_id > ${lastLoad} and status = 'committed'`.execute(h.db);
+      from loads where load_id > ${lastLoad} and status = 'committed'`.execute(c.h.db);
     expect(again.rows[0]).toEqual({ loads: 5, inserted: 0, updated: 0 });
   });
 
   it('a schedule backfill covers the day it stands for, not the day it runs', async () => {
-    const schedule = server.client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
+    const schedule = c.server.client.schedule.getHandle(NIGHTLY_SCHEDULE_ID);
     // 02:30 Toronto on the fall-back day is 07:30 UTC (EST).
     await schedule.backfill({
       start: new Date('2026-11-01T07:29:00Z'),
