@@ -7,6 +7,9 @@ import { discrepancyTotalsColumns, type DiscrepancyTotalsTable } from './discrep
 import { feeScheduleColumns, type FeeScheduleTable } from './fee-schedule.table.ts';
 import { legacyTransactionsColumns, type LegacyTransactionsTable } from './legacy-transactions.table.ts';
 import { loadsColumns, type LoadsTable } from './loads.table.ts';
+import { manualMatchItemsColumns, type ManualMatchItemsTable } from './manual-match-items.table.ts';
+import { manualMatchesColumns, type ManualMatchesTable } from './manual-matches.table.ts';
+import { matchCandidatesColumns, type MatchCandidatesTable } from './match-candidates.table.ts';
 import { matchingTolerancesColumns, type MatchingTolerancesTable } from './matching-tolerances.table.ts';
 import { merchantLedgerColumns, type MerchantLedgerTable } from './merchant-ledger.table.ts';
 import {
@@ -50,6 +53,9 @@ export interface Database {
   fee_schedule: FeeScheduleTable;
   legacy_transactions: LegacyTransactionsTable;
   loads: LoadsTable;
+  manual_match_items: ManualMatchItemsTable;
+  manual_matches: ManualMatchesTable;
+  match_candidates: MatchCandidatesTable;
   matching_tolerances: MatchingTolerancesTable;
   merchant_ledger: MerchantLedgerTable;
   notification_matches: NotificationMatchesTable;
@@ -85,6 +91,9 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   fee_schedule: feeScheduleColumns,
   legacy_transactions: legacyTransactionsColumns,
   loads: loadsColumns,
+  manual_match_items: manualMatchItemsColumns,
+  manual_matches: manualMatchesColumns,
+  match_candidates: matchCandidatesColumns,
   matching_tolerances: matchingTolerancesColumns,
   merchant_ledger: merchantLedgerColumns,
   notification_matches: notificationMatchesColumns,

@@ -26,6 +26,8 @@ export const SCOPED = [
   'discrepancy_events',
   'discrepancy_totals',
   'reconcile_runs',
+  'manual_match_items',
+  'match_candidates',
 ] as const;
 
 /** Scopes the transaction to `account` (see {@link SCOPED}); {@link endAccountScope} before commit. */

@@ -5,6 +5,8 @@ import { easternDateOf } from '../domain/time/eastern.ts';
 import { addDays, daysInclusive } from '../domain/time/calendar.ts';
 import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings } from './apply-findings.ts';
+import { findCandidates } from './candidates/find-candidates.ts';
+import { loadTolerances } from './tolerances/index.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import { keepMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
@@ -148,6 +150,7 @@ export async function reconcileRange(
     const matched = reused ?? (await matchRange(ctx, rules));
     if (!reused) await keepMatching(ctx, account, fingerprint, matched);
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
+    await findCandidates(ctx, await loadTolerances(trx, account));
 
     const byKind = await sql<DiscrepancyTotal>`
       select kind, currency::text as currency, count(*)::int as count,

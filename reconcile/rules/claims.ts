@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import { manualItemJoin } from './manual-matches.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 
@@ -6,6 +7,8 @@ import { exec, type RuleContext } from './statement.ts';
  * The ledger entry of a provider row's merchant transaction id, for rank 1 only (the others are
  * duplicates and claim nothing). The ledger's key is unique, so the join itself never adds rows; the
  * rank is applied to its columns instead of its condition, which keeps the join free of `ranked`.
+ * A provider row or a ledger entry that a person matched by hand (mp, ml: manual-matches.ts) claims
+ * nothing by its key: the manual match pairs it.
  */
 const RANK_1_LEDGER = [
   ['merchant_transaction_id', 'l_mtid'],
@@ -14,7 +17,10 @@ const RANK_1_LEDGER = [
   ['transaction_type', 'l_type'],
   ['status', 'l_status'],
 ]
-  .map(([col, as]) => `case when coalesce(r.rank, 1) = 1 then l.${col} end as ${as}`)
+  .map(
+    ([col, as]) =>
+      `case when coalesce(r.rank, 1) = 1 and mp.match_id is null and ml.match_id is null then l.${col} end as ${as}`,
+  )
   .join(', ');
 
 /**
@@ -91,7 +97,8 @@ export async function claimTransactions(
   // current claims here makes the claims below a comparison of two columns instead of index probes
   // of the claim tables for every row of the range. The joins of ordinary tables (ledger, claims) do
   // not depend on the run's temporary tables, so that parallel workers can run them; the temporary
-  // ones (ranked, want_nm, want_sm) are joined above, in the run's backend.
+  // ones (ranked, want_nm, want_sm) are joined above, in the run's backend. mm_id is the manual match a provider row is in
+  // (reconcile/rules/manual-matches.ts).
   // The table is UNLOGGED in the private schema, not TEMP: a temporary table can only be read by the
   // backend that made it, so every statement reading facts ran on one core; these can run in
   // parallel (1.45x on those statements, issue 30). It lives only inside the run's transaction (see
@@ -109,10 +116,12 @@ export async function claimTransactions(
         w.any_ok and w.any_failed as n_contradicts,
         nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
         g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
-        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid
+        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid, mp.match_id as mm_id
       from provider_transactions p
       left join ranked r using (transaction_id)
       left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))}
+      ${sql.raw(manualItemJoin('mp', 'provider', 'p.transaction_id'))}
+      ${sql.raw(manualItemJoin('ml', 'ledger', 'l.merchant_transaction_id'))}
       left join transaction_matches tm on tm.transaction_id = p.transaction_id
       left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
       left join want_nm w on w.target_id = p.transaction_id

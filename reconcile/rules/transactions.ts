@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DiscrepancyKind } from '../settings.ts';
 import type { Rule } from './rule.ts';
+import { manuallyMatched } from './manual-matches.ts';
 import { keyJoin, statusClass } from './sql-terms.ts';
 
 /** Provider transactions against ledger DEBIT/CREDIT entries, and against the fee schedule. */
@@ -13,9 +14,10 @@ export const missingInLedger: Rule = {
   rule: 'transaction_vs_ledger',
   kinds: ['missing_in_ledger'],
   reads: { suspects: true },
-  // Rank 1 is joined with the ledger entry of its merchant transaction id (claims.ts): none, if l_mtid is null.
+  // Rank 1 is joined with the ledger entry of its merchant transaction id (claims.ts): none, if l_mtid
+  // is null; mm_id is the manual match that pairs it instead.
   when: () =>
-    `f.rank = 1 and f.l_mtid is null and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))`,
+    `f.rank = 1 and f.l_mtid is null and f.mm_id is null and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))`,
   select: () => ({
     discrepancy_key: `'missing_in_ledger:' || f.transaction_id`,
     transaction_id: 'f.transaction_id',
@@ -102,7 +104,11 @@ export const statusMismatch = pairRule(
   `'status', f.l_status`,
 );
 
-/** missing_at_provider: a booked DEBIT/CREDIT the provider does not know once the grace period has run out. */
+/**
+ * missing_at_provider: a booked DEBIT/CREDIT the provider does not know once the grace period has run
+ * out (a provider row of its id that a person matched with other entries does not count), and that no
+ * manual match pairs with provider transactions.
+ */
 export const missingAtProvider: Rule = {
   name: 'missing_at_provider',
   rule: 'ledger_vs_provider',
@@ -110,7 +116,9 @@ export const missingAtProvider: Rule = {
   reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)' },
   when: (ctx) => sql`l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
     and s.booked_on <= ${ctx.dueThrough}::date
-    and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))})`,
+    and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))}
+      and not ${sql.raw(manuallyMatched('provider', 'p.transaction_id'))})
+    and not ${sql.raw(manuallyMatched('ledger', 'l.merchant_transaction_id'))}`,
   select: () => ({
     discrepancy_key: `'missing_at_provider:' || l.merchant_transaction_id`,
     transaction_id: 'l.transaction_id',

@@ -1,0 +1,222 @@
+/**
+ * Near-miss candidates (issue 29, section 1; docs/finance.md, Candidates). For every open
+ * missing_in_ledger (a provider transaction the ledger lacks) and missing_at_provider (a ledger entry
+ * the provider lacks) discrepancy of a run's dates: up to five unmatched items of the other side, of
+ * the same account (the run's scope) and currency, booked within a few days, each with four checks
+ * passed or failed in words (amount within the tolerance, business dates within the lag, the same
+ * merchant user, merchant transaction ids a few characters apart) and a score that orders them.
+ *
+ * Set-based, in the run's transaction, after the lifecycle: the unmatched items are the open missing_*
+ * discrepancies themselves, read through discrepancies_unmatched_idx for the run's dates and a few
+ * days around them (migration 0025), never a join of everything unmatched. A candidate must pass the
+ * amount, the merchant user or the id check: the date alone makes no candidate. An item a person
+ * matched by hand is nobody's candidate. Only what changed is written to match_candidates.
+ */
+import { sql } from 'kysely';
+import { addDays } from '../../domain/time/calendar.ts';
+import { isBusinessDay } from '../../domain/time/business-days.ts';
+import { manuallyMatched } from '../rules/manual-matches.ts';
+import { exec, type RuleContext } from '../rules/statement.ts';
+import type { Tolerances } from '../tolerances/index.ts';
+
+/** At most this many candidates per discrepancy. */
+export const MAX_CANDIDATES = 5;
+/** Ids farther apart than this many edits fail the id check. */
+export const MAX_ID_DISTANCE = 3;
+/** Ids longer than this are not compared (a mistyped id is short; the distance is quadratic). */
+const MAX_ID_LENGTH = 64;
+/** Calendar days searched on each side of a date beyond the tolerance's lag. */
+const SEARCH_DAYS = 5;
+
+/** Calendar days around a date searched for candidates: the lag in business days, and a margin. */
+export function searchDays(maxLagBusinessDays: number): number {
+  // A business day is at most four calendar days away from the previous one (a long weekend).
+  return SEARCH_DAYS + 2 * maxLagBusinessDays;
+}
+
+/** Each date of from..to with its business-day ordinal (a non-business day shares its previous one's). */
+function businessDayOrdinals(
+  from: string,
+  to: string,
+  civicHoliday: boolean,
+): { dates: string[]; ordinals: number[] } {
+  const dates: string[] = [];
+  const ordinals: number[] = [];
+  let n = 0;
+  for (let d = from; d <= to; d = addDays(d, 1)) {
+    if (isBusinessDay(d, { civicHoliday })) n += 1;
+    dates.push(d);
+    ordinals.push(n);
+  }
+  return { dates, ordinals };
+}
+
+/** The open missing items of the searched dates: cand_items (target: of the run's own dates). */
+async function collectItems(ctx: RuleContext, days: number): Promise<void> {
+  const { from, to } = ctx;
+  await exec(
+    ctx,
+    sql`create temp table cand_items on commit drop as
+      select d.discrepancy_id, d.currency, d.business_date,
+        case d.kind when 'missing_in_ledger' then 'provider' else 'ledger' end as side,
+        case d.kind when 'missing_in_ledger' then d.transaction_id else d.merchant_transaction_id end as item_id,
+        d.merchant_transaction_id as mtid, d.expected_amount_cents as amount_cents,
+        coalesce(p.merchant_user_id, l.merchant_user_id) as merchant_user_id,
+        d.business_date between ${from}::date and ${to}::date as target
+      from discrepancies d
+      left join provider_transactions p on d.kind = 'missing_in_ledger' and p.transaction_id = d.transaction_id
+      left join merchant_ledger l on d.kind = 'missing_at_provider' and l.merchant_transaction_id = d.merchant_transaction_id
+      where d.resolved_at is null and d.kind in ('missing_in_ledger','missing_at_provider')
+        and d.business_date between ${from}::date - ${days}::int and ${to}::date + ${days}::int
+        and d.currency is not null and d.expected_amount_cents is not null
+        and (d.kind <> 'missing_in_ledger' or d.transaction_id is not null)
+        and not ${sql.raw(
+          `(case d.kind when 'missing_in_ledger' then ${manuallyMatched('provider', 'd.transaction_id')}
+            else ${manuallyMatched('ledger', 'd.merchant_transaction_id')} end)`,
+        )}`,
+  );
+  await exec(ctx, sql`analyze cand_items`);
+}
+
+/** The tolerance of each currency of the items, as a table (cand_tolerance). */
+async function tolerancesTable(ctx: RuleContext, tolerances: Tolerances): Promise<void> {
+  const r = await sql<{
+    currency: string;
+  }>`select distinct currency::text as currency from cand_items`.execute(ctx.trx);
+  const currencies = r.rows.map((x) => x.currency);
+  const amount = currencies.map((c) => tolerances.of(c).amountCents);
+  const lag = currencies.map((c) => tolerances.of(c).dateLagBusinessDays);
+  await exec(
+    ctx,
+    sql`create temp table cand_tolerance on commit drop as
+      select * from unnest(${currencies}::text[], ${amount}::bigint[], ${lag}::int[]) as t(currency, amount_cents, lag_days)`,
+  );
+}
+
+/** Each pair of an item of the run's dates with an item of the other side near it, with its checks' values. */
+async function pairItems(ctx: RuleContext, days: number): Promise<void> {
+  await exec(
+    ctx,
+    sql`create temp table cand_pairs on commit drop as
+      select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
+        c.discrepancy_id as candidate_discrepancy_id, c.amount_cents, c.business_date as candidate_business_date,
+        c.mtid as merchant_transaction_id, tol.amount_cents as amount_tolerance, tol.lag_days,
+        abs(c.amount_cents - t.amount_cents) as amount_diff, abs(dc.ordinal - dt.ordinal) as days_apart,
+        t.merchant_user_id as user_a, c.merchant_user_id as user_b, t.mtid as id_a, c.mtid as id_b,
+        case when length(t.mtid) <= ${MAX_ID_LENGTH} and length(c.mtid) <= ${MAX_ID_LENGTH}
+          then public.recon_id_distance(t.mtid, c.mtid, ${MAX_ID_DISTANCE}) end as id_distance
+      from cand_items t
+      join cand_items c on c.currency = t.currency and c.side <> t.side
+        and c.business_date between t.business_date - ${days}::int and t.business_date + ${days}::int
+      join cand_tolerance tol on tol.currency = t.currency
+      join cand_days dt on dt.day = t.business_date
+      join cand_days dc on dc.day = c.business_date
+      where t.target`,
+  );
+}
+
+/** Every check in words: [{check, passed, detail}]; money in cents with its currency's tolerance. */
+const CHECKS = sql.raw(`jsonb_build_array(
+  jsonb_build_object('check', 'amount', 'passed', x.amount_ok, 'detail',
+    case when x.amount_diff = 0 then 'the same amount'
+      else 'amounts differ by ' || x.amount_diff || ' cents; the tolerance is ' || x.amount_tolerance || ' cents' end),
+  jsonb_build_object('check', 'business_date', 'passed', x.date_ok, 'detail',
+    case when x.days_apart = 0 then 'the same business day'
+      else x.days_apart || ' business day' || case when x.days_apart = 1 then '' else 's' end
+        || ' apart; the lag allowed is ' || x.lag_days end),
+  jsonb_build_object('check', 'merchant_user', 'passed', x.user_ok, 'detail',
+    case when x.user_a is null or x.user_b is null then 'the merchant user is not known on both sides'
+      when x.user_ok then 'the same merchant user' else 'different merchant users' end),
+  jsonb_build_object('check', 'id', 'passed', x.id_ok, 'detail',
+    case when x.id_distance is null then 'an id is too long to compare'
+      when x.id_distance = 0 then 'the same merchant transaction id'
+      when x.id_ok then 'merchant transaction ids ' || x.id_distance || ' character' ||
+        case when x.id_distance = 1 then '' else 's' end || ' apart'
+      else 'merchant transaction ids more than ${MAX_ID_DISTANCE} characters apart' end))`);
+
+/** The candidates of the run: at most MAX_CANDIDATES per discrepancy, ranked by score (cand_new). */
+async function rankCandidates(ctx: RuleContext): Promise<void> {
+  await exec(
+    ctx,
+    sql`create temp table cand_new on commit drop as
+      select discrepancy_id, business_date, rank::int, side, candidate_id, candidate_discrepancy_id, amount_cents,
+        candidate_business_date, merchant_transaction_id, score, checks
+      from (
+        select x.*, ${CHECKS} as checks,
+          row_number() over (partition by x.discrepancy_id
+            order by x.score desc, x.days_apart, x.candidate_id) as rank
+        from (
+          select p.*, p.amount_diff <= p.amount_tolerance as amount_ok, p.days_apart <= p.lag_days as date_ok,
+            coalesce(p.user_a = p.user_b, false) as user_ok, coalesce(p.id_distance <= ${MAX_ID_DISTANCE}, false) as id_ok,
+            (case when p.amount_diff <= p.amount_tolerance then 40 else 0 end)
+              + (case when p.id_distance <= ${MAX_ID_DISTANCE} then 30 - 5 * p.id_distance else 0 end)
+              + (case when p.user_a = p.user_b then 20 else 0 end)
+              + (case when p.days_apart <= p.lag_days then 10 else 0 end) - least(p.days_apart, 10)::int as score
+          from cand_pairs p
+        ) x
+        where x.amount_ok or x.user_ok or x.id_ok
+      ) ranked
+      where rank <= ${MAX_CANDIDATES}`,
+  );
+}
+
+/** Writes what changed: drops the range's candidates that differ from cand_new, inserts the new ones. */
+async function storeCandidates(ctx: RuleContext): Promise<void> {
+  const { from, to } = ctx;
+  await exec(
+    ctx,
+    sql`delete from match_candidates m
+      where m.business_date between ${from}::date and ${to}::date
+        and not exists (select 1 from cand_new n where n.discrepancy_id = m.discrepancy_id and n.side = m.side
+          and n.candidate_id = m.candidate_id and (n.rank, n.candidate_discrepancy_id, n.amount_cents,
+            n.candidate_business_date, n.merchant_transaction_id, n.score, n.checks)
+          is not distinct from (m.rank, m.candidate_discrepancy_id, m.amount_cents, m.candidate_business_date,
+            m.merchant_transaction_id, m.score, m.checks))`,
+  );
+  await exec(
+    ctx,
+    sql`insert into match_candidates (discrepancy_id, business_date, rank, side, candidate_id,
+        candidate_discrepancy_id, amount_cents, candidate_business_date, merchant_transaction_id, score, checks, run_id)
+      select n.discrepancy_id, n.business_date, n.rank, n.side, n.candidate_id, n.candidate_discrepancy_id,
+        n.amount_cents, n.candidate_business_date, n.merchant_transaction_id, n.score, n.checks, ${ctx.runId}::bigint
+      from cand_new n
+      where not exists (select 1 from match_candidates m where m.discrepancy_id = n.discrepancy_id
+        and m.side = n.side and m.candidate_id = n.candidate_id)`,
+  );
+}
+
+/**
+ * Finds the candidates of the open missing_* discrepancies of the run's dates and stores them
+ * (match_candidates). Run after the lifecycle (reconcile/apply-findings.ts), in the run's account
+ * scope. Idempotent: a second run over the same data writes nothing. Returns how many discrepancies
+ * have at least one candidate.
+ */
+export async function findCandidates(ctx: RuleContext, tolerances: Tolerances): Promise<number> {
+  await collectItems(ctx, searchDays(0));
+  await tolerancesTable(ctx, tolerances);
+  const maxLag = await sql<{
+    lag: number;
+  }>`select coalesce(max(lag_days), 0)::int as lag from cand_tolerance`.execute(ctx.trx);
+  const days = searchDays(maxLag.rows[0]!.lag);
+  if (days !== searchDays(0)) {
+    await exec(ctx, sql`drop table cand_items`);
+    await collectItems(ctx, days);
+  }
+  const span = businessDayOrdinals(
+    addDays(ctx.from, -2 * days),
+    addDays(ctx.to, 2 * days),
+    ctx.settings.civicHoliday,
+  );
+  await exec(
+    ctx,
+    sql`create temp table cand_days on commit drop as
+      select * from unnest(${span.dates}::date[], ${span.ordinals}::int[]) as t(day, ordinal)`,
+  );
+  await pairItems(ctx, days);
+  await rankCandidates(ctx);
+  await storeCandidates(ctx);
+  const r = await sql<{ n: number }>`select count(distinct discrepancy_id)::int as n from cand_new`.execute(
+    ctx.trx,
+  );
+  return r.rows[0]!.n;
+}
