@@ -34,7 +34,7 @@ async function addAnalystLogin(config: Config, login: string, opts: LimitOptions
   const { createAnalystLogin } = await import('../db/analyst-logins.ts');
   const handle = await openDatabase(config, { watch: true });
   try {
-    const password = process.env.RECON_ANALYST_PASSWORD;
+    const password = config.analystPassword;
     const r = await createAnalystLogin(handle.db, {
       login,
       ...(password ? { password } : {}),
@@ -60,7 +60,7 @@ async function grantedAccounts(opts: {
   if (opts.allAccounts) return 'all';
   const names = opts.accounts!.split(',').map((a) => a.trim());
   const { loadAccounts } = await import('../config/accounts.ts');
-  const known = loadAccounts(process.env);
+  const known = loadAccounts();
   const unknown = names.filter((n) => !known.byName(n));
   if (unknown.length > 0) {
     throw new ConfigError(

@@ -53,12 +53,12 @@ async function serveNotifications(config: Config, opts: { host: string; confirm?
   const { openDatabase } = await import('../db/connect.ts');
   const { startNotificationReceiver } = await import('../ingest/notifications/server.ts');
   const handle = await openDatabase(config, { longRunning: true });
-  const { metricsSettings } = await import('../observability/metrics-settings.ts');
-  const metricsAt = metricsSettings(process.env);
+  const { metricsSettings } = await import('../config/metrics.ts');
+  const metricsAt = metricsSettings();
   const { createMetrics } = await import('../observability/metrics.ts');
   const metrics = metricsAt ? createMetrics() : undefined;
   const { loadAccounts } = await import('../config/accounts.ts');
-  const accounts = loadAccounts(process.env);
+  const accounts = loadAccounts();
   let confirm: import('../ingest/notifications/server.ts').ConfirmNotification | undefined;
   const clients = new Map<string, import('../provider/client/index.ts').ProviderClient>();
   if (opts.confirm) {
@@ -85,7 +85,7 @@ async function serveNotifications(config: Config, opts: { host: string; confirm?
     accounts,
     port: config.port ?? 8080,
     host: opts.host,
-    allow: (process.env.RECON_NOTIFICATION_ALLOW ?? '').split(','),
+    allow: config.notificationAllow ?? [],
     log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
     ...(metrics ? { metrics } : {}),
   });
@@ -109,7 +109,7 @@ async function replayNotifications(config: Config, opts: { id: number[] }): Prom
   const { openDatabase } = await import('../db/connect.ts');
   const { replayQuarantine } = await import('../ingest/notifications/replay-quarantine.ts');
   const { loadAccounts } = await import('../config/accounts.ts');
-  const accounts = loadAccounts(process.env);
+  const accounts = loadAccounts();
   const handle = await openDatabase(config);
   try {
     const summary = await replayQuarantine(handle.db, {

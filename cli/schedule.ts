@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/config.ts';
+import { isClockTime, loadNightlySettings } from '../config/schedule.ts';
 import { ConfigError } from '../domain/errors.ts';
 import { wholeNumberArg } from './options.ts';
 import { runCommand } from './run.ts';
@@ -12,20 +13,8 @@ interface CreateOptions {
 }
 
 function clockArg(value: string): string {
-  const m = /^(\d{2}):(\d{2})$/.exec(value);
-  if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) throw new InvalidArgumentError('give a time HH:MM');
+  if (!isClockTime(value)) throw new InvalidArgumentError('give a time HH:MM');
   return value;
-}
-
-/** A default from the environment (read after .env), checked like the option itself. */
-function fromEnv<T>(variable: string, parse: (v: string) => T, fallback: T): T {
-  const value = process.env[variable]?.trim();
-  if (!value) return fallback;
-  try {
-    return parse(value);
-  } catch (error) {
-    throw new ConfigError(`${variable}=${JSON.stringify(value)} is not valid: ${(error as Error).message}`);
-  }
 }
 
 async function withClient(config: Config, body: (client: Client) => Promise<void>): Promise<void> {
@@ -71,11 +60,11 @@ export function registerSchedule(program: Command): void {
       runCommand((config) =>
         withClient(config, async (client) => {
           const { describeSchedule, upsertNightlySchedule } = await import('../workers/client/schedule.ts');
+          const nightly = loadNightlySettings();
           const { created, handle } = await upsertNightlySchedule(client, {
             taskQueue: config.temporalTaskQueue,
-            at: options.at ?? fromEnv('RECON_NIGHTLY_AT', clockArg, '02:30'),
-            lookbackDays:
-              options.lookbackDays ?? fromEnv('RECON_NIGHTLY_LOOKBACK_DAYS', wholeNumberArg(0), 3),
+            at: options.at ?? nightly.at,
+            lookbackDays: options.lookbackDays ?? nightly.lookbackDays,
             catchupWindowHours: options.catchupHours,
           });
           process.stdout.write(

@@ -50,8 +50,8 @@ export function registerServe(program: Command): void {
           throw new ConfigError(
             '--trust-proxy needs RECON_WORKBENCH_TRUSTED_PROXIES, the addresses of the proxies to trust: X-Forwarded-For from anyone else would let a client choose the address sign-in throttles',
           );
-        const { metricsSettings } = await import('../observability/metrics-settings.ts');
-        const metricsAt = metricsSettings(process.env);
+        const { metricsSettings } = await import('../config/metrics.ts');
+        const metricsAt = metricsSettings();
         const running = await startWorkbench(config, {
           ...(metricsAt ? { metricsAt } : {}),
           port: opts.port ?? config.port ?? 8080,

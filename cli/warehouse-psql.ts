@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { createDatabase, createPool } from '../db/connect.ts';
 import {
   acquireWarehouse,
@@ -11,12 +10,12 @@ import {
 } from '../db/embedded-warehouse.ts';
 import { ensureSchema } from '../db/migrate.ts';
 import type { Config } from '../config/config.ts';
+import { childEnvironment, findOnPath } from '../config/process-environment.ts';
 import { ConfigError } from '../domain/errors.ts';
 
 function findPsql(): string {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    if (existsSync(join(dir, 'psql'))) return join(dir, 'psql');
-  }
+  const found = findOnPath('psql', existsSync);
+  if (found !== undefined) return found;
   if (existsSync('/usr/bin/psql')) return '/usr/bin/psql';
   throw new ConfigError(
     'psql is not installed: install the PostgreSQL client (e.g. apt-get install postgresql-client), or connect another client with the URL that `recon warehouse url` prints',
@@ -50,14 +49,13 @@ export async function runPsql(
       url = options.pipeline ? lease.connectionString : analystUrl(paths, lease.server.port);
     }
     const u = new URL(url);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    const env = childEnvironment({
       PGHOST: u.hostname,
       PGPORT: u.port || '5432',
       PGUSER: decodeURIComponent(u.username),
       PGPASSWORD: decodeURIComponent(u.password),
       PGDATABASE: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
-    };
+    });
     const sslmode = u.searchParams.get('sslmode');
     if (sslmode) env.PGSSLMODE = sslmode;
     // psql handles Ctrl-C itself (it cancels the running query): this process only waits for it.

@@ -67,12 +67,26 @@ export interface Config {
    * with `--trusted-user-header`, the signed-in user (docs/security.md). Unset: none.
    */
   readonly workbenchTrustedProxies?: readonly string[] | undefined;
+  /**
+   * RECON_NOTIFICATION_ALLOW: comma-separated addresses or CIDR ranges that may call the notification
+   * receiver (others are answered 403). Unset: any address.
+   */
+  readonly notificationAllow?: readonly string[] | undefined;
+  /**
+   * RECON_ANALYST_PASSWORD (secret): the password of the login `recon analysts add` creates, so that it
+   * is never on a command line. Unset: the login has no password.
+   */
+  readonly analystPassword?: string | undefined;
   /** RECON_FOLLOW_UP_DAYS, RECON_FOLLOW_UP_PER_NIGHT, RECON_STUCK_PENDING_DAYS (config/follow-up.ts). */
   readonly followUp: FollowUpSettings;
 }
 
 /** A comma-separated list of IP addresses or CIDR ranges; throws naming the first entry that is not. */
-function parseAddressList(name: string, value: string | undefined): readonly string[] | undefined {
+function parseAddressList(
+  name: string,
+  value: string | undefined,
+  whose: string,
+): readonly string[] | undefined {
   if (value === undefined) return undefined;
   const entries = value
     .split(',')
@@ -88,7 +102,7 @@ function parseAddressList(name: string, value: string | undefined): readonly str
       (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max))
     )
       throw new ConfigError(
-        `${name} holds ${JSON.stringify(entry)}, which is not an IP address or CIDR range: list the proxies' addresses, e.g. 10.0.0.5,10.1.0.0/16`,
+        `${name} holds ${JSON.stringify(entry)}, which is not an IP address or CIDR range: list ${whose}, e.g. 10.0.0.5,10.1.0.0/16`,
       );
   }
   return Object.freeze(entries);
@@ -239,7 +253,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workbenchTrustedProxies: parseAddressList(
       'RECON_WORKBENCH_TRUSTED_PROXIES',
       nonEmpty(env.RECON_WORKBENCH_TRUSTED_PROXIES),
+      "the proxies' addresses",
     ),
+    notificationAllow: parseAddressList(
+      'RECON_NOTIFICATION_ALLOW',
+      nonEmpty(env.RECON_NOTIFICATION_ALLOW),
+      'the addresses that may call the notification receiver',
+    ),
+    analystPassword: nonEmpty(env.RECON_ANALYST_PASSWORD),
     followUp: loadFollowUpSettings(env),
   });
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase, createPool, type DatabaseHandle } from '../db/connect.ts';
 import { acquireWarehouse, warehousePaths } from '../db/embedded-warehouse.ts';
 import { migrateToLatest } from '../db/migrate.ts';
-import { type Config, loadConfig } from '../config/config.ts';
+import type { Config } from '../config/config.ts';
 import { backfillProgress, startBackfill } from '../workers/client/backfill.ts';
 import { installRuntime, shutdownRuntime } from '../workers/runtime.ts';
 import { upsertNightlySchedule } from '../workers/client/schedule.ts';
@@ -130,11 +130,11 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
           `(${plantedInRange} discrepancies planted by the sandbox in ${options.from}..${options.to})`,
       );
     }
-    const demoConfig = loadConfig({
-      ...process.env,
-      DATABASE_URL: pg.connectionString,
-      RECON_DATA_DIR: config.dataDir,
-      RECON_ENVIRONMENT: 'staging',
+    // The command's configuration on the demo's warehouse, in staging: the environment is not read again.
+    const demoConfig: Config = Object.freeze({
+      ...config,
+      databaseUrl: pg.connectionString,
+      environment: 'staging',
     });
     const accountNames = demo.accounts.list.map((a) => a.name);
 

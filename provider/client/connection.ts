@@ -1,7 +1,8 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Config } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
-import { checkProviderUrl, checkTlsVerification, isLoopbackHost } from './http-policy.ts';
+import { checkTlsVerification } from '../../config/process-environment.ts';
+import { checkProviderUrl, isLoopbackHost } from './http-policy.ts';
 import type { ProviderClientOptions } from './types.ts';
 import { ENVIRONMENT_SETTING_NAMES, type ProviderSettingNames } from './setting-names.ts';
 
@@ -35,7 +36,7 @@ export interface ProviderConnection {
 
 /** Checks the configuration (HTTPS, no loopback in production, TLS verification on) and opens the dispatcher. */
 export function openConnection(config: Config, options: ProviderClientOptions): ProviderConnection {
-  checkTlsVerification(options.env ?? process.env);
+  checkTlsVerification(options.env);
   const names = options.settingNames ?? ENVIRONMENT_SETTING_NAMES;
   const p = config.provider;
   const urls: Record<string, URL | undefined> = {};

@@ -33,15 +33,6 @@ export function checkProviderUrl(variable: string, value: string): URL {
   );
 }
 
-/** Certificate verification is never disabled: refuse the global switch that would do it. */
-export function checkTlsVerification(env: NodeJS.ProcessEnv): void {
-  if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
-    throw new ConfigError(
-      'NODE_TLS_REJECT_UNAUTHORIZED=0 disables certificate verification: unset it (the provider client refuses to run without verification)',
-    );
-  }
-}
-
 /** Exponential back-off with full jitter in [delay/2, delay], capped. attempt starts at 1. */
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
   const delay = Math.min(maxMs, baseMs * 2 ** (attempt - 1));

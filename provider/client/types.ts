@@ -20,7 +20,7 @@ export interface ProviderClientOptions {
   bodyTimeoutMs?: number;
   /** Refresh a token this many seconds before expires_in runs out (default 60). */
   refreshMarginSeconds?: number;
-  /** Environment checked for settings that disable certificate verification (default process.env). */
+  /** Environment checked for settings that disable certificate verification (default: this process's). */
   env?: NodeJS.ProcessEnv;
   /** Shared dispatcher (tests); by default the client owns a keep-alive Agent. */
   dispatcher?: Dispatcher;

@@ -108,27 +108,11 @@ describe('one owner for each idea', () => {
     expect(FILES.filter((f) => text(f).includes(pattern))).toEqual(['domain/account-name.ts']);
   });
 
-  it('reads process.env in config/ only (and test/, bench/), or in the files still to move there', () => {
-    // Still to move into config/ (issue 27, section 5): this list may only shrink.
-    const NOT_YET = [
-      'cli/analysts.ts',
-      'cli/notifications.ts',
-      'cli/schedule.ts',
-      'cli/serve.ts',
-      'cli/warehouse-psql.ts',
-      'db/embedded-warehouse/postmaster.ts',
-      'observability/profile.ts',
-      'provider/client/connection.ts',
-      'provider/client/types.ts',
-      'sandbox/run-demo.ts',
-      'scripts/schema-snapshot.ts',
-      'workers/find-temporal-cli.ts',
-      'workers/worker-settings.ts',
-    ];
+  it('reads process.env in config/ only (and test/, bench/)', () => {
     const readers = FILES.filter(
       (f) => !f.startsWith('config/') && !f.startsWith('bench/') && text(f).includes('process.env'),
     );
-    expect(readers.filter((f) => !NOT_YET.includes(f))).toEqual([]);
+    expect(readers).toEqual([]);
   });
 
   it('keeps functions at 100 lines or fewer, but for the ones still to split', () => {

@@ -5,7 +5,7 @@ import { discrepancyTotals, numericCounts } from '../../../activities/reconcile/
 import { ConfigError } from '../../../domain/errors.ts';
 import { nightlyCron } from '../../../workers/client/schedule.ts';
 import { ProviderAuthFailed, ProviderUnavailable, RateLimited } from '../../../provider/client/errors.ts';
-import { loadWorkerSettings } from '../../../workers/worker-settings.ts';
+import { loadWorkerSettings } from '../../../config/worker.ts';
 
 describe('toTemporalFailure', () => {
   it('makes a non-retryable typed error a non-retryable ApplicationFailure named after its class', () => {

@@ -1,5 +1,5 @@
 import { ConfigError } from '../domain/errors.ts';
-import { metricsSettings } from '../observability/metrics-settings.ts';
+import { metricsSettings } from './metrics.ts';
 
 /**
  * Worker tuning from the environment (docs/operations.md, "Workers"):
