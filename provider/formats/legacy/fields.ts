@@ -2,9 +2,14 @@ import { impliedToCents } from '../../../domain/money.ts';
 import { normaliseDate } from '../../../domain/time/calendar.ts';
 import { countryProblem } from '../field-forms.ts';
 import { splitCsvLine } from '../read-lines.ts';
-import type { FieldSpec } from './layout.ts';
 
 /** Checks and conversions of single legacy fields; a failure is a FieldProblem, which rejects the row. */
+
+/** A field of a legacy layout (docs/provider-interface.md 4.4): its size and how messages name it. */
+export interface FieldSpec {
+  readonly size: number;
+  readonly label: string;
+}
 
 const CURRENCY = /^[A-Z]{3}$/;
 

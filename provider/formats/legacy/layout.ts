@@ -5,38 +5,171 @@ import type {
   ReturnRecord,
 } from '../../../domain/records.ts';
 import { InvalidParseOption } from '../invalid-parse-option.ts';
+import {
+  bankAccount,
+  cents,
+  country,
+  currency,
+  date,
+  FieldProblem,
+  type FieldSpec,
+  nonEmpty,
+  optionalDate,
+  orNull,
+} from './fields.ts';
 
 /** The legacy CSV layouts (docs/provider-interface.md 4.4): fields, their sizes, the warehouse columns they fill, the field selection. */
 
-export interface FieldSpec {
-  readonly size: number;
-  readonly label: string;
+/**
+ * A transaction field: its size and label, the columns of legacy_transactions it fills, and how its
+ * value is checked and put into them. The one table of the transaction layout: the record builder
+ * (records.ts) and the columns a selection carries ({@link legacyColumns}) both read it.
+ */
+export interface TransactionField extends FieldSpec {
+  readonly columns: readonly (keyof LegacyTransactionRecord)[];
+  /** Checks `v`, the value of field `n` (this field), and sets its columns on `r`. */
+  readonly read: (r: LegacyTransactionRecord, v: string, n: number, field: FieldSpec) => void;
 }
 
 /** Transaction report fields 1-22 of docs/provider-interface.md 4.4 (types 5 and 6). */
-export const TRANSACTION_FIELDS: Record<number, FieldSpec> = {
-  1: { size: 8, label: 'transaction date' },
-  2: { size: 1, label: 'transaction type' },
-  3: { size: 30, label: 'merchant transaction ID' },
-  4: { size: 30, label: 'transaction ID' },
-  5: { size: 10, label: 'amount' },
-  6: { size: 3, label: 'currency' },
-  7: { size: 1, label: 'status' },
-  8: { size: 30, label: 'internal user ID' },
-  9: { size: 10, label: 'merchant fee' },
-  10: { size: 8, label: 'merchant account ID' },
-  11: { size: 2, label: 'error code' },
-  12: { size: 1, label: 'notification status' },
-  13: { size: 20, label: 'merchant user ID' },
-  14: { size: 6, label: 'transaction time' },
-  15: { size: 2, label: 'country code' },
-  16: { size: 128, label: 'consumer e-mail' },
-  17: { size: 32, label: 'bank account' },
-  18: { size: 3, label: 'return code' },
-  19: { size: 8, label: 'return date' },
-  20: { size: 8, label: 'completion date' },
-  21: { size: 13, label: 'payment type' },
-  22: { size: 80, label: 'network reference' },
+export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
+  1: {
+    size: 8,
+    label: 'transaction date',
+    columns: ['transaction_on'],
+    read: (r, v, n, f) => (r.transaction_on = date(n, f, v)),
+  },
+  2: {
+    size: 1,
+    label: 'transaction type',
+    columns: ['raw_transaction_type'],
+    read: (r, v) => (r.raw_transaction_type = v),
+  },
+  3: {
+    size: 30,
+    label: 'merchant transaction ID',
+    columns: ['merchant_transaction_id'],
+    read: (r, v) => (r.merchant_transaction_id = orNull(v)),
+  },
+  4: {
+    size: 30,
+    label: 'transaction ID',
+    columns: ['transaction_id'],
+    read: (r, v, n, f) => (r.transaction_id = nonEmpty(n, f, v)),
+  },
+  5: {
+    size: 10,
+    label: 'amount',
+    columns: ['amount_cents'],
+    read: (r, v, n, f) => (r.amount_cents = cents(n, f, v)),
+  },
+  6: {
+    size: 3,
+    label: 'currency',
+    columns: ['currency'],
+    read: (r, v, n, f) => (r.currency = currency(n, f, v)),
+  },
+  7: {
+    size: 1,
+    label: 'status',
+    columns: ['status', 'raw_status'],
+    read: (r, v) => {
+      // docs/provider-interface.md 4.4: S is successful; any other value indicates a failed transaction.
+      r.raw_status = v;
+      r.status = v === 'S' ? 'SUCCESSFUL' : 'FAILED';
+    },
+  },
+  8: {
+    size: 30,
+    label: 'internal user ID',
+    columns: ['internal_user_id'],
+    read: (r, v) => (r.internal_user_id = orNull(v)),
+  },
+  9: {
+    size: 10,
+    label: 'merchant fee',
+    columns: ['fee_cents'],
+    read: (r, v, n, f) => (r.fee_cents = v === '' ? null : cents(n, f, v)),
+  },
+  10: {
+    size: 8,
+    label: 'merchant account ID',
+    columns: ['merchant_account_id'],
+    read: (r, v) => (r.merchant_account_id = orNull(v)),
+  },
+  11: { size: 2, label: 'error code', columns: ['error_code'], read: (r, v) => (r.error_code = orNull(v)) },
+  12: {
+    size: 1,
+    label: 'notification status',
+    columns: ['raw_notify_status'],
+    read: (r, v) => (r.raw_notify_status = orNull(v)),
+  },
+  13: {
+    size: 20,
+    label: 'merchant user ID',
+    columns: ['merchant_user_id'],
+    read: (r, v) => (r.merchant_user_id = orNull(v)),
+  },
+  14: {
+    size: 6,
+    label: 'transaction time',
+    // The instant and its flag come from this field with field 1, once every field is read (records.ts).
+    columns: ['raw_transaction_time', 'transaction_at', 'local_time_flag'],
+    read: (r, v) => {
+      if (v !== '' && !/^\d{6}$/.test(v)) {
+        throw new FieldProblem(`field 14 (transaction time) '${v}' is not HHMMSS`);
+      }
+      r.raw_transaction_time = orNull(v);
+    },
+  },
+  15: {
+    size: 2,
+    label: 'country code',
+    columns: ['country_code'],
+    read: (r, v, n, f) => (r.country_code = country(n, f, v)),
+  },
+  16: {
+    size: 128,
+    label: 'consumer e-mail',
+    columns: ['consumer_email'],
+    read: (r, v) => (r.consumer_email = orNull(v)),
+  },
+  17: {
+    size: 32,
+    label: 'bank account',
+    columns: ['bank_account_masked'],
+    read: (r, v, n, f) => (r.bank_account_masked = bankAccount(n, f, v)),
+  },
+  18: {
+    size: 3,
+    label: 'return code',
+    columns: ['return_code'],
+    read: (r, v) => (r.return_code = orNull(v)),
+  },
+  19: {
+    size: 8,
+    label: 'return date',
+    columns: ['returned_on'],
+    read: (r, v, n, f) => (r.returned_on = optionalDate(n, f, v)),
+  },
+  20: {
+    size: 8,
+    label: 'completion date',
+    columns: ['completed_on'],
+    read: (r, v, n, f) => (r.completed_on = optionalDate(n, f, v)),
+  },
+  21: {
+    size: 13,
+    label: 'payment type',
+    columns: ['payment_type'],
+    read: (r, v) => (r.payment_type = orNull(v)),
+  },
+  22: {
+    size: 80,
+    label: 'network reference',
+    columns: ['network_reference'],
+    read: (r, v) => (r.network_reference = orNull(v)),
+  },
 };
 
 /** Return report fields (type 1). Sizes of 8 and 9 are not shown: no limit is imposed on them. */
@@ -67,32 +200,6 @@ export const ADJUSTMENT_FIELDS: readonly FieldSpec[] = [
   { size: 8, label: 'merchant account ID' },
   { size: 256, label: 'notes' },
 ];
-
-/** The columns of legacy_transactions each transaction field fills (field 14 with field 1 gives the instant). */
-const TRANSACTION_FIELD_COLUMNS: Record<number, readonly (keyof LegacyTransactionRecord)[]> = {
-  1: ['transaction_on'],
-  2: ['raw_transaction_type'],
-  3: ['merchant_transaction_id'],
-  4: ['transaction_id'],
-  5: ['amount_cents'],
-  6: ['currency'],
-  7: ['status', 'raw_status'],
-  8: ['internal_user_id'],
-  9: ['fee_cents'],
-  10: ['merchant_account_id'],
-  11: ['error_code'],
-  12: ['raw_notify_status'],
-  13: ['merchant_user_id'],
-  14: ['raw_transaction_time', 'transaction_at', 'local_time_flag'],
-  15: ['country_code'],
-  16: ['consumer_email'],
-  17: ['bank_account_masked'],
-  18: ['return_code'],
-  19: ['returned_on'],
-  20: ['completed_on'],
-  21: ['payment_type'],
-  22: ['network_reference'],
-};
 
 /** The columns of provider_returns a type 1 line fills (the others stay unknown). */
 const RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
@@ -146,7 +253,7 @@ export function legacyColumns(
   if (queryType === '1') return { kind: 'return', columns: RETURN_COLUMNS };
   if (queryType === '4') return { kind: 'adjustment', columns: ADJUSTMENT_COLUMNS };
   const columns: string[] = ['query_type', 'raw'];
-  for (const n of selection as readonly number[]) columns.push(...(TRANSACTION_FIELD_COLUMNS[n] ?? []));
+  for (const n of selection as readonly number[]) columns.push(...(TRANSACTION_FIELDS[n]?.columns ?? []));
   return { kind: 'legacy-transaction', columns };
 }
 

@@ -2,16 +2,15 @@ import { createHash } from 'node:crypto';
 import type { AdjustmentRecord, LegacyTransactionRecord, ReturnRecord } from '../../../domain/records.ts';
 import { easternToUtc } from '../../../domain/time/eastern.ts';
 import {
-  bankAccount,
   cents,
   checkCount,
-  country,
   checkSize,
+  country,
   currency,
   date,
   FieldProblem,
+  type FieldSpec,
   nonEmpty,
-  optionalDate,
   orNull,
   split,
 } from './fields.ts';
@@ -20,16 +19,21 @@ import {
   DEFAULT_FIELDS,
   RETURN_FIELDS,
   TRANSACTION_FIELDS,
-  type FieldSpec,
+  type TransactionField,
 } from './layout.ts';
 
 /** One legacy line as a record, per query type: transactions (5, 6), returns (1), adjustments (4). */
 
+/**
+ * The builder of a transaction record (types 5 and 6) for a field selection: each selected field of
+ * the layout table (layout.ts) checks its value and sets its columns; the columns of fields not
+ * selected stay unknown (null).
+ */
 export function transactionRecord(
   queryType: '5' | '6',
   selection: readonly number[],
 ): (raw: string) => LegacyTransactionRecord {
-  const specs = selection.map((n) => TRANSACTION_FIELDS[n] as FieldSpec);
+  const fields = selection.map((n) => TRANSACTION_FIELDS[n] as TransactionField);
   const what =
     selection === DEFAULT_FIELDS[queryType]
       ? `query type ${queryType}, fields ${selection[0]}-${selection[selection.length - 1]}`
@@ -37,114 +41,13 @@ export function transactionRecord(
   return (raw) => {
     const values = split(raw);
     checkCount(values, selection.length, what);
-    const r: LegacyTransactionRecord = {
-      kind: 'legacy-transaction',
-      transaction_id: '',
-      transaction_on: '',
-      raw_transaction_type: '',
-      merchant_transaction_id: null,
-      amount_cents: null,
-      currency: null,
-      status: null,
-      raw_status: null,
-      internal_user_id: null,
-      fee_cents: null,
-      merchant_account_id: null,
-      error_code: null,
-      raw_notify_status: null,
-      merchant_user_id: null,
-      raw_transaction_time: null,
-      transaction_at: null,
-      local_time_flag: null,
-      country_code: null,
-      consumer_email: null,
-      bank_account_masked: null,
-      return_code: null,
-      returned_on: null,
-      completed_on: null,
-      payment_type: null,
-      network_reference: null,
-      query_type: queryType,
-      raw,
-    };
-    for (let i = 0; i < selection.length; i++) {
+    const r = unknownTransaction(queryType, raw);
+    for (let i = 0; i < fields.length; i++) {
       const n = selection[i] as number;
-      const spec = specs[i] as FieldSpec;
+      const field = fields[i] as TransactionField;
       const v = values[i] as string;
-      checkSize(n, spec, v);
-      switch (n) {
-        case 1:
-          r.transaction_on = date(n, spec, v);
-          break;
-        case 2:
-          r.raw_transaction_type = v;
-          break;
-        case 3:
-          r.merchant_transaction_id = orNull(v);
-          break;
-        case 4:
-          r.transaction_id = nonEmpty(n, spec, v);
-          break;
-        case 5:
-          r.amount_cents = cents(n, spec, v);
-          break;
-        case 6:
-          r.currency = currency(n, spec, v);
-          break;
-        case 7:
-          // docs/provider-interface.md 4.4: S is successful; any other value indicates a failed transaction.
-          r.raw_status = v;
-          r.status = v === 'S' ? 'SUCCESSFUL' : 'FAILED';
-          break;
-        case 8:
-          r.internal_user_id = orNull(v);
-          break;
-        case 9:
-          r.fee_cents = v === '' ? null : cents(n, spec, v);
-          break;
-        case 10:
-          r.merchant_account_id = orNull(v);
-          break;
-        case 11:
-          r.error_code = orNull(v);
-          break;
-        case 12:
-          r.raw_notify_status = orNull(v);
-          break;
-        case 13:
-          r.merchant_user_id = orNull(v);
-          break;
-        case 14:
-          if (v !== '' && !/^\d{6}$/.test(v)) {
-            throw new FieldProblem(`field 14 (transaction time) '${v}' is not HHMMSS`);
-          }
-          r.raw_transaction_time = orNull(v);
-          break;
-        case 15:
-          r.country_code = country(n, spec, v);
-          break;
-        case 16:
-          r.consumer_email = orNull(v);
-          break;
-        case 17:
-          r.bank_account_masked = bankAccount(n, spec, v);
-          break;
-        case 18:
-          r.return_code = orNull(v);
-          break;
-        case 19:
-          r.returned_on = optionalDate(n, spec, v);
-          break;
-        case 20:
-          r.completed_on = optionalDate(n, spec, v);
-          break;
-        case 21:
-          r.payment_type = orNull(v);
-          break;
-        case 22:
-          r.network_reference = orNull(v);
-          break;
-      }
+      checkSize(n, field, v);
+      field.read(r, v, n, field);
     }
     if (r.raw_transaction_time !== null) {
       try {
@@ -156,6 +59,41 @@ export function transactionRecord(
       }
     }
     return r;
+  };
+}
+
+/** A transaction record of the line `raw` whose every field is still to be read: unknown (null). */
+function unknownTransaction(queryType: '5' | '6', raw: string): LegacyTransactionRecord {
+  // Fields 1, 2 and 4 are in every selection (layout.ts legacySelection): their '' is always replaced.
+  return {
+    kind: 'legacy-transaction',
+    transaction_id: '',
+    transaction_on: '',
+    raw_transaction_type: '',
+    merchant_transaction_id: null,
+    amount_cents: null,
+    currency: null,
+    status: null,
+    raw_status: null,
+    internal_user_id: null,
+    fee_cents: null,
+    merchant_account_id: null,
+    error_code: null,
+    raw_notify_status: null,
+    merchant_user_id: null,
+    raw_transaction_time: null,
+    transaction_at: null,
+    local_time_flag: null,
+    country_code: null,
+    consumer_email: null,
+    bank_account_masked: null,
+    return_code: null,
+    returned_on: null,
+    completed_on: null,
+    payment_type: null,
+    network_reference: null,
+    query_type: queryType,
+    raw,
   };
 }
 

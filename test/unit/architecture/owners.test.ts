@@ -128,8 +128,6 @@ const STILL_LONG: string[] = [
   'ingest/load/load-rows.ts:loadParsedRows',
   'ingest/notifications/server.ts:handle',
   'ingest/notifications/server.ts:startNotificationReceiver',
-  'provider/formats/legacy/records.ts:(anonymous)',
-  'provider/formats/legacy/records.ts:transactionRecord',
   'reconcile/apply-findings.ts:applyFindings',
   'reconcile/rules/claims.ts:claimTransactions',
   'sandbox/history/generate.ts:generateTransaction',
