@@ -25,8 +25,11 @@ const APPLICATION = [
 ];
 /** How the code names an environment variable it reads. */
 const VARIABLE = /\b(?:RECON|TEMPORAL)_[A-Z0-9_]*[A-Z0-9]\b|\bDATABASE_URL\b|\benv\.PORT\b|'PORT'/g;
-/** Names built at run time, not variables of the configuration (the sandbox's per-account secrets). */
-const NOT_CONFIGURATION = new Set(['RECON_SANDBOX']);
+/**
+ * Names that look like variables and are not settings: built at run time (the sandbox's per-account
+ * secrets), or a constant (RECON_ACTOR, the actor of a write-off made by a run).
+ */
+const NOT_CONFIGURATION = new Set(['RECON_SANDBOX', 'RECON_ACTOR']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
