@@ -77,7 +77,7 @@ function accountsProblem(accounts: readonly string[] | undefined): string | null
 }
 
 /** Each account's share of the progress, from the state and the units. */
-function accountProgress(units: Unit[], state: BackfillState): AccountProgress[] | undefined {
+function accountProgress(units: readonly Unit[], state: BackfillState): AccountProgress[] | undefined {
   if (!state.byAccount) return undefined;
   return Object.entries(state.byAccount).map(([account, totals]) => {
     const total = units.filter((u) => u.account === account).length;
@@ -127,54 +127,113 @@ async function reconcileAgain(units: readonly Unit[], input: BackfillInput): Pro
  * end, each account's range is checked for low-volume days (workflows/volume-check.ts).
  */
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
-  const windowDays = input.windowDays ?? MAX_WINDOW_DAYS;
-  const parallelism = Math.max(1, Math.floor(input.parallelism ?? DEFAULT_PARALLELISM));
-  const maxWindowsPerRun = Math.max(1, Math.floor(input.maxWindowsPerRun ?? DEFAULT_MAX_WINDOWS_PER_RUN));
+  const units = checkedUnits(input);
+  const state = stateOf(input);
+  const finished = new Set([...state.done, ...state.failures.map(unitKey)]);
+  const run: BackfillRun = {
+    input,
+    units,
+    state,
+    pending: units.filter((u) => !finished.has(u.key)),
+    running: new Map<string, Unit>(),
+    reconcilingAgain: false,
+  };
+  setHandler(progressQuery, () => progressOf(run));
+  await runWindows(run);
+  if (run.pending.length > 0) {
+    await continueAsNew<typeof backfillWorkflow>({ ...input, state });
+  }
+  if (units.length > 1 && patched(FINAL_RECONCILE_PATCH)) {
+    run.reconcilingAgain = true;
+    await reconcileAgain(
+      units.filter((u) => state.done.includes(u.key)),
+      input,
+    );
+    run.reconcilingAgain = false;
+  }
+  // The whole range at once, once every window has ended: each day is judged against the days
+  // before it whatever order the windows finished in.
+  const volume = patched(BACKFILL_VOLUME_PATCH)
+    ? await checkVolumeOfAccounts({ from: input.from, to: input.to }, input.accounts ?? [undefined])
+    : undefined;
+  if (state.failures.length > 0) {
+    throw ApplicationFailure.nonRetryable(failedMessage(run), 'BackfillFailed');
+  }
+  return {
+    from: input.from,
+    to: input.to,
+    windows: units.length,
+    rowsRead: state.rowsRead,
+    rowsLoaded: state.rowsLoaded,
+    rowsRejected: state.rowsRejected,
+    runs: state.runs,
+    ...progressOfAccounts(run),
+    ...(volume === undefined ? {} : { volume }),
+  };
+}
+
+/** One run of a backfill (until it ends or continues as new): its units, where they stand, its state. */
+interface BackfillRun {
+  readonly input: BackfillInput;
+  readonly units: readonly Unit[];
+  /** Carried across continue-as-new. */
+  readonly state: BackfillState;
+  /** Units not started yet, in order. */
+  readonly pending: Unit[];
+  readonly running: Map<string, Unit>;
+  reconcilingAgain: boolean;
+}
+
+/** The units of the input, once its range, tuning and accounts are checked (refused here, once, rather than by every window). */
+function checkedUnits(input: BackfillInput): Unit[] {
   let windows: DayWindow[];
   try {
-    windows = splitWindows(input.from, input.to, windowDays);
+    windows = splitWindows(input.from, input.to, input.windowDays ?? MAX_WINDOW_DAYS);
   } catch (error) {
     throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidRange');
   }
-  // Refused here, once, rather than by every window.
   const tuningProblem = activityTuningProblem(input.activityTuning);
   if (tuningProblem) throw ApplicationFailure.nonRetryable(tuningProblem, 'InvalidActivityTuning');
   const accountsError = accountsProblem(input.accounts);
   if (accountsError) throw ApplicationFailure.nonRetryable(accountsError, 'InvalidAccounts');
-  const units = unitsOf(windows, input.accounts);
-  const state: BackfillState = input.state
-    ? { ...input.state, runs: input.state.runs + 1 }
-    : {
-        done: [],
-        failures: [],
-        rowsRead: 0,
-        rowsLoaded: 0,
-        rowsRejected: 0,
-        startedAt: workflowInfo().startTime.toISOString(),
-        runs: 1,
-        ...(input.accounts
-          ? {
-              byAccount: Object.fromEntries(
-                input.accounts.map((a) => [
-                  a,
-                  { windowsDone: 0, rowsRead: 0, rowsLoaded: 0, rowsRejected: 0 },
-                ]),
-              ),
-            }
-          : {}),
-      };
-  const keyOf = (w: { from: string; account?: string }) =>
-    w.account === undefined ? w.from : `${w.account}/${w.from}`;
-  const finished = new Set([...state.done, ...state.failures.map(keyOf)]);
-  const pending = units.filter((u) => !finished.has(u.key));
-  const running = new Map<string, Unit>();
-  let reconcilingAgain = false;
+  return unitsOf(windows, input.accounts);
+}
 
-  const progressOfAccounts = () => {
-    const accounts = accountProgress(units, state);
-    return accounts ? { accounts } : {};
+/** The state carried from the run before, or a new one. */
+function stateOf(input: BackfillInput): BackfillState {
+  if (input.state) return { ...input.state, runs: input.state.runs + 1 };
+  return {
+    done: [],
+    failures: [],
+    rowsRead: 0,
+    rowsLoaded: 0,
+    rowsRejected: 0,
+    startedAt: workflowInfo().startTime.toISOString(),
+    runs: 1,
+    ...(input.accounts
+      ? {
+          byAccount: Object.fromEntries(
+            input.accounts.map((a) => [a, { windowsDone: 0, rowsRead: 0, rowsLoaded: 0, rowsRejected: 0 }]),
+          ),
+        }
+      : {}),
   };
-  setHandler(progressQuery, () => ({
+}
+
+/** A unit's key in `state.done`, from a unit or a recorded failure. */
+function unitKey(w: { from: string; account?: string }): string {
+  return w.account === undefined ? w.from : `${w.account}/${w.from}`;
+}
+
+function progressOfAccounts(run: BackfillRun): { accounts?: AccountProgress[] } {
+  const accounts = accountProgress(run.units, run.state);
+  return accounts ? { accounts } : {};
+}
+
+/** The answer to {@link progressQuery}. */
+function progressOf(run: BackfillRun): BackfillProgress {
+  const { input, units, state, pending, running } = run;
+  return {
     from: input.from,
     to: input.to,
     windowsTotal: units.length,
@@ -188,41 +247,19 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     running: [...running.values()].map(({ key: _key, ...window }) => window),
     startedAt: state.startedAt,
     runs: state.runs,
-    finished: pending.length === 0 && running.size === 0 && !reconcilingAgain,
-    ...progressOfAccounts(),
-  }));
+    finished: pending.length === 0 && running.size === 0 && !run.reconcilingAgain,
+    ...progressOfAccounts(run),
+  };
+}
 
-  async function runWindow(unit: Unit): Promise<void> {
-    running.set(unit.key, unit);
-    const account = unit.account === undefined ? {} : { account: unit.account };
-    try {
-      // Optional fields only when set: without them the child input is what it always was.
-      const result: WindowResult = await executeWindow({
-        from: unit.from,
-        to: unit.to,
-        ...account,
-        ...(input.sources ? { sources: input.sources } : {}),
-        ...(input.activityTuning ? { activityTuning: input.activityTuning } : {}),
-      });
-      state.done.push(unit.key);
-      state.rowsRead += result.rowsRead;
-      state.rowsLoaded += result.rowsLoaded;
-      state.rowsRejected += result.rowsRejected;
-      const totals = unit.account === undefined ? undefined : state.byAccount?.[unit.account];
-      if (totals) {
-        totals.windowsDone++;
-        totals.rowsRead += result.rowsRead;
-        totals.rowsLoaded += result.rowsLoaded;
-        totals.rowsRejected += result.rowsRejected;
-      }
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      state.failures.push({ from: unit.from, to: unit.to, ...account, message: childFailureMessage(error) });
-    } finally {
-      running.delete(unit.key);
-    }
-  }
-
+/**
+ * Starts the pending units `parallelism` at a time until none is left, `maxWindowsPerRun` have
+ * started in this run, or the server suggests continuing as new; returns once the started ones ended.
+ */
+async function runWindows(run: BackfillRun): Promise<void> {
+  const { input, pending } = run;
+  const parallelism = Math.max(1, Math.floor(input.parallelism ?? DEFAULT_PARALLELISM));
+  const maxWindowsPerRun = Math.max(1, Math.floor(input.maxWindowsPerRun ?? DEFAULT_MAX_WINDOWS_PER_RUN));
   const inFlight = new Set<Promise<void>>();
   let startedThisRun = 0;
   for (;;) {
@@ -234,7 +271,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     ) {
       const unit = pending.shift() as Unit;
       startedThisRun++;
-      const promise: Promise<void> = runWindow(unit).finally(() => inFlight.delete(promise));
+      const promise: Promise<void> = runWindow(run, unit).finally(() => inFlight.delete(promise));
       inFlight.add(promise);
     }
     if (inFlight.size === 0) break;
@@ -248,47 +285,54 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       throw error;
     }
   }
-  if (pending.length > 0) {
-    await continueAsNew<typeof backfillWorkflow>({ ...input, state });
+}
+
+/** Runs one unit as a child window workflow; its rows, or its failure, go into the state. */
+async function runWindow(run: BackfillRun, unit: Unit): Promise<void> {
+  const { input, state } = run;
+  run.running.set(unit.key, unit);
+  const account = unit.account === undefined ? {} : { account: unit.account };
+  try {
+    // Optional fields only when set: without them the child input is what it always was.
+    const result: WindowResult = await executeWindow({
+      from: unit.from,
+      to: unit.to,
+      ...account,
+      ...(input.sources ? { sources: input.sources } : {}),
+      ...(input.activityTuning ? { activityTuning: input.activityTuning } : {}),
+    });
+    state.done.push(unit.key);
+    state.rowsRead += result.rowsRead;
+    state.rowsLoaded += result.rowsLoaded;
+    state.rowsRejected += result.rowsRejected;
+    const totals = unit.account === undefined ? undefined : state.byAccount?.[unit.account];
+    if (totals) {
+      totals.windowsDone++;
+      totals.rowsRead += result.rowsRead;
+      totals.rowsLoaded += result.rowsLoaded;
+      totals.rowsRejected += result.rowsRejected;
+    }
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    state.failures.push({ from: unit.from, to: unit.to, ...account, message: childFailureMessage(error) });
+  } finally {
+    run.running.delete(unit.key);
   }
-  if (units.length > 1 && patched(FINAL_RECONCILE_PATCH)) {
-    reconcilingAgain = true;
-    await reconcileAgain(
-      units.filter((u) => state.done.includes(u.key)),
-      input,
-    );
-    reconcilingAgain = false;
-  }
-  // The whole range at once, once every window has ended: each day is judged against the days
-  // before it whatever order the windows finished in.
-  const volume = patched(BACKFILL_VOLUME_PATCH)
-    ? await checkVolumeOfAccounts({ from: input.from, to: input.to }, input.accounts ?? [undefined])
-    : undefined;
-  if (state.failures.length > 0) {
-    const accounts = accountProgress(units, state);
-    const failedAccounts = accounts?.filter((a) => a.windowsFailed > 0);
-    throw ApplicationFailure.nonRetryable(
-      `backfill ${input.from}..${input.to}: ${state.failures.length} of ${units.length} windows failed` +
-        (failedAccounts && accounts
-          ? ` (account${failedAccounts.length > 1 ? 's' : ''} ${failedAccounts.map((a) => a.account).join(', ')}; ` +
-            `${accounts.length - failedAccounts.length} of ${accounts.length} accounts completed)`
-          : '') +
-        '; ' +
-        state.failures
-          .map((f) => `${f.account === undefined ? '' : `${f.account} `}${f.from}..${f.to}: ${f.message}`)
-          .join(' | '),
-      'BackfillFailed',
-    );
-  }
-  return {
-    from: input.from,
-    to: input.to,
-    windows: units.length,
-    rowsRead: state.rowsRead,
-    rowsLoaded: state.rowsLoaded,
-    rowsRejected: state.rowsRejected,
-    runs: state.runs,
-    ...progressOfAccounts(),
-    ...(volume === undefined ? {} : { volume }),
-  };
+}
+
+/** Why a backfill with failed windows fails: how many, of which accounts, and each window's message. */
+function failedMessage({ input, units, state }: BackfillRun): string {
+  const accounts = accountProgress(units, state);
+  const failedAccounts = accounts?.filter((a) => a.windowsFailed > 0);
+  return (
+    `backfill ${input.from}..${input.to}: ${state.failures.length} of ${units.length} windows failed` +
+    (failedAccounts && accounts
+      ? ` (account${failedAccounts.length > 1 ? 's' : ''} ${failedAccounts.map((a) => a.account).join(', ')}; ` +
+        `${accounts.length - failedAccounts.length} of ${accounts.length} accounts completed)`
+      : '') +
+    '; ' +
+    state.failures
+      .map((f) => `${f.account === undefined ? '' : `${f.account} `}${f.from}..${f.to}: ${f.message}`)
+      .join(' | ')
+  );
 }

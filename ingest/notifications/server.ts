@@ -6,10 +6,20 @@ import type { Config } from '../../config/config.ts';
 import { ConfigError } from '../../domain/errors.ts';
 import type { ReconMetrics } from '../../observability/metrics.ts';
 import { describeJsonError, redactPersonal } from '../../domain/privacy.ts';
-import { type NormalisedNotification, normaliseNotification } from './normalise-notification.ts';
+import {
+  type NormalisedNotification,
+  type NotificationKind,
+  normaliseNotification,
+} from './normalise-notification.ts';
 import { authorisedBy, fileUnder, quarantineAccount, routeOf } from './notification-account.ts';
 import { isDatabaseUnavailable } from '../../db/connection-errors.ts';
-import { createNotificationWriter, type GroupCommitOptions } from './group-commit.ts';
+import { DatabaseWatch } from './database-watch.ts';
+import { jsonContentType, readBody, strictUtf8 } from './request-body.ts';
+import {
+  createNotificationWriter,
+  type GroupCommitOptions,
+  type NotificationWriter,
+} from './group-commit.ts';
 import { quarantineNotification, type StoredNotification } from './store-notification.ts';
 
 /**
@@ -86,31 +96,6 @@ export function authorised(header: string | undefined, secret: string): boolean 
   return authorisedBy(header, secret, undefined) !== undefined;
 }
 
-interface ReadBody {
-  readonly bytes: Buffer;
-  /** The body was longer than the limit: `bytes` holds its first `limit` bytes only. */
-  readonly truncated: boolean;
-}
-
-/** Reads the body, keeping at most `limit` bytes (the rest is read and dropped, so the answer arrives). */
-async function readBody(req: IncomingMessage, limit: number): Promise<ReadBody> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  for await (const chunk of req) {
-    const c = chunk as Buffer;
-    if (size + c.length > limit) {
-      if (size < limit) chunks.push(c.subarray(0, limit - size));
-      size = limit;
-      truncated = true;
-    } else {
-      size += c.length;
-      chunks.push(c);
-    }
-  }
-  return { bytes: Buffer.concat(chunks), truncated };
-}
-
 function reply(
   res: ServerResponse,
   status: number,
@@ -125,20 +110,6 @@ function reply(
   });
   res.end(text);
 }
-
-/** application/json or application/*+json, UTF-8 (the only charset JSON has) or no charset. */
-function jsonContentType(header: string | undefined): boolean {
-  if (header === undefined || header.trim() === '') return true;
-  const [type = '', ...params] = header.split(';').map((p) => p.trim().toLowerCase());
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
-  const charset = params
-    .find((p) => p.startsWith('charset='))
-    ?.slice(8)
-    .replaceAll('"', '');
-  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 class StoreTimeout extends Error {}
 
@@ -178,185 +149,22 @@ export async function startNotificationReceiver(
       'the notification receiver needs RECON_NOTIFICATION_SECRET: set it to the secret the provider sends as a bearer token or basic-auth password',
     );
   }
-  const allowList = parseAllowList(options.allow ?? []);
-  const limit = options.maxBodyBytes ?? 64 * 1024;
   const log = options.log ?? (() => {});
   const { db } = options.handle;
-  const writer = createNotificationWriter(db, options.groupCommit);
-  const storeTimeoutMs = options.storeTimeoutMs ?? 10_000;
-
-  // While the database is away every delivery is answered 503 at once; a probe brings it back.
-  let away = false;
-  let probe: NodeJS.Timeout | undefined;
-  let closing = false;
-  const ping = async (timeoutMs: number): Promise<boolean> => {
-    let timeout: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
-        new Promise((_, reject) => {
-          timeout = setTimeout(() => reject(new Error('database did not answer')), timeoutMs);
-        }),
-      ]);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timeout);
-    }
+  const r: Receiver = {
+    options,
+    secret,
+    accounts,
+    allowList: parseAllowList(options.allow ?? []),
+    limit: options.maxBodyBytes ?? 64 * 1024,
+    log,
+    db,
+    writer: createNotificationWriter(db, options.groupCommit),
+    storeTimeoutMs: options.storeTimeoutMs ?? 10_000,
+    database: new DatabaseWatch(db, log, options.probeIntervalMs ?? 500),
   };
-  const databaseAway = (error: unknown) => {
-    if (away || closing) return;
-    away = true;
-    log(`database unavailable (${(error as Error).message}): answering 503 until it is back`);
-    const check = async () => {
-      if (closing) return;
-      if (await ping(2000)) {
-        away = false;
-        probe = undefined;
-        log('database available again: accepting deliveries');
-      } else probe = setTimeout(() => void check(), options.probeIntervalMs ?? 500);
-    };
-    probe = setTimeout(() => void check(), options.probeIntervalMs ?? 500);
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const done = (status: number, body: Record<string, unknown>, headers?: Record<string, string>) => {
-      reply(res, status, body, headers);
-      options.metrics?.receiverResponses.inc({ status: String(status) });
-      log(`${req.method} ${path} ${status}${body.error ? ` ${String(body.error)}` : ''}`);
-    };
-    const unavailable = () =>
-      done(
-        503,
-        { error: 'the database is unavailable: nothing was stored, retry' },
-        { 'retry-after': String(RETRY_AFTER_SECONDS) },
-      );
-    if (!allowed(allowList, req.socket.remoteAddress))
-      return done(403, { error: 'caller address not allowed' });
-    if (req.method === 'GET' && (path === '/health' || path === '/health/live'))
-      return done(200, { status: 'ok' });
-    if (req.method === 'GET' && path === '/health/ready') {
-      if (!away && (await ping(2000))) return done(200, { status: 'ready' });
-      return done(503, { status: 'unavailable', error: 'the database is unavailable' });
-    }
-    const route = routeOf(path);
-    if (!route) return done(404, { error: 'not found' });
-    const { kind } = route;
-    if (req.method !== 'POST') return done(405, { error: 'use POST' });
-    const auth = authorisedBy(req.headers.authorization, secret, accounts);
-    // An account's own secret is good for that account's deliveries only.
-    if (
-      !auth ||
-      (auth.account !== undefined && route.account !== undefined && auth.account !== route.account)
-    ) {
-      req.resume();
-      return done(401, { error: 'missing or wrong credentials' });
-    }
-    const named = route.account ?? auth.account;
-    if (away) {
-      req.resume();
-      return unavailable();
-    }
-    const { bytes, truncated } = await readBody(req, limit);
-    const contentType = req.headers['content-type'] ?? null;
-
-    /** Keeps the body with the reason, then answers `status`; 503 only if even that failed. */
-    const quarantine = async (status: number, why: string, account = quarantineAccount(accounts, named)) => {
-      // Analysts read the reason, and the answer may be logged by the caller: no personal value in it.
-      const reason = redactPersonal(why);
-      try {
-        await withinTimeout(
-          quarantineNotification(db, {
-            account,
-            kind,
-            reason,
-            body: bytes,
-            contentType,
-            remoteAddress: req.socket.remoteAddress ?? null,
-          }),
-          storeTimeoutMs,
-        );
-      } catch (error) {
-        if (error instanceof StoreTimeout || isDatabaseUnavailable(error)) {
-          databaseAway(error);
-          return unavailable();
-        }
-        throw error;
-      }
-      options.metrics?.notifications.inc({ kind, outcome: 'quarantined' });
-      done(status, { error: 'invalid notification', reason });
-    };
-
-    if (truncated)
-      return quarantine(413, `body larger than ${limit} bytes: only its first ${limit} bytes were kept`);
-    if (!jsonContentType(contentType ?? undefined))
-      return quarantine(
-        415,
-        `content-type ${JSON.stringify(contentType?.slice(0, 80))} is not application/json`,
-      );
-    let text: string;
-    try {
-      text = strictUtf8.decode(bytes);
-    } catch {
-      return quarantine(400, 'body is not valid UTF-8 (the bytes are kept as received)');
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
-      return quarantine(400, `body is not JSON: ${describeJsonError(error)}`);
-    }
-    const result = normaliseNotification(kind, body);
-    if (!result.ok) return quarantine(400, result.reason);
-    const filing = fileUnder(accounts, named, result.value.merchant_id);
-    if (!filing.ok) return quarantine(400, filing.reason, filing.account);
-    let stored: StoredNotification;
-    try {
-      stored = await withinTimeout(
-        writer.store({ ...result.value, account: filing.account }),
-        storeTimeoutMs,
-      );
-    } catch (error) {
-      if (error instanceof StoreTimeout) {
-        // The database accepts connections but does not answer (stalled, or locked out): stop
-        // waiting. The commit may still happen later; the provider's retry is then counted as a
-        // repeat delivery of the same row, never stored twice.
-        databaseAway(error);
-        return unavailable();
-      }
-      if (isDatabaseUnavailable(error)) {
-        databaseAway(error);
-        return unavailable();
-      }
-      // PostgreSQL refused this body for a reason the validation did not foresee: keep it.
-      const { code, message } = error as { code?: string; message?: string };
-      return quarantine(400, `the database refused the notification: ${code ?? ''} ${message ?? ''}`.trim());
-    }
-    options.metrics?.notifications.inc({ kind, outcome: stored.inserted ? 'stored' : 'duplicate' });
-    done(200, { status: stored.inserted ? 'stored' : 'duplicate', notificationId: stored.notificationId });
-    if (options.confirm) {
-      // With the notification's own account, whose credentials confirm it (ConfirmTrans).
-      options
-        .confirm(body, { ...result.value, account: filing.account })
-        .then((answer) =>
-          db
-            .updateTable('notifications')
-            .set({ confirmed_at: new Date().toISOString(), verification_code: answer.verificationCode })
-            .where('notification_id', '=', stored.notificationId)
-            .execute(),
-        )
-        .catch((error: unknown) =>
-          log(
-            `confirm of notification ${stored.notificationId} failed: ${(error as Error).name}: ${(error as Error).message}`,
-          ),
-        );
-    }
-  };
-
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    handle(r, req, res).catch((error: unknown) => {
       log(`${req.method} ${req.url} 500 ${(error as Error).name}`);
       if (!res.headersSent)
         reply(res, 500, { error: 'internal error: the notification was not stored, retry' });
@@ -373,8 +181,7 @@ export async function startNotificationReceiver(
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     close: async () => {
-      closing = true;
-      clearTimeout(probe);
+      r.database.close();
       // Deliveries being read or committed are finished and answered; then every connection goes.
       const closed = new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -385,7 +192,220 @@ export async function startNotificationReceiver(
       clearTimeout(grace);
       server.closeAllConnections();
       await closed;
-      await writer.drain();
+      await r.writer.drain();
     },
   };
+}
+
+/** What the handling of every request needs: the options, checked once, and the database's state. */
+interface Receiver {
+  readonly options: NotificationReceiverOptions;
+  readonly secret: string | undefined;
+  readonly accounts: Accounts | undefined;
+  readonly allowList: BlockList | null;
+  /** Largest body kept, bytes. */
+  readonly limit: number;
+  readonly log: (line: string) => void;
+  readonly db: NotificationReceiverOptions['handle']['db'];
+  readonly writer: NotificationWriter;
+  readonly storeTimeoutMs: number;
+  readonly database: DatabaseWatch;
+}
+
+/** One request's answer: sent, counted and logged ({@link NotificationReceiverOptions.log}). */
+interface Answer {
+  (status: number, body: Record<string, unknown>, headers?: Record<string, string>): void;
+  /** 503 with Retry-After: the database is away and nothing was stored. */
+  unavailable(): void;
+}
+
+function answerTo(r: Receiver, req: IncomingMessage, res: ServerResponse, path: string): Answer {
+  const done = (status: number, body: Record<string, unknown>, headers?: Record<string, string>) => {
+    reply(res, status, body, headers);
+    r.options.metrics?.receiverResponses.inc({ status: String(status) });
+    r.log(`${req.method} ${path} ${status}${body.error ? ` ${String(body.error)}` : ''}`);
+  };
+  return Object.assign(done, {
+    unavailable: () =>
+      done(
+        503,
+        { error: 'the database is unavailable: nothing was stored, retry' },
+        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      ),
+  });
+}
+
+/** A delivery that passed the caller checks: its kind, the account its path or secret names, its body. */
+interface Delivery {
+  readonly req: IncomingMessage;
+  readonly kind: NotificationKind;
+  readonly named: string | undefined;
+  readonly bytes: Buffer;
+  readonly contentType: string | null;
+}
+
+/** Health checks, then the caller checks (address, path, method, credentials), then the delivery. */
+async function handle(r: Receiver, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const done = answerTo(r, req, res, path);
+  if (!allowed(r.allowList, req.socket.remoteAddress))
+    return done(403, { error: 'caller address not allowed' });
+  if (req.method === 'GET' && (path === '/health' || path === '/health/live'))
+    return done(200, { status: 'ok' });
+  if (req.method === 'GET' && path === '/health/ready') {
+    if (!r.database.away && (await r.database.ping(2000))) return done(200, { status: 'ready' });
+    return done(503, { status: 'unavailable', error: 'the database is unavailable' });
+  }
+  const route = routeOf(path);
+  if (!route) return done(404, { error: 'not found' });
+  const { kind } = route;
+  if (req.method !== 'POST') return done(405, { error: 'use POST' });
+  const auth = authorisedBy(req.headers.authorization, r.secret, r.accounts);
+  // An account's own secret is good for that account's deliveries only.
+  if (
+    !auth ||
+    (auth.account !== undefined && route.account !== undefined && auth.account !== route.account)
+  ) {
+    req.resume();
+    return done(401, { error: 'missing or wrong credentials' });
+  }
+  if (r.database.away) {
+    req.resume();
+    return done.unavailable();
+  }
+  const { bytes, truncated } = await readBody(req, r.limit);
+  const delivery: Delivery = {
+    req,
+    kind,
+    named: route.account ?? auth.account,
+    bytes,
+    contentType: req.headers['content-type'] ?? null,
+  };
+  if (truncated)
+    return quarantine(
+      r,
+      done,
+      delivery,
+      413,
+      `body larger than ${r.limit} bytes: only its first ${r.limit} bytes were kept`,
+    );
+  return receive(r, done, delivery);
+}
+
+/** Decodes, parses, checks and files the delivery's body, then stores it; what it cannot use, it quarantines. */
+async function receive(r: Receiver, done: Answer, d: Delivery): Promise<void> {
+  const { contentType } = d;
+  if (!jsonContentType(contentType ?? undefined))
+    return quarantine(
+      r,
+      done,
+      d,
+      415,
+      `content-type ${JSON.stringify(contentType?.slice(0, 80))} is not application/json`,
+    );
+  let text: string;
+  try {
+    text = strictUtf8.decode(d.bytes);
+  } catch {
+    return quarantine(r, done, d, 400, 'body is not valid UTF-8 (the bytes are kept as received)');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    return quarantine(r, done, d, 400, `body is not JSON: ${describeJsonError(error)}`);
+  }
+  const result = normaliseNotification(d.kind, body);
+  if (!result.ok) return quarantine(r, done, d, 400, result.reason);
+  const filing = fileUnder(r.accounts, d.named, result.value.merchant_id);
+  if (!filing.ok) return quarantine(r, done, d, 400, filing.reason, filing.account);
+  const notification = { ...result.value, account: filing.account };
+  let stored: StoredNotification;
+  try {
+    stored = await withinTimeout(r.writer.store(notification), r.storeTimeoutMs);
+  } catch (error) {
+    if (error instanceof StoreTimeout) {
+      // The database accepts connections but does not answer (stalled, or locked out): stop
+      // waiting. The commit may still happen later; the provider's retry is then counted as a
+      // repeat delivery of the same row, never stored twice.
+      r.database.lost(error);
+      return done.unavailable();
+    }
+    if (isDatabaseUnavailable(error)) {
+      r.database.lost(error);
+      return done.unavailable();
+    }
+    // PostgreSQL refused this body for a reason the validation did not foresee: keep it.
+    const { code, message } = error as { code?: string; message?: string };
+    return quarantine(
+      r,
+      done,
+      d,
+      400,
+      `the database refused the notification: ${code ?? ''} ${message ?? ''}`.trim(),
+    );
+  }
+  r.options.metrics?.notifications.inc({ kind: d.kind, outcome: stored.inserted ? 'stored' : 'duplicate' });
+  done(200, { status: stored.inserted ? 'stored' : 'duplicate', notificationId: stored.notificationId });
+  if (r.options.confirm) confirmLater(r, r.options.confirm, body, notification, stored.notificationId);
+}
+
+/** Keeps the body with the reason, then answers `status`; 503 only if even that failed. */
+async function quarantine(
+  r: Receiver,
+  done: Answer,
+  d: Delivery,
+  status: number,
+  why: string,
+  account = quarantineAccount(r.accounts, d.named),
+): Promise<void> {
+  // Analysts read the reason, and the answer may be logged by the caller: no personal value in it.
+  const reason = redactPersonal(why);
+  try {
+    await withinTimeout(
+      quarantineNotification(r.db, {
+        account,
+        kind: d.kind,
+        reason,
+        body: d.bytes,
+        contentType: d.contentType,
+        remoteAddress: d.req.socket.remoteAddress ?? null,
+      }),
+      r.storeTimeoutMs,
+    );
+  } catch (error) {
+    if (error instanceof StoreTimeout || isDatabaseUnavailable(error)) {
+      r.database.lost(error);
+      return done.unavailable();
+    }
+    throw error;
+  }
+  r.options.metrics?.notifications.inc({ kind: d.kind, outcome: 'quarantined' });
+  done(status, { error: 'invalid notification', reason });
+}
+
+/**
+ * Confirms a stored notification through ConfirmTrans, after it was answered, with the credentials of
+ * the account it is filed under; a failure is logged (without the body) and changes nothing.
+ */
+function confirmLater(
+  r: Receiver,
+  confirm: ConfirmNotification,
+  body: unknown,
+  notification: NormalisedNotification,
+  notificationId: number,
+): void {
+  confirm(body, notification)
+    .then((answer) =>
+      r.db
+        .updateTable('notifications')
+        .set({ confirmed_at: new Date().toISOString(), verification_code: answer.verificationCode })
+        .where('notification_id', '=', notificationId)
+        .execute(),
+    )
+    .catch((error: unknown) =>
+      r.log(
+        `confirm of notification ${notificationId} failed: ${(error as Error).name}: ${(error as Error).message}`,
+      ),
+    );
 }
