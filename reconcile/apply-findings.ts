@@ -13,8 +13,9 @@ export type { LifecycleCounts };
  *   acknowledgement and note are kept);
  * - a finding whose expected/actual/amounts/rule changed updates it ('changed');
  * - an unresolved discrepancy of the range with no finding any more is resolved (resolved_at = asOf).
- * - a discrepancy a person resolved as accepted or provider_error stays resolved while it is still
- *   found (its values are still updated, 'changed'); one resolved as fixed_in_ledger is reopened
+ * - a discrepancy resolved as accepted, provider_error or written_off stays resolved while it is
+ *   still found (its values are still updated, 'changed'; a run's own write-off that no longer fits
+ *   the write-off limit is reopened by reconcile/tolerances/write-off-findings.ts); one resolved as fixed_in_ledger is reopened
  *   when it is still found, and 'verified' once when it is not.
  * A run never clears a person's acknowledgement, note or assignee: it only adds events.
  * Every state change is written to discrepancy_events with the run id. last_seen_at moves on every run.
@@ -33,7 +34,8 @@ export async function applyFindings(
     select f.discrepancy_key, d.discrepancy_id,
       case when d.discrepancy_id is null then 'opened'
            when d.resolved_at is not null and d.resolution is distinct from 'accepted'
-             and d.resolution is distinct from 'provider_error' then 'reopened'
+             and d.resolution is distinct from 'provider_error' and d.resolution is distinct from 'written_off'
+             then 'reopened'
            when (d.rule, d.expected, d.actual, d.expected_amount_cents, d.actual_amount_cents, d.candidates, d.currency)
                 is distinct from (f.rule, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents, f.candidates, f.currency)
              then 'changed'

@@ -56,6 +56,8 @@ function rangeKey(ctx: RuleContext, account: string) {
 export function matchingFingerprint(ctx: RuleContext, rules: readonly Rule[]): string {
   const hash = createHash('sha256').update(SOURCES_SHA256);
   hash.update(JSON.stringify(ctx.settings)).update(`\0${ctx.dueThrough}\0${ctx.stuckThrough}\0`);
+  // Another tolerances version, or a lagged due date that moved, is another matching: a full one.
+  hash.update(JSON.stringify(ctx.tolerances ?? null));
   for (const rule of rules) {
     const compiled = ruleStatement(rule, ctx).compile(ctx.trx);
     hash.update(`${rule.name}\0${compiled.sql}\0${JSON.stringify(compiled.parameters)}\0`);

@@ -1,12 +1,11 @@
 import { checkDateWindow } from '../domain/time/date-window.ts';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { easternDateOf } from '../domain/time/eastern.ts';
 import { addDays, daysInclusive } from '../domain/time/calendar.ts';
 import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings } from './apply-findings.ts';
 import { findCandidates } from './candidates/find-candidates.ts';
-import { loadTolerances } from './tolerances/index.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import { keepMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
@@ -15,6 +14,7 @@ import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
+import { loadTolerances, runTolerances, type Tolerances, writeOffFindings } from './tolerances/index.ts';
 import type { DiscrepancyTotal, ReconcileOutcome } from '../domain/run-summary.ts';
 
 export interface ReconcileRequest {
@@ -27,6 +27,8 @@ export interface ReconcileRequest {
   /** The instant grace periods are judged against and events are stamped with (ISO); default now. */
   readonly now?: string;
   readonly settings?: Partial<ReconcileSettings>;
+  /** Tolerances to match with instead of the account's (a proposal being previewed, a test). */
+  readonly tolerances?: Tolerances;
 }
 
 export type { DiscrepancyTotal };
@@ -38,6 +40,10 @@ export interface ReconcileSummary extends ReconcileOutcome {
   readonly to: string;
   readonly asOf: string;
   readonly settings: ReconcileSettings;
+  /** The version of the account's tolerances the run used (0: none, exact matching). */
+  readonly toleranceVersion: number;
+  /** Differences the run wrote off (within the write-off limit), and earlier ones it reopened. */
+  readonly writeOffs: { readonly writtenOff: number; readonly reopened: number };
   /**
    * `reused` when nothing matching reads had been written since the last run of this exact range with
    * the same code, settings and due date: its findings were taken instead of matching again
@@ -107,22 +113,14 @@ export async function reconcileRange(
   return db.transaction().execute(async (trx) => {
     await sql.raw(LOCK_STATEMENT).execute(trx);
     await beginAccountScope(trx, account);
-    // Matching works on many rows at once: give the planner room for hash joins and sorts.
-    await sql`set local work_mem = '256MB'`.execute(trx);
-    // JIT compiling these one-off statements costs more than it saves (seconds per statement at 1M rows).
-    await sql`set local jit = off`.execute(trx);
-    // A run over a few days looks a few thousand keys up in tables of millions of rows: on a warehouse
-    // whose indexes are in memory or on SSD, an index probe is not 4 sequential reads (the default
-    // cost), and with that default the planner hashed whole tables (the matches, every discrepancy)
-    // to find a window's rows, so that a run's cost grew with the warehouse instead of its range.
-    await sql`set local random_page_cost = 1.1`.execute(trx);
-    // The big set-building statements (facts, the latest notifications, the duplicate search) read
-    // about as many rows as they hand on: at the default cost of passing a row from a parallel worker
-    // (0.1) the planner never splits them over the cores. Small statements stay serial: the cost of
-    // starting workers (parallel_setup_cost) is unchanged.
-    await sql`set local parallel_tuple_cost = 0.01`.execute(trx);
-    // The run's temporary tables are analysed for join planning only: a small sample is enough.
-    await sql`set local default_statistics_target = 10`.execute(trx);
+    await tuneForMatching(trx);
+    const tolerances = await runTolerances(
+      trx,
+      account,
+      (lag) =>
+        lag === 0 ? dueThrough : lastDueDate(req.to, today, settings.graceBusinessDays + lag, calendar),
+      req.tolerances,
+    );
     const run = await trx
       .insertInto('reconcile_runs')
       .values({
@@ -130,7 +128,8 @@ export async function reconcileRange(
         range_from: from,
         range_to: to,
         as_of: asOf,
-        settings: JSON.stringify(settings),
+        // The tolerances' version and values as used: reconcile_runs records what each run matched with.
+        settings: JSON.stringify({ ...settings, tolerances }),
       })
       .returning('run_id')
       .executeTakeFirstOrThrow();
@@ -143,6 +142,7 @@ export async function reconcileRange(
       settings,
       dueThrough,
       stuckThrough,
+      tolerances,
     };
 
     const fingerprint = matchingFingerprint(ctx, rules);
@@ -150,6 +150,7 @@ export async function reconcileRange(
     const matched = reused ?? (await matchRange(ctx, rules));
     if (!reused) await keepMatching(ctx, account, fingerprint, matched);
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
+    const writeOffs = await writeOffFindings(trx, { account, runId: run.run_id, asOf, from, to, tolerances });
     await findCandidates(ctx, await loadTolerances(trx, account));
 
     const byKind = await sql<DiscrepancyTotal>`
@@ -163,6 +164,8 @@ export async function reconcileRange(
       to,
       asOf,
       settings,
+      toleranceVersion: tolerances.version,
+      writeOffs,
       matched,
       matching: reused ? ('reused' as const) : ('matched' as const),
       discrepancies: byKind.rows,
@@ -179,6 +182,26 @@ export async function reconcileRange(
     await endAccountScope(trx);
     return summary;
   });
+}
+
+/** The planner settings of a run's transaction (why each: below). */
+async function tuneForMatching(trx: Transaction<Database>): Promise<void> {
+  // Matching works on many rows at once: give the planner room for hash joins and sorts.
+  await sql`set local work_mem = '256MB'`.execute(trx);
+  // JIT compiling these one-off statements costs more than it saves (seconds per statement at 1M rows).
+  await sql`set local jit = off`.execute(trx);
+  // A run over a few days looks a few thousand keys up in tables of millions of rows: on a warehouse
+  // whose indexes are in memory or on SSD, an index probe is not 4 sequential reads (the default
+  // cost), and with that default the planner hashed whole tables (the matches, every discrepancy)
+  // to find a window's rows, so that a run's cost grew with the warehouse instead of its range.
+  await sql`set local random_page_cost = 1.1`.execute(trx);
+  // The big set-building statements (facts, the latest notifications, the duplicate search) read
+  // about as many rows as they hand on: at the default cost of passing a row from a parallel worker
+  // (0.1) the planner never splits them over the cores. Small statements stay serial: the cost of
+  // starting workers (parallel_setup_cost) is unchanged.
+  await sql`set local parallel_tuple_cost = 0.01`.execute(trx);
+  // The run's temporary tables are analysed for join planning only: a small sample is enough.
+  await sql`set local default_statistics_target = 10`.execute(trx);
 }
 
 /**

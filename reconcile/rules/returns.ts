@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { DiscrepancyKind } from '../settings.ts';
 import type { Rule } from './rule.ts';
 import { exec, type RuleContext } from './statement.ts';
+import { beyondTolerance, dueThroughFor } from './tolerance-terms.ts';
 
 /** Provider returns against their original transaction and the ledger's RETURN entries. */
 
@@ -77,7 +78,8 @@ export const returnNotBooked: Rule = {
   rule: 'return_vs_ledger',
   kinds: ['return_not_booked'],
   reads: { from: () => RETURNED },
-  when: (ctx) => sql`m.ledger_merchant_transaction_id is null and r.returned_on <= ${ctx.dueThrough}::date`,
+  when: (ctx) =>
+    sql`m.ledger_merchant_transaction_id is null and r.returned_on <= ${dueThroughFor(ctx, 'r.currency')}`,
   select: () => ({
     discrepancy_key: `'return_not_booked:' || r.return_transaction_id`,
     transaction_id: 'r.original_transaction_id',
@@ -99,7 +101,10 @@ function bookedReturnRule(kind: DiscrepancyKind, field: 'amount_cents' | 'curren
     rule: 'return_vs_ledger',
     kinds: [kind],
     reads: { from: () => BOOKED },
-    when: () => `l.${field} <> r.${field}`,
+    when: (ctx) =>
+      field === 'amount_cents'
+        ? beyondTolerance(ctx, 'l.amount_cents', 'r.amount_cents', 'r.currency')
+        : `l.${field} <> r.${field}`,
     select: () => ({
       discrepancy_key: `'${kind}:return:' || r.return_transaction_id`,
       transaction_id: 'r.original_transaction_id',
@@ -130,7 +135,7 @@ export const returnMissingAtProvider: Rule = {
   // A return of the original, by its own merchant transaction id or else by its original's: two
   // index lookups (a coalesce() of both sides would read every provider return, and scanning the
   // ledger for RETURN entries would read it all at every run).
-  when: (ctx) => sql`s.transaction_type = 'RETURN' and s.booked_on <= ${ctx.dueThrough}::date
+  when: (ctx) => sql`s.transaction_type = 'RETURN' and s.booked_on <= ${dueThroughFor(ctx, 'l.currency')}
     and not exists (select 1 from provider_returns r where r.return_transaction_id = l.transaction_id)
     and not exists (select 1 from return_matches m where m.ledger_merchant_transaction_id = l.merchant_transaction_id)
     and not (l.transaction_id is null and (

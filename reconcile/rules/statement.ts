@@ -22,6 +22,24 @@ export interface RuleContext {
    * settings.stuckPendingBusinessDays business days or more (stuck_pending).
    */
   readonly stuckThrough: string;
+  /** The account's tolerances (reconcile/rules/tolerance-terms.ts); absent: exact matching. */
+  readonly tolerances?: RunTolerances;
+}
+
+/** One currency's tolerance as a run uses it: dueThrough is the run's due date with the date lag. */
+export interface RunTolerance {
+  readonly currency: string;
+  readonly amountCents: number;
+  readonly writeOffLimitCents: number;
+  readonly dateLagBusinessDays: number;
+  /** The last Eastern date due at asOf for this currency: the grace period plus the date lag. */
+  readonly dueThrough: string;
+}
+
+/** What a run matched with: the version of the account's tolerances and its non-zero currencies. */
+export interface RunTolerances {
+  readonly version: number;
+  readonly currencies: readonly RunTolerance[];
 }
 
 const PROFILE_STATEMENTS = PROFILE === '1' || PROFILE === 'explain';

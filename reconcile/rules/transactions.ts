@@ -3,6 +3,8 @@ import type { DiscrepancyKind } from '../settings.ts';
 import type { Rule } from './rule.ts';
 import { manuallyMatched } from './manual-matches.ts';
 import { keyJoin, statusClass } from './sql-terms.ts';
+import { beyondTolerance, dueThroughFor } from './tolerance-terms.ts';
+import type { RuleContext } from './statement.ts';
 
 /** Provider transactions against ledger DEBIT/CREDIT entries, and against the fee schedule. */
 
@@ -56,13 +58,18 @@ export const duplicateMerchantTransaction: Rule = {
 };
 
 /** A field of a claimed provider/ledger pair that disagrees; business date of the provider row. */
-function pairRule(kind: DiscrepancyKind, condition: string, expected: string, actual: string): Rule {
+function pairRule(
+  kind: DiscrepancyKind,
+  condition: string | ((ctx: RuleContext) => string),
+  expected: string,
+  actual: string,
+): Rule {
   return {
     name: kind,
     rule: 'transaction_vs_ledger',
     kinds: [kind],
     reads: { suspects: true },
-    when: () => `f.l_mtid is not null and ${condition}`,
+    when: (ctx) => `f.l_mtid is not null and ${typeof condition === 'string' ? condition : condition(ctx)}`,
     select: () => ({
       discrepancy_key: `'${kind}:' || f.transaction_id`,
       transaction_id: 'f.transaction_id',
@@ -81,7 +88,8 @@ function pairRule(kind: DiscrepancyKind, condition: string, expected: string, ac
 
 export const amountMismatch = pairRule(
   'amount_mismatch',
-  'f.amount_cents <> f.l_amount',
+  // Within the account's amount tolerance for the currency, the amounts are equal.
+  (ctx) => beyondTolerance(ctx, 'f.l_amount', 'f.amount_cents', 'f.currency'),
   `'amount_cents', f.amount_cents`,
   `'amount_cents', f.l_amount`,
 );
@@ -115,7 +123,7 @@ export const missingAtProvider: Rule = {
   kinds: ['missing_at_provider'],
   reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)' },
   when: (ctx) => sql`l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
-    and s.booked_on <= ${ctx.dueThrough}::date
+    and s.booked_on <= ${dueThroughFor(ctx, 'l.currency')}
     and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))}
       and not ${sql.raw(manuallyMatched('provider', 'p.transaction_id'))})
     and not ${sql.raw(manuallyMatched('ledger', 'l.merchant_transaction_id'))}`,
@@ -155,7 +163,7 @@ export const feeVsSchedule: Rule = {
       order by f.transaction_id, s.valid_from desc
     ) x`,
   },
-  when: () => 'x.fee_cents <> x.expected_fee',
+  when: (ctx) => beyondTolerance(ctx, 'x.fee_cents', 'x.expected_fee', 'x.currency'),
   select: () => ({
     discrepancy_key: `'fee_mismatch:fee_vs_schedule:' || x.transaction_id`,
     transaction_id: 'x.transaction_id',

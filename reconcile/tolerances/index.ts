@@ -15,3 +15,5 @@ export {
   type Tolerances,
 } from './tolerance.ts';
 export { RECON_ACTOR, recordWriteOff, type WriteOff } from './write-offs.ts';
+export { runTolerances } from './run-tolerances.ts';
+export { writeOffFindings } from './write-off-findings.ts';
