@@ -173,7 +173,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     'reconcile_settings',
     SETTINGS_COLUMNS,
     '',
-    'Proposed tolerance settings files: previewed over the whole history (recon rules preview) and, separately, applied (recon tolerances apply), with who and when.',
+    '[pipeline only] Proposed tolerance settings files (they name several accounts at once, so no analyst login reads them): previewed over the whole history (recon rules preview) and, separately, applied (recon tolerances apply), with who and when.',
   );
   await sql
     .raw(

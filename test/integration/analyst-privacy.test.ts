@@ -367,11 +367,18 @@ describe("consumers' personal data and recon_analyst", () => {
       ]),
     );
     expect(personal.filter((r) => r.readable)).toEqual([]);
-    // Credentials of the workbench (users, tokens, sessions) are no one's personal data but the
+    // Credentials of the workbench (users, tokens, sessions) and proposed settings are no one's personal data but the
     // pipeline's own: their tables say so, and the analyst reads none of their columns.
     const pipelineOnly = rows.filter((r) => r.pipeline_only);
     expect(new Set(pipelineOnly.map((r) => r.name))).toEqual(
-      new Set(['workbench_users', 'workbench_tokens', 'workbench_sessions', 'workbench_sign_in_throttle']),
+      new Set([
+        'workbench_users',
+        'workbench_tokens',
+        'workbench_sessions',
+        'workbench_sign_in_throttle',
+        // Proposed settings name several accounts at once: no login limited to some may read them.
+        'reconcile_settings',
+      ]),
     );
     expect(pipelineOnly.filter((r) => r.readable)).toEqual([]);
     expect(
