@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { followUpNonFinal, type FollowUpRequest } from '../../ingest/follow-up/follow-up-non-final.ts';
 import type { LookupStatus } from '../../ingest/follow-up/status-answer.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
@@ -132,5 +133,64 @@ describe('followUpNonFinal', () => {
     ).toMatchObject({ lookedUp: 0, nonFinal: 2 });
     await followUpNonFinal(h.db, request(lookupStatus, { now: '2026-03-12T06:00:00Z', limit: 1 }));
     expect(asked).toEqual(['P-STILL']);
+  });
+
+  it("keeps an open stuck_pending's evidence current: each night's check, answered or failed, is what it shows", async () => {
+    const account = 'stuck-acct';
+    const load = await insertLoad(h.db, 'report-transactions', account);
+    await insertTransactions(h.db, load, [
+      {
+        transaction_id: 'P-STUCK',
+        account,
+        status: 'PENDING',
+        raw_status: 'PENDING',
+        fee_cents: null,
+        notify_status: 'I',
+        transaction_on: '2026-03-02',
+        transaction_at: '2026-03-02T15:00:00Z',
+      },
+    ]);
+    // As the nightly workflow does: the follow-up, then the dates it names reconciled, at the night's instant.
+    const night = async (now: string, lookupStatus: LookupStatus) => {
+      const f = await followUpNonFinal(
+        h.db,
+        request(lookupStatus, { account, now, stuckThrough: '2026-03-03' }),
+      );
+      for (const date of f.dates) await reconcileRange(h.db, { account, from: date, to: date, now });
+      return h.db
+        .selectFrom('discrepancies')
+        .select(['actual', 'resolved_at'])
+        .where('account', '=', account)
+        .where('kind', '=', 'stuck_pending')
+        .executeTakeFirstOrThrow();
+    };
+    const pending: LookupStatus = async (id) => ({
+      transaction: { transactionId: id, transactionStatus: 'PENDING' },
+    });
+    const first = await night('2026-03-11T06:00:00Z', pending);
+    expect(first).toMatchObject({
+      resolved_at: null,
+      actual: { last_status_lookup: { looked_up_at: '2026-03-11T06:00:00+00:00', provider_said: 'PENDING' } },
+    });
+    // The next night the provider cannot answer: the evidence says so, with when it was asked.
+    const failing: LookupStatus = async () => {
+      throw new Error('transaction status of P-STUCK: the provider answered 503');
+    };
+    const second = await night('2026-03-12T06:00:00Z', failing);
+    expect(second).toMatchObject({
+      resolved_at: null,
+      actual: {
+        last_checked_at: '2026-03-12T06:00:00+00:00',
+        last_status_lookup: {
+          looked_up_at: '2026-03-12T06:00:00+00:00',
+          provider_said: 'Error: transaction status of P-STUCK: the provider answered 503',
+        },
+      },
+    });
+    const third = await night('2026-03-13T06:00:00Z', pending);
+    expect(third.actual).toMatchObject({
+      last_checked_at: '2026-03-13T06:00:00+00:00',
+      last_status_lookup: { looked_up_at: '2026-03-13T06:00:00+00:00', provider_said: 'PENDING' },
+    });
   });
 });
