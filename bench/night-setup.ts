@@ -8,7 +8,7 @@ import { addDays } from '../domain/time/calendar.ts';
 import { pullSource } from '../ingest/pull-source.ts';
 import { createProviderClient } from '../provider/client/index.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
-import { loadMerchantSide } from '../sandbox/load-merchant-side.ts';
+import { insertFeeSchedule, loadMerchantSide } from '../sandbox/load-merchant-side.ts';
 import { deriveMerchantView, type MerchantView } from '../sandbox/merchant-view.ts';
 import { startSandbox } from '../sandbox/server.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
@@ -163,7 +163,14 @@ export async function prepareWarehouse(
         (month) => log(`  ${name}: reconciled ${month} (${elapsed()})`),
       );
     }
-    await loadMerchantSide(handle, bench.view, 'staging');
+    // The contract begins with the sandbox's days: the history was generated and reconciled without
+    // one, and a contract valid from before it would make a later run over a history day (the
+    // follow-up's) find a fee mismatch in every transaction, which no night before had found.
+    await loadMerchantSide(handle, bench.view, 'staging', { feeSchedule: false });
+    await insertFeeSchedule(
+      handle.db,
+      bench.view.feeSchedule.map((f) => ({ ...f, validFrom: SANDBOX_DAYS.from })),
+    );
     // The night before: its pulls leave the look-back days loaded, as they are when the timed night comes.
     await bench.runNight(handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
     await sql`vacuum analyze`.execute(handle.db);
