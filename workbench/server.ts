@@ -6,8 +6,13 @@
  * and every answer's headers pass input-checks.ts. The OpenAPI document is generated from the route
  * schemas. Every asset is served from workbench/assets (no CDN).
  */
-import swagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import swagger, { type SwaggerOptions } from '@fastify/swagger';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { ConfigError, ReconError } from '../domain/errors.ts';
@@ -110,7 +115,49 @@ function isDatabaseDown(error: unknown): boolean {
 /** Builds the workbench server (not listening yet). */
 export async function buildWorkbench(options: WorkbenchOptions): Promise<FastifyInstance> {
   const sso = ssoOf(options);
-  const ctx: WorkbenchContext = {
+  const ctx = contextOf(options);
+  const app = Fastify({
+    logger: false,
+    trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
+    ...(options.https ? { https: options.https } : {}),
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
+  }) as unknown as FastifyInstance;
+  app.decorateRequest('principal', null);
+
+  await app.register(swagger, OPENAPI);
+
+  app.addHook('onRequest', (request, reply) => authorise(ctx, sso, request, reply));
+
+  app.addHook('onResponse', async (request, reply) => {
+    recordWorkbenchRequest(ctx.metrics, {
+      method: request.method,
+      route: request.routeOptions.url,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => answerError(options, error, request, reply));
+  app.setNotFoundHandler(answerNotFound);
+
+  addInputChecks(app);
+  addSchemas(app);
+  registerSystemRoutes(app, ctx);
+  registerSessionRoutes(app, ctx);
+  registerDiscrepancyRoutes(app, ctx);
+  registerOperationsRoutes(app, ctx);
+  registerPages(app, ctx);
+  registerScorecardRoutes(app, ctx);
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { role: 'public' } }, async () =>
+    app.swagger(),
+  );
+  await app.ready();
+  return app;
+}
+
+/** The workbench's context from its options: the defaults filled in. */
+function contextOf(options: WorkbenchOptions): WorkbenchContext {
+  return {
     db: options.db,
     passwordChecks: createPasswordChecks(options.passwordChecks),
     reads: createReplicaReads(options.db, options.readReplica, options.log),
@@ -128,133 +175,119 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
         message: 'no Temporal cluster configured for this server',
       })),
   };
-  const app = Fastify({
-    logger: false,
-    trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
-    ...(options.https ? { https: options.https } : {}),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
-  }) as unknown as FastifyInstance;
-  app.decorateRequest('principal', null);
+}
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'ibt-recon workbench API',
-        version: '1',
-        description:
-          'Discrepancy worklist, evidence and actions, runs, loads and coverage. Browsers sign in with POST /api/session and send the csrfToken back as X-CSRF-Token on every state change; machines send Authorization: Bearer <token> (recon tokens create).',
-      },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer' },
-          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
-        },
-      },
-      security: [{ bearer: [] }, { session: [] }],
+/** The head of the OpenAPI document; the paths come from the route schemas. */
+const OPENAPI: SwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'ibt-recon workbench API',
+      version: '1',
+      description:
+        'Discrepancy worklist, evidence and actions, runs, loads and coverage. Browsers sign in with POST /api/session and send the csrfToken back as X-CSRF-Token on every state change; machines send Authorization: Bearer <token> (recon tokens create).',
     },
-  });
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+      },
+    },
+    security: [{ bearer: [] }, { session: [] }],
+  },
+};
 
-  app.addHook('onRequest', async (request, reply) => {
-    const needed = request.routeOptions.config.role;
-    if (needed === undefined && request.routeOptions.url !== undefined) {
-      return reply.code(500).send({ error: 'internal', message: 'route without a role' });
-    }
-    if (needed === 'public' || needed === undefined) return;
-    const principal = await authenticate(ctx, sso, request, reply);
-    request.principal = principal;
-    if (!principal) {
-      if (request.routeOptions.config.page && request.method === 'GET')
-        return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
-      return reply.code(401).header('www-authenticate', 'Bearer').send({
-        error: 'unauthenticated',
-        message: 'sign in (POST /api/session) or send Authorization: Bearer <token>',
-      });
-    }
-    if (!roleAllows(principal.role, needed)) {
-      return reply.code(403).send({
-        error: 'forbidden',
-        message: `${principal.name} is ${principal.role}; this needs ${needed}`,
-      });
-    }
-    if (!SAFE_METHODS.has(request.method)) {
-      if (!csrfHolds(request, principal)) {
-        return reply.code(403).send({
-          error: 'csrf',
-          message: 'missing or wrong X-CSRF-Token header: reload the page and try again',
-        });
-      }
-    }
-  });
-
-  app.addHook('onResponse', async (request, reply) => {
-    recordWorkbenchRequest(ctx.metrics, {
-      method: request.method,
-      route: request.routeOptions.url,
-      status: reply.statusCode,
-      seconds: reply.elapsedTime / 1000,
+/**
+ * Every request's check: the route's role, the principal (401, or the sign-in page for a page), the
+ * principal's role (403) and, on a state change, the CSRF token (403).
+ */
+async function authorise(
+  ctx: WorkbenchContext,
+  sso: ReturnType<typeof ssoOf>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const needed = request.routeOptions.config.role;
+  if (needed === undefined && request.routeOptions.url !== undefined) {
+    return reply.code(500).send({ error: 'internal', message: 'route without a role' });
+  }
+  if (needed === 'public' || needed === undefined) return;
+  const principal = await authenticate(ctx, sso, request, reply);
+  request.principal = principal;
+  if (!principal) {
+    if (request.routeOptions.config.page && request.method === 'GET')
+      return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
+    return reply.code(401).header('www-authenticate', 'Bearer').send({
+      error: 'unauthenticated',
+      message: 'sign in (POST /api/session) or send Authorization: Bearer <token>',
     });
-  });
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    // A page that cannot be shown as asked says why in a page of its own, with the way back.
-    if (request.routeOptions.config.page && (error.validation || error instanceof ReconError))
-      return reply
-        .code(400)
-        .type('text/html; charset=utf-8')
-        .send(errorPage(request.principal, oneLine(error.message), sameSiteNext(request.url.split('?')[0])));
-    if (error.validation) {
-      return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
+  }
+  if (!roleAllows(principal.role, needed)) {
+    return reply.code(403).send({
+      error: 'forbidden',
+      message: `${principal.name} is ${principal.role}; this needs ${needed}`,
+    });
+  }
+  if (!SAFE_METHODS.has(request.method)) {
+    if (!csrfHolds(request, principal)) {
+      return reply.code(403).send({
+        error: 'csrf',
+        message: 'missing or wrong X-CSRF-Token header: reload the page and try again',
+      });
     }
-    if (error instanceof PasswordChecksBusy)
-      return reply.code(503).header('retry-after', '2').send({ error: 'busy', message: error.message });
-    if (error instanceof InvalidFilter || error instanceof UnknownAssignee || error instanceof InvalidAccount)
-      return reply.code(400).send({ error: 'bad_request', message: error.message });
-    if (error instanceof DiscrepancyNotFound)
-      return reply.code(404).send({ error: 'not_found', message: error.message });
-    if (error instanceof ActionConflict)
-      return reply.code(409).send({ error: 'conflict', message: error.message });
-    if (isDatabaseDown(error)) {
-      return reply
-        .code(503)
-        .header('retry-after', '5')
-        .send({ error: 'unavailable', message: 'the warehouse is unreachable or busy: retry shortly' });
-    }
-    if (error instanceof ReconError)
-      return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
-    if (typeof error.statusCode === 'number' && error.statusCode < 500)
-      return reply.code(error.statusCode).send({ error: 'bad_request', message: oneLine(error.message) });
-    options.log?.(
-      `workbench: ${request.method} ${request.routeOptions.url ?? '?'}: ${error.name}: ${oneLine(error.message)}`,
-    );
-    return reply.code(500).send({ error: 'internal', message: 'internal error: see the server log' });
-  });
+  }
+}
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!;
-    const message = `no route ${request.method} ${path}`;
-    // A browser that asked for a page gets a page; the JSON API (and every non-page caller) keeps JSON.
-    if (asksForPage(request.method, path, request.headers.accept))
-      return reply
-        .code(404)
-        .type('text/html; charset=utf-8')
-        .send(pageNotFound(null, 'Page not found', `There is no page at ${oneLine(path).slice(0, 200)}.`));
-    return reply.code(404).send({ error: 'not_found', message });
-  });
-
-  addInputChecks(app);
-  addSchemas(app);
-  registerSystemRoutes(app, ctx);
-  registerSessionRoutes(app, ctx);
-  registerDiscrepancyRoutes(app, ctx);
-  registerOperationsRoutes(app, ctx);
-  registerPages(app, ctx);
-  registerScorecardRoutes(app, ctx);
-  app.get('/api/openapi.json', { schema: { hide: true }, config: { role: 'public' } }, async () =>
-    app.swagger(),
+/** The answer to a failed request: a page for a page, else JSON with a status that says whose fault it is. */
+function answerError(
+  options: WorkbenchOptions,
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  // A page that cannot be shown as asked says why in a page of its own, with the way back.
+  if (request.routeOptions.config.page && (error.validation || error instanceof ReconError))
+    return reply
+      .code(400)
+      .type('text/html; charset=utf-8')
+      .send(errorPage(request.principal, oneLine(error.message), sameSiteNext(request.url.split('?')[0])));
+  if (error.validation) {
+    return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
+  }
+  if (error instanceof PasswordChecksBusy)
+    return reply.code(503).header('retry-after', '2').send({ error: 'busy', message: error.message });
+  if (error instanceof InvalidFilter || error instanceof UnknownAssignee || error instanceof InvalidAccount)
+    return reply.code(400).send({ error: 'bad_request', message: error.message });
+  if (error instanceof DiscrepancyNotFound)
+    return reply.code(404).send({ error: 'not_found', message: error.message });
+  if (error instanceof ActionConflict)
+    return reply.code(409).send({ error: 'conflict', message: error.message });
+  if (isDatabaseDown(error)) {
+    return reply
+      .code(503)
+      .header('retry-after', '5')
+      .send({ error: 'unavailable', message: 'the warehouse is unreachable or busy: retry shortly' });
+  }
+  if (error instanceof ReconError)
+    return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
+  if (typeof error.statusCode === 'number' && error.statusCode < 500)
+    return reply.code(error.statusCode).send({ error: 'bad_request', message: oneLine(error.message) });
+  options.log?.(
+    `workbench: ${request.method} ${request.routeOptions.url ?? '?'}: ${error.name}: ${oneLine(error.message)}`,
   );
-  await app.ready();
-  return app;
+  return reply.code(500).send({ error: 'internal', message: 'internal error: see the server log' });
+}
+
+function answerNotFound(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0]!;
+  const message = `no route ${request.method} ${path}`;
+  // A browser that asked for a page gets a page; the JSON API (and every non-page caller) keeps JSON.
+  if (asksForPage(request.method, path, request.headers.accept))
+    return reply
+      .code(404)
+      .type('text/html; charset=utf-8')
+      .send(pageNotFound(null, 'Page not found', `There is no page at ${oneLine(path).slice(0, 200)}.`));
+  return reply.code(404).send({ error: 'not_found', message });
 }
 
 /** A GET of an address outside the API, from a client that takes HTML first (a browser's Accept). */

@@ -33,6 +33,13 @@ const eventResponse = {
 };
 
 export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  registerWorklistRoutes(app, ctx);
+  registerActionRoutes(app, ctx);
+  registerBulkRoute(app, ctx);
+}
+
+/** The worklist (a page of it, with its totals), the whole of it as CSV, and one discrepancy. */
+function registerWorklistRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: Record<string, string> & { limit?: number; cursor?: string } }>(
     '/api/discrepancies',
     {
@@ -108,53 +115,57 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
     },
     async (request) => discrepancyDetail(ctx.db, request.params.id, accountScope(request)),
   );
+}
 
-  const note = { type: 'string', maxLength: 4000, default: '' };
-  const actions: {
-    path: string;
-    summary: string;
-    body: object;
-    toAction: (b: Record<string, unknown>) => Action;
-  }[] = [
-    {
-      path: 'ack',
-      summary: 'Acknowledge, with a note',
-      body: { note },
-      toAction: (b) => ({ action: 'ack', note: String(b.note ?? '') }),
-    },
-    {
-      path: 'assign',
-      summary: 'Assign to a workbench user (null to unassign)',
-      body: { user: { type: ['string', 'null'], maxLength: 64 } },
-      toAction: (b) => ({
-        action: 'assign',
-        user: typeof b.user === 'string' && b.user !== '' ? b.user : null,
-      }),
-    },
-    {
-      path: 'comment',
-      summary: 'Comment',
-      body: { text: { type: 'string', minLength: 1, maxLength: 4000 } },
-      toAction: (b) => ({ action: 'comment', text: String(b.text) }),
-    },
-    {
-      path: 'resolve',
-      summary: 'Resolve with a reason: accepted, fixed_in_ledger (verified by the next run), provider_error',
-      body: { reason: { type: 'string', enum: [...RESOLUTIONS] }, note },
-      toAction: (b) => ({
-        action: 'resolve',
-        reason: b.reason as (typeof RESOLUTIONS)[number],
-        note: String(b.note ?? ''),
-      }),
-    },
-    {
-      path: 'reopen',
-      summary: 'Reopen a resolved discrepancy',
-      body: { note },
-      toAction: (b) => ({ action: 'reopen', note: String(b.note ?? '') }),
-    },
-  ];
-  for (const a of actions) {
+const note = { type: 'string', maxLength: 4000, default: '' };
+const ACTIONS: {
+  path: string;
+  summary: string;
+  body: object;
+  toAction: (b: Record<string, unknown>) => Action;
+}[] = [
+  {
+    path: 'ack',
+    summary: 'Acknowledge, with a note',
+    body: { note },
+    toAction: (b) => ({ action: 'ack', note: String(b.note ?? '') }),
+  },
+  {
+    path: 'assign',
+    summary: 'Assign to a workbench user (null to unassign)',
+    body: { user: { type: ['string', 'null'], maxLength: 64 } },
+    toAction: (b) => ({
+      action: 'assign',
+      user: typeof b.user === 'string' && b.user !== '' ? b.user : null,
+    }),
+  },
+  {
+    path: 'comment',
+    summary: 'Comment',
+    body: { text: { type: 'string', minLength: 1, maxLength: 4000 } },
+    toAction: (b) => ({ action: 'comment', text: String(b.text) }),
+  },
+  {
+    path: 'resolve',
+    summary: 'Resolve with a reason: accepted, fixed_in_ledger (verified by the next run), provider_error',
+    body: { reason: { type: 'string', enum: [...RESOLUTIONS] }, note },
+    toAction: (b) => ({
+      action: 'resolve',
+      reason: b.reason as (typeof RESOLUTIONS)[number],
+      note: String(b.note ?? ''),
+    }),
+  },
+  {
+    path: 'reopen',
+    summary: 'Reopen a resolved discrepancy',
+    body: { note },
+    toAction: (b) => ({ action: 'reopen', note: String(b.note ?? '') }),
+  },
+];
+
+/** POST /api/discrepancies/:id/ack, assign, comment, resolve and reopen ({@link ACTIONS}). */
+function registerActionRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  for (const a of ACTIONS) {
     const required =
       a.path === 'comment'
         ? ['text']
@@ -187,7 +198,10 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
       },
     );
   }
+}
 
+/** POST /api/discrepancies/bulk: acknowledge or assign a list of ids or a filter's discrepancies. */
+function registerBulkRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.post<{
     Body: {
       ids?: number[];

@@ -28,6 +28,13 @@ export function defaultCoverageRange(now = new Date()): { from: string; to: stri
 }
 
 export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  registerRunsAndLoads(app, ctx);
+  registerScheduleRoute(app, ctx);
+  registerCoverageRoute(app, ctx);
+}
+
+/** GET /api/runs and /api/loads: newest first, a page at a time. */
+function registerRunsAndLoads(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: { limit: number; before?: number } }>(
     '/api/runs',
     {
@@ -63,7 +70,10 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
       ),
     }),
   );
+}
 
+/** GET /api/schedule: the nightly schedule as Temporal knows it. */
+function registerScheduleRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get(
     '/api/schedule',
     {
@@ -101,7 +111,10 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
     },
     async () => ctx.schedule(),
   );
+}
 
+/** GET /api/coverage: per Eastern day and source, over at most 400 days (default the last 35). */
+function registerCoverageRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/api/coverage',
     {

@@ -127,6 +127,12 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
 }
 
 function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  registerDiscrepancyPages(app, ctx);
+  registerOperationsPages(app, ctx);
+}
+
+/** The worklist page (the home page) and the page of one discrepancy. */
+function registerDiscrepancyPages(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: Record<string, string> }>(
     '/',
     {
@@ -188,7 +194,10 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
         .send(discrepancyPage(request.principal!, detail, await enabledUsers(ctx)));
     },
   );
+}
 
+/** The runs and loads, coverage and overview pages. */
+function registerOperationsPages(app: FastifyInstance, ctx: WorkbenchContext): void {
   const runsSchema = pageSchema('Runs and loads');
   app.get('/runs', { config: { role: 'viewer', page: true }, schema: runsSchema }, async (request, reply) => {
     const [[runs, loads], schedule] = await Promise.all([

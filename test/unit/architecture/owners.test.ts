@@ -129,10 +129,5 @@ const STILL_LONG: string[] = [
   'reconcile/apply-findings.ts:applyFindings',
   'reconcile/rules/claims.ts:claimTransactions',
   'sandbox/history/generate.ts:generateTransaction',
-  'sandbox/run-demo.ts:runDemo',
   'workbench/pages/discrepancy.ts:discrepancyPage',
-  'workbench/routes/discrepancies.ts:registerDiscrepancyRoutes',
-  'workbench/routes/operations.ts:registerOperationsRoutes',
-  'workbench/routes/pages.ts:registerPageRoutes',
-  'workbench/server.ts:buildWorkbench',
 ];
