@@ -8,7 +8,9 @@ import { backfillProgress, startBackfill } from '../workers/client/backfill.ts';
 import { installRuntime, shutdownRuntime } from '../workers/runtime.ts';
 import { upsertNightlySchedule } from '../workers/client/schedule.ts';
 import { watchBackfill } from '../workers/client/watch-backfill.ts';
-import { easternToUtc } from '../domain/time/eastern.ts';
+import { addDays } from '../domain/time/calendar.ts';
+import { easternDayStartUtc, easternToUtc } from '../domain/time/eastern.ts';
+import { describeFollowUp, pendingCount, providerAsOf } from './demo-follow-up.ts';
 import { demoScores, loadDemoMerchantSides, startDemoAccounts } from './demo-accounts.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
@@ -94,13 +96,22 @@ export async function runDemo(config: Config, options: DemoOptions): Promise<num
     const accounts = await startDemoProvider(demo, warehouse.handle);
     const session = await openDemoTemporal(demo, warehouse, accounts);
     if (demo.stopped()) return 130;
+    // The backfill sees the provider as of the end of the last day, the nightly run later: what was
+    // still PENDING is followed to its end (sandbox/demo-follow-up.ts).
+    providerAsOf(accounts, easternDayStartUtc(addDays(options.to, 1)));
     const failed = await runDemoBackfill(
       demo,
       session,
       accounts.accounts.list.map((a) => a.name),
     );
     if (failed !== undefined) return failed;
-    if (!(await runDemoNightly(demo, session))) return 130;
+    say(
+      `after the backfill, ${await pendingCount(warehouse.handle)} provider transaction(s) are still PENDING`,
+    );
+    providerAsOf(accounts, undefined);
+    const nightly = await runDemoNightly(demo, session);
+    if (!nightly) return 130;
+    for (const line of await describeFollowUp(warehouse.handle, nightly.followUp)) say(line);
     await printDemoResults(demo, warehouse, accounts, session);
     if ((options.serve || options.keep) && !demo.stopped()) {
       const workbench = await serveDemoWorkbench(warehouse.connectionString, config, session);
