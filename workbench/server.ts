@@ -26,10 +26,8 @@ import { addressMatcher, authenticate, csrfHolds } from './auth/authenticate.ts'
 import { createPasswordChecks, PasswordChecksBusy } from './auth/password-checks.ts';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auth/sessions.ts';
 import type { ThrottleSettings } from './auth/throttle.ts';
-import { errorPage as pageNotFound } from './pages/error.ts';
-import { errorPage } from './pages/operations.ts';
+import { cannotShowPage, errorPage } from './pages/error.ts';
 import { addInputChecks, oneLine } from './input-checks.ts';
-import { sameSiteNext } from './redirects.ts';
 import { ActionConflict, UnknownAssignee } from '../reconcile/discrepancies/actions.ts';
 import { InvalidFilter } from '../reconcile/discrepancies/filter.ts';
 import { DiscrepancyNotFound } from '../reconcile/discrepancies/row.ts';
@@ -250,7 +248,7 @@ function answerError(
     return reply
       .code(400)
       .type('text/html; charset=utf-8')
-      .send(errorPage(request.principal, oneLine(error.message), sameSiteNext(request.url.split('?')[0])));
+      .send(cannotShowPage(request.principal, oneLine(error.message), request.url));
   if (error.validation) {
     return reply.code(400).send({ error: 'bad_request', message: oneLine(error.message) });
   }
@@ -286,7 +284,7 @@ function answerNotFound(request: FastifyRequest, reply: FastifyReply) {
     return reply
       .code(404)
       .type('text/html; charset=utf-8')
-      .send(pageNotFound(null, 'Page not found', `There is no page at ${oneLine(path).slice(0, 200)}.`));
+      .send(errorPage(null, 'Page not found', `There is no page at ${oneLine(path).slice(0, 200)}.`));
   return reply.code(404).send({ error: 'not_found', message });
 }
 

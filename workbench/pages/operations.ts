@@ -4,17 +4,6 @@ import type { CoverageDay } from '../queries/operations.ts';
 import type { ScheduleState } from '../queries/schedule.ts';
 import { html, page, printable, scrollBox, when } from './html.ts';
 
-/** What a page answers when its address asks for something it cannot show: why, and the way back. */
-export function errorPage(principal: Principal | null, message: string, back: string): string {
-  return page(
-    'Cannot show this page',
-    principal,
-    html`<h1>Cannot show this page</h1>
-      <p class="error" role="alert">${message}</p>
-      <p><a href="${back}">Start again from ${back}</a></p>`,
-  );
-}
-
 export function signInPage(next: string): string {
   return page(
     'Sign in',
