@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datesBetween } from '../../domain/time/calendar.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
@@ -18,6 +17,7 @@ import {
   insertTransactions,
   type TxnInput,
 } from '../support/recon-rows.ts';
+import { launchChromium } from '../support/browser.ts';
 
 // The static report is action-first (issue 11, section 7): what needs attention and the largest and
 // oldest open items with their ids come before the volumes; one outlier day does not flatten the
@@ -27,7 +27,6 @@ import {
 const NOW = '2026-04-06T12:00:00Z';
 const FROM = '2026-03-02';
 const TO = '2026-03-27';
-const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = process.env.RECON_SCREENSHOTS
   ? join(import.meta.dirname, '../../docs/screenshots')
   : join(tmpdir(), 'recon-report-screenshots');
@@ -289,10 +288,7 @@ describe('recon report --html, action first', () => {
 
   it('reads well in Chromium: normal bars are visible, the outlier is marked (screenshot for docs/finance.md)', async () => {
     mkdirSync(SHOTS, { recursive: true });
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
       await page.setContent(html({ workbenchUrl: 'https://recon.example.com', detailLimit: 20 }));

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
@@ -10,6 +10,7 @@ import { addUser } from '../../workbench/auth/accounts.ts';
 import { buildWorkbench, type WorkbenchOptions } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { launchChromium, signedInPage } from '../support/browser.ts';
 
 /**
  * The workbench in real Chromium (Debian's package, driven by playwright-core; nothing downloads a
@@ -17,7 +18,6 @@ import { insertLedger, insertLoad, insertTransactions } from '../support/recon-r
  * directory; those of docs/screenshots/ are taken by workbench-pages-browser.test.ts.
  */
 
-const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = join(tmpdir(), 'recon-workbench-screenshots', 'flows');
 const PASSWORD = 'correct horse battery';
 
@@ -34,15 +34,13 @@ async function serve(options: Partial<WorkbenchOptions> = {}): Promise<string> {
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 }
 
-async function signedIn(user: string, at = base): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
-  const page = await context.newPage();
-  await page.goto(`${at}/`);
-  expect(new URL(page.url()).pathname).toBe('/sign-in');
-  await page.fill('#username', user);
-  await page.fill('#password', PASSWORD);
-  await Promise.all([page.waitForURL(`${at}/`), page.click('#sign-in-button')]);
-  return { context, page };
+function signedIn(user: string, at = base): Promise<{ context: BrowserContext; page: Page }> {
+  return signedInPage(
+    browser,
+    at,
+    { username: user, password: PASSWORD, start: '/' },
+    { viewport: { width: 1360, height: 900 }, acceptDownloads: true },
+  );
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -103,11 +101,7 @@ beforeAll(async () => {
   await addUser(h.db, { username: 'bob', role: 'operator', password: PASSWORD });
   await addUser(h.db, { username: 'victor', role: 'viewer', password: PASSWORD });
   base = await serve();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Chromium refuses to run as root with its sandbox (CI containers run as root).
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
@@ -7,6 +7,7 @@ import { addUser } from '../../workbench/auth/accounts.ts';
 import { buildWorkbench } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { launchChromium, signedInPage } from '../support/browser.ts';
 
 /**
  * Issue 26 section 6: a value longer than any the provider allows (5,000 characters of transaction id,
@@ -17,7 +18,6 @@ import { insertLoad, insertTransactions } from '../support/recon-rows.ts';
 declare const document: { documentElement: { scrollWidth: number } };
 declare const window: { innerWidth: number };
 
-const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 const LONG_ID = `T${'7'.repeat(4_999)}`;
 const LONG_NOTE = 'n'.repeat(3_000);
@@ -60,10 +60,7 @@ beforeAll(async () => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
@@ -74,12 +71,7 @@ afterAll(async () => {
 
 describe('long values in the workbench', () => {
   it('keeps the worklist and the discrepancy page within a 1366 px screen', async () => {
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${base}/sign-in`);
-    await page.fill('#username', 'olga');
-    await page.fill('#password', PASSWORD);
-    await Promise.all([page.waitForURL(`${base}/`), page.click('#sign-in-button')]);
+    const { context, page } = await signedInPage(browser, base, { username: 'olga', password: PASSWORD });
     const width = () => page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
 
     const link = page.locator('a[href^="/discrepancies/"]').first();

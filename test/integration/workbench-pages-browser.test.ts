@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { addDays } from '../../domain/time/calendar.ts';
@@ -12,6 +12,7 @@ import { addUser } from '../../workbench/auth/accounts.ts';
 import { buildWorkbench } from '../../workbench/server.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions, type TxnInput } from '../support/recon-rows.ts';
+import { launchChromium, signedInPage } from '../support/browser.ts';
 
 /**
  * The workbench's pages in real Chromium (Debian's package, driven by playwright-core; nothing
@@ -43,7 +44,6 @@ declare const document: {
 };
 declare const window: { axe: { run(): Promise<{ violations: AxeViolation[] }> } };
 
-const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = process.env.RECON_SCREENSHOTS
   ? join(import.meta.dirname, '../../docs/screenshots')
   : join(tmpdir(), 'recon-workbench-screenshots');
@@ -123,17 +123,11 @@ async function seed(): Promise<void> {
   await addUser(h.db, { username: 'olga', role: 'operator', password: PASSWORD });
 }
 
-async function signedIn(
+function signedIn(
   viewport = { width: 1366, height: 900 },
   options: { bypassCSP?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport, ...options });
-  const page = await context.newPage();
-  await page.goto(`${base}/sign-in`);
-  await page.fill('#username', 'olga');
-  await page.fill('#password', PASSWORD);
-  await Promise.all([page.waitForURL(`${base}/`), page.click('#sign-in-button')]);
-  return { context, page };
+  return signedInPage(browser, base, { username: 'olga', password: PASSWORD }, { viewport, ...options });
 }
 
 async function shot(page: Page, name: string, fullPage = true): Promise<void> {
@@ -153,10 +147,7 @@ beforeAll(async () => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

@@ -6,23 +6,15 @@
  * actions on it change nothing, and bulk actions by filter reach only `alpha`.
  */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addUser, createToken } from '../../workbench/auth/accounts.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { insertLoad } from '../support/recon-rows.ts';
-import {
-  as,
-  call,
-  closeAgents,
-  serveWorkbench,
-  signIn,
-  type Served,
-  type SignedIn,
-} from '../support/workbench-http.ts';
+import { as, call, type SignedIn, signIn, useWorkbench } from '../support/workbench-http.ts';
 
 const h = useTestDatabase();
+const server = useWorkbench(h);
 const PASSWORD = 'correct horse battery';
-let server: Served;
 let ann: SignedIn;
 let alphaToken: { authorization: string };
 let everyToken: { authorization: string };
@@ -67,14 +59,9 @@ beforeAll(async () => {
   everyToken = {
     authorization: `Bearer ${(await createToken(h.db, { name: 'every', role: 'viewer' })).token}`,
   };
-  server = await serveWorkbench(h.db);
   const s = await signIn(server.base, 'ann', PASSWORD);
   if (typeof s === 'number') throw new Error(`sign-in answered ${s}`);
   ann = s;
-});
-afterAll(async () => {
-  await server.app.close();
-  await closeAgents();
 });
 
 /** Every GET of the OpenAPI document that reads data, with ids filled in by `id`. */

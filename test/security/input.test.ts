@@ -5,29 +5,20 @@
  * OpenAPI document the server serves: every route and parameter it lists gets every hostile value,
  * so a new route is covered without being listed here.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { addUser, createToken } from '../../workbench/auth/accounts.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { insertLoad, insertTransactions } from '../support/recon-rows.ts';
-import {
-  as,
-  call,
-  closeAgents,
-  serveWorkbench,
-  signIn,
-  type Answer,
-  type Served,
-  type SignedIn,
-} from '../support/workbench-http.ts';
+import { type Answer, as, call, type SignedIn, signIn, useWorkbench } from '../support/workbench-http.ts';
 
 const h = useTestDatabase();
 const PASSWORD = 'correct horse battery';
-let server: Served;
 let admin: { authorization: string };
 let alice: SignedIn;
 let someId: number;
 const serverLog: string[] = [];
+const server = useWorkbench(h, { log: (line) => serverLog.push(line) });
 
 /** Transaction ids that spreadsheets would run as formulas once they normalise the cell. */
 const FORMULAS = [' =1+2', '\t=3+4', '＝5+6', '＠SUM(7)', '＋8', '－9', ' \u3000@10'];
@@ -41,16 +32,11 @@ beforeAll(async () => {
   await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-02', now: '2026-03-20T12:00:00Z' });
   await addUser(h.db, { username: 'alice', role: 'operator', password: PASSWORD });
   admin = { authorization: `Bearer ${(await createToken(h.db, { name: 'fuzz', role: 'admin' })).token}` };
-  server = await serveWorkbench(h.db, { log: (line) => serverLog.push(line) });
   const s = await signIn(server.base, 'alice', PASSWORD);
   if (typeof s === 'number') throw new Error(`sign-in answered ${s}`);
   alice = s;
   someId = (await h.db.selectFrom('discrepancies').select('discrepancy_id').executeTakeFirstOrThrow())
     .discrepancy_id;
-});
-afterAll(async () => {
-  await server.app.close();
-  await closeAgents();
 });
 
 const get = (path: string, headers: Record<string, string> = admin) =>

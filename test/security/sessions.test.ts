@@ -4,39 +4,32 @@
  * limit; the single-sign-on header is believed only from the configured proxies, without a session
  * row per request.
  */
-import { randomBytes, scryptSync } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser, createToken, disableUser, TOKEN_MAX_DAYS } from '../../workbench/auth/accounts.ts';
 import { useTestDatabase } from '../support/database.ts';
 import {
+  addCheapUsers,
   as,
   call,
-  closeAgents,
-  serveWorkbench,
-  signIn,
   type Served,
+  serveWorkbench,
   type SignedIn,
+  signIn,
+  useWorkbench,
 } from '../support/workbench-http.ts';
 import { buildWorkbench } from '../../workbench/server.ts';
 
 const h = useTestDatabase();
+const server = useWorkbench(h);
 const PASSWORD = 'correct horse battery';
-let server: Served;
 const opened: Served[] = [];
 
 beforeAll(async () => {
-  const salt = randomBytes(16);
-  const key = scryptSync(PASSWORD, salt, 32, { N: 1024, r: 8, p: 1 });
-  const cheap = `scrypt$1024$8$1$${salt.toString('base64url')}$${key.toString('base64url')}`;
-  await sql`insert into workbench_users (username, role, password_hash)
-    select unnest(${['alice', 'bob', 'carol', 'dave', 'erin']}::text[]), 'operator', ${cheap}`.execute(h.db);
-  server = await serveWorkbench(h.db);
+  await addCheapUsers(h.db, ['alice', 'bob', 'carol', 'dave', 'erin'], 'operator', PASSWORD);
 });
 afterAll(async () => {
-  await server.app.close();
   for (const s of opened) await s.app.close();
-  await closeAgents();
 });
 
 async function session(name: string): Promise<SignedIn> {

@@ -3,43 +3,25 @@
  * counted before the password check, atomically, per name and client address and per address; the
  * real user signs in from elsewhere; password checks run a bounded number at a time.
  */
-import { randomBytes, scryptSync } from 'node:crypto';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultPasswordCheckLimit } from '../../workbench/auth/password-checks.ts';
 import { hashPassword } from '../../workbench/auth/secrets.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { call, closeAgents, serveWorkbench, signIn, type Served } from '../support/workbench-http.ts';
+import { addCheapUsers, call, serveWorkbench, signIn, useWorkbench } from '../support/workbench-http.ts';
 
 const h = useTestDatabase();
+const server = useWorkbench(h);
 const PASSWORD = 'correct horse battery';
-let server: Served;
-
-/**
- * A password hash at a low scrypt cost (the cost is stored with each hash and read back by the
- * check): the throttle tests make many checks, and only the burst of sign-ins measures real ones.
- */
-function cheapHash(password: string): string {
-  const salt = randomBytes(16);
-  const key = scryptSync(password, salt, 32, { N: 1024, r: 8, p: 1 });
-  return `scrypt$1024$8$1$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
 
 beforeAll(async () => {
-  const cheap = cheapHash(PASSWORD);
   const names = ['alice', 'carol', 'dave', ...Array.from({ length: 10 }, (_, i) => `spray${i}`)];
-  await sql`insert into workbench_users (username, role, password_hash)
-    select unnest(${names}::text[]), 'viewer', ${cheap}`.execute(h.db);
+  await addCheapUsers(h.db, names, 'viewer', PASSWORD);
   const real = await hashPassword(PASSWORD);
   const burst = Array.from({ length: 20 }, (_, i) => `user${i}`);
   await sql`insert into workbench_users (username, role, password_hash)
     select unnest(${burst}::text[]), 'viewer', ${real}`.execute(h.db);
-  server = await serveWorkbench(h.db);
-});
-afterAll(async () => {
-  await server.app.close();
-  await closeAgents();
 });
 
 const attempt = (username: string, password: string, from = '127.0.0.1') =>

@@ -3,10 +3,13 @@
  * come from another local address (127.0.0.2, ...: Linux routes all of 127/8 to the loopback), so
  * that tests can tell one client address from another without a proxy.
  */
+import { randomBytes, scryptSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Agent, fetch, type RequestInit, type Response } from 'undici';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
 import type { Database } from '../../db/database.ts';
+import type { Role } from '../../workbench/auth/accounts.ts';
 import { buildWorkbench, type WorkbenchOptions } from '../../workbench/server.ts';
 
 export interface Served {
@@ -24,6 +27,44 @@ export async function serveWorkbench(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { base: `http://127.0.0.1:${port}`, port, app };
+}
+
+/**
+ * The workbench for a test file's tests (test/security/*): served over the file's database in
+ * beforeAll (after the hooks registered before this call, the database's first), closed with the
+ * HTTP agents in afterAll. Read its fields inside a test or a later hook.
+ */
+export function useWorkbench(
+  h: { readonly db: Kysely<Database> },
+  options: Partial<WorkbenchOptions> = {},
+): Served {
+  const served = {} as { base: string; port: number; app: FastifyInstance };
+  beforeAll(async () => {
+    Object.assign(served, await serveWorkbench(h.db, options));
+  });
+  afterAll(async () => {
+    await served.app?.close();
+    await closeAgents();
+  });
+  return served;
+}
+
+/**
+ * Workbench users of one role with one password, hashed at a low scrypt cost (the cost is stored
+ * with each hash and read back by the check): tests that sign in many times stay fast. The real
+ * cost is `addUser`'s (workbench/auth/accounts.ts).
+ */
+export async function addCheapUsers(
+  db: Kysely<Database>,
+  usernames: readonly string[],
+  role: Role,
+  password: string,
+): Promise<void> {
+  const salt = randomBytes(16);
+  const key = scryptSync(password, salt, 32, { N: 1024, r: 8, p: 1 });
+  const hash = `scrypt$1024$8$1$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  await sql`insert into workbench_users (username, role, password_hash)
+    select unnest(${usernames}::text[]), ${role}, ${hash}`.execute(db);
 }
 
 const agents = new Map<string, Agent>();
