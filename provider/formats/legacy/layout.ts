@@ -5,18 +5,8 @@ import type {
   ReturnRecord,
 } from '../../../domain/records.ts';
 import { InvalidParseOption } from '../invalid-parse-option.ts';
-import {
-  bankAccount,
-  cents,
-  country,
-  currency,
-  date,
-  FieldProblem,
-  type FieldSpec,
-  nonEmpty,
-  optionalDate,
-  orNull,
-} from './fields.ts';
+import * as field from './fields.ts';
+import type { FieldSpec } from './fields.ts';
 
 /** The legacy CSV layouts (docs/provider-interface.md 4.4): fields, their sizes, the warehouse columns they fill, the field selection. */
 
@@ -37,7 +27,7 @@ export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
     size: 8,
     label: 'transaction date',
     columns: ['transaction_on'],
-    read: (r, v, n, f) => (r.transaction_on = date(n, f, v)),
+    read: (r, v, n, f) => (r.transaction_on = field.date(n, f, v)),
   },
   2: {
     size: 1,
@@ -49,25 +39,25 @@ export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
     size: 30,
     label: 'merchant transaction ID',
     columns: ['merchant_transaction_id'],
-    read: (r, v) => (r.merchant_transaction_id = orNull(v)),
+    read: (r, v) => (r.merchant_transaction_id = field.orNull(v)),
   },
   4: {
     size: 30,
     label: 'transaction ID',
     columns: ['transaction_id'],
-    read: (r, v, n, f) => (r.transaction_id = nonEmpty(n, f, v)),
+    read: (r, v, n, f) => (r.transaction_id = field.nonEmpty(n, f, v)),
   },
   5: {
     size: 10,
     label: 'amount',
     columns: ['amount_cents'],
-    read: (r, v, n, f) => (r.amount_cents = cents(n, f, v)),
+    read: (r, v, n, f) => (r.amount_cents = field.cents(n, f, v)),
   },
   6: {
     size: 3,
     label: 'currency',
     columns: ['currency'],
-    read: (r, v, n, f) => (r.currency = currency(n, f, v)),
+    read: (r, v, n, f) => (r.currency = field.currency(n, f, v)),
   },
   7: {
     size: 1,
@@ -83,32 +73,37 @@ export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
     size: 30,
     label: 'internal user ID',
     columns: ['internal_user_id'],
-    read: (r, v) => (r.internal_user_id = orNull(v)),
+    read: (r, v) => (r.internal_user_id = field.orNull(v)),
   },
   9: {
     size: 10,
     label: 'merchant fee',
     columns: ['fee_cents'],
-    read: (r, v, n, f) => (r.fee_cents = v === '' ? null : cents(n, f, v)),
+    read: (r, v, n, f) => (r.fee_cents = v === '' ? null : field.cents(n, f, v)),
   },
   10: {
     size: 8,
     label: 'merchant account ID',
     columns: ['merchant_account_id'],
-    read: (r, v) => (r.merchant_account_id = orNull(v)),
+    read: (r, v) => (r.merchant_account_id = field.orNull(v)),
   },
-  11: { size: 2, label: 'error code', columns: ['error_code'], read: (r, v) => (r.error_code = orNull(v)) },
+  11: {
+    size: 2,
+    label: 'error code',
+    columns: ['error_code'],
+    read: (r, v) => (r.error_code = field.orNull(v)),
+  },
   12: {
     size: 1,
     label: 'notification status',
     columns: ['raw_notify_status'],
-    read: (r, v) => (r.raw_notify_status = orNull(v)),
+    read: (r, v) => (r.raw_notify_status = field.orNull(v)),
   },
   13: {
     size: 20,
     label: 'merchant user ID',
     columns: ['merchant_user_id'],
-    read: (r, v) => (r.merchant_user_id = orNull(v)),
+    read: (r, v) => (r.merchant_user_id = field.orNull(v)),
   },
   14: {
     size: 6,
@@ -117,58 +112,58 @@ export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
     columns: ['raw_transaction_time', 'transaction_at', 'local_time_flag'],
     read: (r, v) => {
       if (v !== '' && !/^\d{6}$/.test(v)) {
-        throw new FieldProblem(`field 14 (transaction time) '${v}' is not HHMMSS`);
+        throw new field.FieldProblem(`field 14 (transaction time) '${v}' is not HHMMSS`);
       }
-      r.raw_transaction_time = orNull(v);
+      r.raw_transaction_time = field.orNull(v);
     },
   },
   15: {
     size: 2,
     label: 'country code',
     columns: ['country_code'],
-    read: (r, v, n, f) => (r.country_code = country(n, f, v)),
+    read: (r, v, n, f) => (r.country_code = field.country(n, f, v)),
   },
   16: {
     size: 128,
     label: 'consumer e-mail',
     columns: ['consumer_email'],
-    read: (r, v) => (r.consumer_email = orNull(v)),
+    read: (r, v) => (r.consumer_email = field.orNull(v)),
   },
   17: {
     size: 32,
     label: 'bank account',
     columns: ['bank_account_masked'],
-    read: (r, v, n, f) => (r.bank_account_masked = bankAccount(n, f, v)),
+    read: (r, v, n, f) => (r.bank_account_masked = field.bankAccount(n, f, v)),
   },
   18: {
     size: 3,
     label: 'return code',
     columns: ['return_code'],
-    read: (r, v) => (r.return_code = orNull(v)),
+    read: (r, v) => (r.return_code = field.orNull(v)),
   },
   19: {
     size: 8,
     label: 'return date',
     columns: ['returned_on'],
-    read: (r, v, n, f) => (r.returned_on = optionalDate(n, f, v)),
+    read: (r, v, n, f) => (r.returned_on = field.optionalDate(n, f, v)),
   },
   20: {
     size: 8,
     label: 'completion date',
     columns: ['completed_on'],
-    read: (r, v, n, f) => (r.completed_on = optionalDate(n, f, v)),
+    read: (r, v, n, f) => (r.completed_on = field.optionalDate(n, f, v)),
   },
   21: {
     size: 13,
     label: 'payment type',
     columns: ['payment_type'],
-    read: (r, v) => (r.payment_type = orNull(v)),
+    read: (r, v) => (r.payment_type = field.orNull(v)),
   },
   22: {
     size: 80,
     label: 'network reference',
     columns: ['network_reference'],
-    read: (r, v) => (r.network_reference = orNull(v)),
+    read: (r, v) => (r.network_reference = field.orNull(v)),
   },
 };
 
