@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable } from 'node:stream';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import type { Db } from '../../db/database.ts';
 import type { Environment } from '../../config/config.ts';
 import { TooManyRejected } from '../../domain/errors.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
@@ -12,15 +11,9 @@ import { claimEnvironment } from './claim-environment.ts';
 import { type LoadOwner, markAbandonedLoads, openLoadOwner } from '../../db/load-owner.ts';
 import { MeasureInput } from './measure-input.ts';
 import { BatchMerger } from './merge-batches.ts';
-import {
-  mergeAdjustments,
-  mergeLedger,
-  mergeLegacyTransactions,
-  mergeReturns,
-  mergeTransactions,
-} from './merge-staging.ts';
-import { isNewRowsKind, newRowsCopy, type NewRowsKind, NewRowsWriter } from './new-rows.ts';
-import { dropEndedStaging, StagingTables } from './staging.ts';
+import { isNewRowsKind, NewRowsWriter } from './new-rows.ts';
+import { StagedBatches } from './batches.ts';
+import { dropEndedStaging } from './staging.ts';
 import { rowSource, type RecordKind } from '../../domain/sources.ts';
 import type { LoadProgress } from './types.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
@@ -69,11 +62,6 @@ const PROGRESS_INTERVAL_MS = 1000;
  */
 export const BATCH_ROWS = 200_000;
 /**
- * Kinds staged for the whole file and merged after the last batch: identical adjustments are told
- * apart by their occurrence number in the file, which a batch alone cannot count.
- */
-const WHOLE_FILE_KINDS: ReadonlySet<RecordKind> = new Set(['adjustment']);
-/**
  * Rows per COPY of new rows straight into their table. Each chunk is held as text until its COPY has
  * ended (in case it meets a stored key), and the parser fills the next one meanwhile: small enough to
  * keep memory flat, large enough that a statement and a savepoint per chunk cost nothing measurable.
@@ -113,208 +101,218 @@ export async function loadParsedRows(
   plan.signal?.throwIfAborted();
   const meter = new MeasureInput();
   const measured = pipeline(input, meter, () => {});
-  let rows: AsyncIterable<ParsedRow<AnyRecord>>;
-  let loadId: number;
+  const { rows, loadId, owner } = await startLoad(handle, plan, input, measured, parse);
+  const onAbort = () => meter.destroy(plan.signal?.reason as Error);
+  plan.signal?.addEventListener('abort', onAbort, { once: true });
+  const merger = new BatchMerger(handle.pool, {
+    kinds: plan.kinds,
+    loadId,
+    account: plan.account,
+    legacy: plan.legacy,
+    input: meter,
+  });
+  const load: Load = {
+    plan,
+    loadId,
+    meter,
+    merger,
+    batches: new StagedBatches(handle.pool, loadId, merger),
+    counts: { read: 0, loaded: 0, rejected: 0 },
+    newRows: undefined,
+  };
+  try {
+    await stageRows(load, rows);
+    if (PROFILE) writeProfileLine(started, `read, parsed and staged ${load.counts.read} rows`);
+    return await commitLoad(load, started);
+  } catch (thrown) {
+    measured.destroy();
+    input.destroy();
+    await load.newRows?.abandon();
+    await merger.abort();
+    // A failed merge stopped the parser: the parser's error is only the echo of the merge's.
+    const error = merger.failure ?? thrown;
+    await markFailed(handle.db, loadId, error, load.counts.read, meter);
+    throw error;
+  } finally {
+    plan.signal?.removeEventListener('abort', onAbort);
+    await load.batches.drop();
+    await owner.close();
+  }
+}
+
+/** One load under way: its plan and row, its input's meter, its transaction and its staging. */
+interface Load {
+  readonly plan: LoadPlan;
+  readonly loadId: number;
+  readonly meter: MeasureInput;
+  readonly merger: BatchMerger;
+  readonly batches: StagedBatches;
+  readonly counts: { read: number; loaded: number; rejected: number };
+  /** Decided by the first record: its kind goes straight into its table while its keys are new. */
+  newRows: NewRowsWriter | null | undefined;
+}
+
+/**
+ * Starts the parser and records the load as running, under a live owner session. A bad parse option
+ * throws here, before the load is recorded; so does another environment. On failure nothing is left
+ * open.
+ */
+async function startLoad(
+  handle: DatabaseHandle,
+  plan: LoadPlan,
+  input: Readable,
+  measured: Readable,
+  parse: ParseRows,
+): Promise<{ rows: AsyncIterable<ParsedRow<AnyRecord>>; loadId: number; owner: LoadOwner }> {
   let owner: LoadOwner | undefined;
   try {
-    // A bad parse option throws here, before the load is recorded; so does another environment.
-    rows = parse(measured);
+    const rows = parse(measured);
     // The owner session exists before the row does, so a running row always has a live owner or none.
     const timeout = handle.pool.options.connectionTimeoutMillis;
     owner = await openLoadOwner(handle.connectionString, timeout ? { connectionTimeoutMillis: timeout } : {});
-    loadId = await recordLoad(handle.db, plan, owner);
+    const loadId = await recordLoad(handle.db, plan, owner);
     await dropEndedStaging(handle.pool);
+    return { rows, loadId, owner };
   } catch (error) {
     measured.destroy();
     input.destroy();
     await owner?.close();
     throw error;
   }
-  const onAbort = () => meter.destroy(plan.signal?.reason as Error);
-  plan.signal?.addEventListener('abort', onAbort, { once: true });
-  const batchRows = plan.batchRows ?? BATCH_ROWS;
-  const allStaging: StagingTables[] = [];
-  const newStaging = (part: number | 'all') => {
-    const s = new StagingTables(handle.pool, loadId, part);
-    allStaging.push(s);
-    return s;
-  };
-  const wholeFile = newStaging('all');
-  let batch = newStaging(0);
-  let inBatch = 0;
-  const merger = new BatchMerger(handle.pool, {
-    kinds: plan.kinds,
-    mergeKind: (trx, kind, table, carried) => mergeKind(trx, kind, table, loadId, plan, carried),
-    insertRejected: async (trx, table) => {
-      await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
-        select ${loadId}, line, raw, reason, ${plan.account}::text from ${sql.table(table)} order by seq`.execute(
-        trx,
-      );
-    },
-    // A failed merge stops the parser as an abort does; the loop then rethrows the merge's error.
-    onFailure: (error) => meter.destroy(error as Error),
-  });
-  let rowsRead = 0;
-  let rowsLoaded = 0;
-  let rowsRejected = 0;
-  const overLimit = () => plan.maxRejected !== undefined && rowsRejected > plan.maxRejected;
-  const tooManyRejected = () =>
-    new TooManyRejected(plan.fileName, rowsRejected, plan.maxRejected ?? 0, plan.maxRejectedSetting);
-  const cutBatch = async () => {
-    await merger.submit(batch);
-    batch = newStaging(allStaging.length - 1);
-    inBatch = 0;
-  };
-  /** The batch to stage a row of `kind` in: a new one when the parser's columns changed since. */
-  const batchFor = async (kind: RecordKind, reported: readonly string[] | undefined) => {
-    if (!batch.carriesAs(kind, reported)) {
-      await cutBatch();
-      batch.carriesAs(kind, reported);
-    }
-    return batch;
-  };
-  // Decided by the first record: its kind goes straight into its table while its keys are new.
-  let newRows: NewRowsWriter | null | undefined;
-  const openNewRows = async (kind: NewRowsKind, reported: readonly string[] | undefined) => {
-    const copyFor = (columns: readonly string[] | undefined) =>
-      merger.inTransaction((trx) =>
-        newRowsCopy(trx, kind, loadId, plan.account, rowSource(kind, plan.legacy), columns),
-      );
-    return new NewRowsWriter(kind, await copyFor(reported), {
-      chunkRows: plan.batchRows ?? NEW_ROWS_CHUNK,
-      open: (statement) => merger.openCopy(statement),
-      reopen: copyFor,
-      stage: async (rows) => {
-        const into = await batchFor(rows.kind, rows.reported);
-        for (let i = 0; i < rows.seqs.length; i++) {
-          const wait = into.addEncoded(
-            rows.kind,
-            rows.seqs[i]!,
-            rows.lines[i]!,
-            rows.keys[i]!,
-            rows.fields[i]!,
-          );
-          if (wait) await wait;
-          inBatch++;
-        }
-      },
-    });
-  };
-  try {
-    let lastProgress = performance.now();
-    for await (const row of rows) {
-      rowsRead++;
-      let wait: Promise<void> | void = undefined;
-      let staged = true;
-      if (row.ok) {
-        if (overLimit()) throw tooManyRejected();
-        const kind = row.record.kind;
-        if (!plan.kinds.has(kind)) {
-          throw new Error(`a ${kind} record cannot be loaded as ${plan.source} (line ${row.line})`);
-        }
-        rowsLoaded++;
-        const record = row.record as unknown as Record<string, unknown>;
-        const reported = plan.carried?.get(kind);
-        if (newRows === undefined) newRows = isNewRowsKind(kind) ? await openNewRows(kind, reported) : null;
-        if (newRows?.active && newRows.kind === kind) {
-          const taken = newRows.take(rowsRead, row.line, record, reported);
-          staged = taken === false || (taken !== true && !(await taken));
-        }
-        if (staged) {
-          const into = WHOLE_FILE_KINDS.has(kind)
-            ? wholeFile
-            : batch.carriesAs(kind, reported)
-              ? batch
-              : await batchFor(kind, reported);
-          wait = into.add(kind, rowsRead, row.line, record);
-        }
-      } else {
-        rowsRejected++;
-        // Before the first record the input may be no report at all, which the parser says at its end
-        // (NotAReport): the limit then waits for a record or the end, and stages no more rejections.
-        if (!overLimit()) wait = batch.reject(rowsRead, row.line, row.raw, row.reason);
-        else if (rowsLoaded > 0) throw tooManyRejected();
-      }
-      if (wait) await wait;
-      if (plan.signal?.aborted) throw plan.signal.reason;
-      // Waiting for the previous batch's merge costs no merge time (this batch merges right after it)
-      // and tells whether to cut at all: a re-load learns it from its first batch.
-      if (staged && ++inBatch >= batchRows && merger.batching) {
-        // The merger's connection is the COPY's until it ends.
-        await newRows?.end();
-        if (await merger.idle()) await cutBatch();
-      }
-      if (
-        (rowsRead & 1023) === 0 &&
-        plan.onProgress &&
-        performance.now() - lastProgress >= PROGRESS_INTERVAL_MS
-      ) {
-        lastProgress = performance.now();
-        plan.onProgress({ rowsRead, bytes: meter.bytes });
-      }
-    }
-    plan.signal?.throwIfAborted();
-    if (overLimit()) throw tooManyRejected();
-    plan.onProgress?.({ rowsRead, bytes: meter.bytes });
-    await newRows?.end();
-    if (inBatch > 0) await merger.submit(batch);
-    if (PROFILE) writeProfileLine(started, `read, parsed and staged ${rowsRead} rows`);
-    // The whole file's kinds merge last, after every batch, like one more batch.
-    await merger.submit(wholeFile);
+}
 
-    const fileSha256 = meter.sha256();
-    const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
-    const merged = await merger.commit(async (trx) => {
-      const result = merger.result;
-      await trx
-        .updateTable('loads')
-        .set({
-          status: 'committed',
-          format,
-          rows_read: rowsRead,
-          rows_loaded: rowsLoaded,
-          rows_rejected: rowsRejected,
-          rows_inserted: result.inserted,
-          rows_updated: result.updated,
-          rows_unchanged: rowsLoaded - result.inserted - result.updated,
-          file_sha256: fileSha256,
-          file_bytes: meter.bytes,
-          zipped: meter.zipped,
-          finished_at: sql<string>`now()`,
-        })
-        .where('load_id', '=', loadId)
-        .execute();
-      return result;
-    });
-    return {
-      loadId,
-      source: plan.source,
-      status: 'committed',
-      rowsRead,
-      rowsLoaded,
-      rowsRejected,
-      rowsInserted: merged.inserted,
-      rowsUpdated: merged.updated,
-      rowsUnchanged: rowsLoaded - merged.inserted - merged.updated,
-      fileSha256,
-      bytes: meter.bytes,
-      zipped: meter.zipped,
-      durationMs: Math.round(performance.now() - started),
-    };
-  } catch (thrown) {
-    measured.destroy();
-    input.destroy();
-    await newRows?.abandon();
-    await merger.abort();
-    // A failed merge stopped the parser: the parser's error is only the echo of the merge's.
-    const error = merger.failure ?? thrown;
-    await markFailed(handle.db, loadId, error, rowsRead, meter);
-    throw error;
-  } finally {
-    plan.signal?.removeEventListener('abort', onAbort);
-    for (const staging of allStaging) await staging.drop();
-    await owner.close();
+/**
+ * Reads every row: a record goes straight into its table while its keys are new, else to staging; a
+ * rejection to staging. Full batches are handed to the merger as they fill; the last after the end.
+ */
+async function stageRows(load: Load, rows: AsyncIterable<ParsedRow<AnyRecord>>): Promise<void> {
+  const { plan, counts, batches, merger, meter } = load;
+  const batchRows = plan.batchRows ?? BATCH_ROWS;
+  let lastProgress = performance.now();
+  for await (const row of rows) {
+    counts.read++;
+    let wait: Promise<void> | void = undefined;
+    let staged = true;
+    if (row.ok) {
+      if (overLimit(load)) throw tooManyRejected(load);
+      const kind = row.record.kind;
+      if (!plan.kinds.has(kind)) {
+        throw new Error(`a ${kind} record cannot be loaded as ${plan.source} (line ${row.line})`);
+      }
+      counts.loaded++;
+      const record = row.record as unknown as Record<string, unknown>;
+      const reported = plan.carried?.get(kind);
+      if (load.newRows === undefined) load.newRows = await openNewRows(load, kind, reported);
+      const newRows = load.newRows;
+      if (newRows?.active && newRows.kind === kind) {
+        const taken = newRows.take(counts.read, row.line, record, reported);
+        staged = taken === false || (taken !== true && !(await taken));
+      }
+      if (staged) {
+        const into = batches.into(kind, reported);
+        wait = (into instanceof Promise ? await into : into).add(kind, counts.read, row.line, record);
+      }
+    } else {
+      counts.rejected++;
+      // Before the first record the input may be no report at all, which the parser says at its end
+      // (NotAReport): the limit then waits for a record or the end, and stages no more rejections.
+      if (!overLimit(load)) wait = batches.current.reject(counts.read, row.line, row.raw, row.reason);
+      else if (counts.loaded > 0) throw tooManyRejected(load);
+    }
+    if (wait) await wait;
+    if (plan.signal?.aborted) throw plan.signal.reason;
+    // Waiting for the previous batch's merge costs no merge time (this batch merges right after it)
+    // and tells whether to cut at all: a re-load learns it from its first batch.
+    if (staged && ++batches.inBatch >= batchRows && merger.batching) {
+      // The merger's connection is the COPY's until it ends.
+      await load.newRows?.end();
+      if (await merger.idle()) await batches.cut();
+    }
+    if (
+      (counts.read & 1023) === 0 &&
+      plan.onProgress &&
+      performance.now() - lastProgress >= PROGRESS_INTERVAL_MS
+    ) {
+      lastProgress = performance.now();
+      plan.onProgress({ rowsRead: counts.read, bytes: meter.bytes });
+    }
   }
+  plan.signal?.throwIfAborted();
+  if (overLimit(load)) throw tooManyRejected(load);
+  plan.onProgress?.({ rowsRead: counts.read, bytes: meter.bytes });
+  await load.newRows?.end();
+  await batches.submitLast();
+}
+
+/** The writer of new rows when the first record's kind has one (null: every row is staged). */
+function openNewRows(
+  load: Load,
+  kind: RecordKind,
+  reported: readonly string[] | undefined,
+): Promise<NewRowsWriter> | null {
+  if (!isNewRowsKind(kind)) return null;
+  const { plan, loadId, merger, batches } = load;
+  return NewRowsWriter.open(kind, reported, {
+    loadId,
+    account: plan.account,
+    source: rowSource(kind, plan.legacy),
+    chunkRows: plan.batchRows ?? NEW_ROWS_CHUNK,
+    merger,
+    batches,
+  });
+}
+
+function overLimit({ plan, counts }: Load): boolean {
+  return plan.maxRejected !== undefined && counts.rejected > plan.maxRejected;
+}
+
+function tooManyRejected({ plan, counts }: Load): TooManyRejected {
+  return new TooManyRejected(plan.fileName, counts.rejected, plan.maxRejected ?? 0, plan.maxRejectedSetting);
+}
+
+/** Waits for the last merge, marks the load committed with its counts, and commits. */
+async function commitLoad(load: Load, started: number): Promise<LoadSummary> {
+  const { plan, loadId, meter, merger } = load;
+  const { read: rowsRead, loaded: rowsLoaded, rejected: rowsRejected } = load.counts;
+  const fileSha256 = meter.sha256();
+  const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
+  const merged = await merger.commit(async (trx) => {
+    const result = merger.result;
+    await trx
+      .updateTable('loads')
+      .set({
+        status: 'committed',
+        format,
+        rows_read: rowsRead,
+        rows_loaded: rowsLoaded,
+        rows_rejected: rowsRejected,
+        rows_inserted: result.inserted,
+        rows_updated: result.updated,
+        rows_unchanged: rowsLoaded - result.inserted - result.updated,
+        file_sha256: fileSha256,
+        file_bytes: meter.bytes,
+        zipped: meter.zipped,
+        finished_at: sql<string>`now()`,
+      })
+      .where('load_id', '=', loadId)
+      .execute();
+    return result;
+  });
+  return {
+    loadId,
+    source: plan.source,
+    status: 'committed',
+    rowsRead,
+    rowsLoaded,
+    rowsRejected,
+    rowsInserted: merged.inserted,
+    rowsUpdated: merged.updated,
+    rowsUnchanged: rowsLoaded - merged.inserted - merged.updated,
+    fileSha256,
+    bytes: meter.bytes,
+    zipped: meter.zipped,
+    durationMs: Math.round(performance.now() - started),
+  };
 }
 
 async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan, owner: LoadOwner): Promise<number> {
@@ -343,29 +341,6 @@ async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan, owner: LoadO
       .executeTakeFirstOrThrow();
     return row.load_id;
   });
-}
-
-function mergeKind(
-  db: Db,
-  kind: RecordKind,
-  staging: string,
-  loadId: number,
-  plan: LoadPlan,
-  carried: readonly string[] | undefined,
-) {
-  const { account, legacy } = plan;
-  switch (kind) {
-    case 'transaction':
-      return mergeTransactions(db, staging, loadId, account, rowSource(kind, legacy), carried);
-    case 'return':
-      return mergeReturns(db, staging, loadId, account, rowSource(kind, legacy), carried);
-    case 'legacy-transaction':
-      return mergeLegacyTransactions(db, staging, loadId, account, carried);
-    case 'adjustment':
-      return mergeAdjustments(db, staging, loadId, account);
-    case 'ledger':
-      return mergeLedger(db, staging, loadId, account, carried);
-  }
 }
 
 async function markFailed(

@@ -5,9 +5,17 @@ import type pg from 'pg';
 import { type CopyStreamQuery, from as copyFrom } from 'pg-copy-streams';
 import { databaseOnClient } from '../../db/database-on-client.ts';
 import type { Database } from '../../db/database.ts';
-import type { RecordKind } from '../../domain/sources.ts';
+import { type RecordKind, rowSource } from '../../domain/sources.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
-import { lockStatement, type MergeResult } from './merge-staging.ts';
+import {
+  lockStatement,
+  mergeAdjustments,
+  mergeLedger,
+  mergeLegacyTransactions,
+  type MergeResult,
+  mergeReturns,
+  mergeTransactions,
+} from './merge-staging.ts';
 import type { StagingTables } from './staging.ts';
 import { TARGETS, type Target } from './targets.ts';
 
@@ -36,22 +44,16 @@ export const KIND_ORDER: readonly RecordKind[] = [
   'ledger',
 ];
 
-/** Merges the staged rows of one kind of one batch into the warehouse (in the load's transaction). */
-export type MergeKind = (
-  trx: Kysely<Database>,
-  kind: RecordKind,
-  staging: string,
-  carried: readonly string[] | undefined,
-) => Promise<MergeResult>;
-
-export interface MergeSteps {
+/** The load the merger writes for: what it may write, and under which load and account. */
+export interface MergeTarget {
   /** The kinds this load may write: their tables are locked all at once, in {@link KIND_ORDER}, by the first merge. */
   readonly kinds: ReadonlySet<RecordKind>;
-  readonly mergeKind: MergeKind;
-  /** Copies a batch's rejected rows to rejected_rows (in the load's transaction). */
-  readonly insertRejected: (trx: Kysely<Database>, staging: string) => Promise<void>;
-  /** Called when a merge fails while the caller is still parsing: it should stop reading. */
-  readonly onFailure: (error: unknown) => void;
+  readonly loadId: number;
+  readonly account: string;
+  /** Legacy CSV: rows get the legacy-* sources and never replace report API rows. */
+  readonly legacy: boolean;
+  /** The input being parsed: a failed merge destroys it, so that the parser stops reading. */
+  readonly input: { destroy(error?: Error): unknown };
 }
 
 /**
@@ -76,11 +78,11 @@ export class BatchMerger {
   failure: unknown;
 
   private readonly pool: pg.Pool;
-  private readonly steps: MergeSteps;
+  private readonly target: MergeTarget;
 
-  constructor(pool: pg.Pool, steps: MergeSteps) {
+  constructor(pool: pg.Pool, target: MergeTarget) {
     this.pool = pool;
-    this.steps = steps;
+    this.target = target;
   }
 
   /**
@@ -166,7 +168,8 @@ export class BatchMerger {
     const running = this.pending.then(step);
     running.catch((error: unknown) => {
       this.failure ??= error;
-      this.steps.onFailure(error);
+      // The parser stops as on an abort; the load then rethrows this error ({@link failure}).
+      this.target.input.destroy(error as Error);
     });
     const done = running.then(() => {});
     // Awaited by idle, commit and abort; until then, a rejection here is not an unhandled one.
@@ -225,12 +228,18 @@ export class BatchMerger {
     await batch.prepare((text) => sql.raw(text).execute(db));
     for (const kind of KIND_ORDER) {
       if (!batch.has(kind)) continue;
-      const r = await this.steps.mergeKind(db, kind, batch.tableOf(kind), batch.carriedOf(kind));
+      const r = await mergeKind(db, kind, batch.tableOf(kind), this.target, batch.carriedOf(kind));
       this.result.inserted += r.inserted;
       this.result.updated += r.updated;
       if (!r.allNew) this.keysAhead = false;
     }
-    if (batch.has('rejected')) await this.steps.insertRejected(db, batch.tableOf('rejected'));
+    if (batch.has('rejected')) {
+      const { loadId, account } = this.target;
+      await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
+        select ${loadId}, line, raw, reason, ${account}::text from ${sql.table(batch.tableOf('rejected'))} order by seq`.execute(
+        db,
+      );
+    }
   }
 
   /**
@@ -255,7 +264,7 @@ export class BatchMerger {
     // first did not hold must not take a lock out of order (two loads could deadlock).
     const tables = new Set<Target['table']>();
     for (const kind of KIND_ORDER) {
-      if (!this.steps.kinds.has(kind)) continue;
+      if (!this.target.kinds.has(kind)) continue;
       tables.add(TARGETS[kind].table);
       if (kind === 'legacy-transaction') tables.add(TARGETS.transaction.table);
     }
@@ -263,5 +272,27 @@ export class BatchMerger {
       await sql`${sql.raw(lockStatement({ table }))}`.execute(db);
     }
     return this.trx;
+  }
+}
+
+/** Merges the staged rows of one kind of one batch into the warehouse (in the load's transaction). */
+function mergeKind(
+  db: Kysely<Database>,
+  kind: RecordKind,
+  staging: string,
+  { loadId, account, legacy }: MergeTarget,
+  carried: readonly string[] | undefined,
+): Promise<MergeResult> {
+  switch (kind) {
+    case 'transaction':
+      return mergeTransactions(db, staging, loadId, account, rowSource(kind, legacy), carried);
+    case 'return':
+      return mergeReturns(db, staging, loadId, account, rowSource(kind, legacy), carried);
+    case 'legacy-transaction':
+      return mergeLegacyTransactions(db, staging, loadId, account, carried);
+    case 'adjustment':
+      return mergeAdjustments(db, staging, loadId, account);
+    case 'ledger':
+      return mergeLedger(db, staging, loadId, account, carried);
   }
 }

@@ -1,7 +1,8 @@
 import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
 import { copyFields, copyTextValue, copyValue } from './copy-text.ts';
-import type { CopyChunk } from './merge-batches.ts';
+import type { StagedBatches } from './batches.ts';
+import type { BatchMerger, CopyChunk } from './merge-batches.ts';
 import { attnumsOf, maskBits } from './merge-staging.ts';
 import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
 import { carriedColumns, type Target, TARGETS } from './targets.ts';
@@ -129,29 +130,18 @@ async function lineage(
   return { columns, suffix: `${columns.map((c) => `\t${copyValue(values[c])}`).join('')}\n` };
 }
 
-/** Rows of a chunk that met a stored key, to be staged and merged instead, in file order. */
-export interface FallenBack {
-  readonly kind: NewRowsKind;
-  /** The columns they were encoded with (see {@link NewRowsCopy.reported}). */
-  readonly reported: readonly string[] | undefined;
-  readonly seqs: readonly number[];
-  readonly lines: readonly number[];
-  /** Each row's natural key. */
-  readonly keys: readonly string[];
-  /** Each row's record columns as COPY text, without the newline. */
-  readonly fields: readonly string[];
-}
-
-/** What a {@link NewRowsWriter} needs of the load. */
-export interface NewRowsIo {
+/** The load a {@link NewRowsWriter} writes for. */
+export interface NewRowsLoad {
+  readonly loadId: number;
+  readonly account: string;
+  /** The rows' source (domain/sources.ts rowSource). */
+  readonly source: string;
   /** Rows per COPY statement (each in a savepoint of its own). */
   readonly chunkRows: number;
-  /** Opens a COPY in the load's transaction (`BatchMerger.openCopy`). */
-  open(statement: string): Promise<CopyChunk>;
-  /** Stages rows for a merge, after everything staged before. */
-  stage(rows: FallenBack): Promise<void>;
-  /** The COPY for the columns the parser reports now (they changed mid-file). */
-  reopen(reported: readonly string[] | undefined): Promise<NewRowsCopy>;
+  /** The load's transaction: the COPYs run in it, queued with the merges. */
+  readonly merger: BatchMerger;
+  /** Where the rows of a COPY that met a stored key are staged, after everything staged before. */
+  readonly batches: StagedBatches;
 }
 
 /** Bytes of COPY text gathered before one write: few, large writes keep the per-row cost low. */
@@ -161,7 +151,7 @@ const FLUSH_CHARS = 64 * 1024;
  * Writes the rows of one kind straight into their table while their keys are new, streaming each
  * row to a COPY as it is parsed: PostgreSQL writes on one core while Node parses on the other, with
  * backpressure between them (a COPY fed in bursts left the server idle half the time). Every
- * {@link NewRowsIo.chunkRows} rows the COPY ends in its own savepoint. What a COPY was sent is kept,
+ * {@link NewRowsLoad.chunkRows} rows the COPY ends in its own savepoint. What a COPY was sent is kept,
  * as written buffers (off the V8 heap: keeping a string per row cost more in garbage collection than
  * the COPY saved), until it ends. When it meets a stored key (a re-load, a restatement, a key twice in
  * the file), the COPY fails on the primary key and is rolled back to its savepoint; its rows are then
@@ -173,7 +163,7 @@ export class NewRowsWriter {
   /** False once a COPY met a stored key: the caller stages this kind from then on. */
   active = true;
   private copy: NewRowsCopy;
-  private readonly io: NewRowsIo;
+  private readonly load: NewRowsLoad;
   private chunk: CopyChunk | null = null;
   private text = '';
   private sent: Buffer[] = [];
@@ -183,10 +173,19 @@ export class NewRowsWriter {
   private seqs: number[] = [];
   private lines: number[] = [];
 
-  constructor(kind: NewRowsKind, copy: NewRowsCopy, io: NewRowsIo) {
+  private constructor(kind: NewRowsKind, copy: NewRowsCopy, load: NewRowsLoad) {
     this.kind = kind;
     this.copy = copy;
-    this.io = io;
+    this.load = load;
+  }
+
+  /** A writer of `kind`'s new rows, with the columns the parser reports now. */
+  static async open(
+    kind: NewRowsKind,
+    reported: readonly string[] | undefined,
+    load: NewRowsLoad,
+  ): Promise<NewRowsWriter> {
+    return new NewRowsWriter(kind, await copyFor(kind, reported, load), load);
   }
 
   /**
@@ -205,7 +204,7 @@ export class NewRowsWriter {
       return this.takeAfterEnd(seq, line, record, reported);
     }
     this.add(seq, line, record);
-    if (this.seqs.length >= this.io.chunkRows) return this.end().then(() => true);
+    if (this.seqs.length >= this.load.chunkRows) return this.end().then(() => true);
     if (this.text.length >= FLUSH_CHARS) {
       const wait = this.write(chunk);
       if (wait) return wait.then(() => true);
@@ -282,8 +281,9 @@ export class NewRowsWriter {
   ): Promise<boolean> {
     await this.end();
     if (!this.active) return false;
-    if (reported !== this.copy.reported) this.copy = await this.io.reopen(reported);
-    this.chunk = await this.io.open(this.copy.statement);
+    // The parser's columns changed mid-file: the COPY for the ones it reports now.
+    if (reported !== this.copy.reported) this.copy = await copyFor(this.kind, reported, this.load);
+    this.chunk = await this.load.merger.openCopy(this.copy.statement);
     this.add(seq, line, record);
     return true;
   }
@@ -309,8 +309,22 @@ export class NewRowsWriter {
     this.sent = [];
     this.seqs = [];
     this.lines = [];
-    await this.io.stage({ kind: this.kind, reported: this.copy.reported, seqs, lines, keys, fields });
+    await this.load.batches.stageEncoded({
+      kind: this.kind,
+      reported: this.copy.reported,
+      seqs,
+      lines,
+      keys,
+      fields,
+    });
   }
+}
+
+/** The COPY of `kind`'s new rows for the columns `reported`, prepared in the load's transaction. */
+function copyFor(kind: NewRowsKind, reported: readonly string[] | undefined, load: NewRowsLoad) {
+  return load.merger.inTransaction((trx) =>
+    newRowsCopy(trx, kind, load.loadId, load.account, load.source, reported),
+  );
 }
 
 /** Resolves when `stream` can take more, or has failed or closed (the failure is read at its end). */

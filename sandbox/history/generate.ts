@@ -69,20 +69,9 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
   const r = (salt: number) => mix(seed, i, salt);
   const u = (salt: number) => r(salt) / 0x1_0000_0000;
   const d = layout.dayOfIndex(i);
-  const start = layout.dayStartUs[d]!;
-  const length = layout.dayStartUs[d + 1]! - start;
   const channelDraw = u(1);
   const channel: Channel = channelDraw < 0.75 ? 'report' : channelDraw < 0.9 ? 'legacy' : 'both';
-  const micros = r(3) % 1_000_000;
-  let atUs = start + Math.floor(u(2) * (length / 1_000_000)) * 1_000_000 + micros;
-  const dst = transition(layout, d);
-  if (dst && r(4) % 8 === 0) {
-    // Within an hour either side of the change: around the skipped hour, or inside the repeated one.
-    atUs = dst.atUs - HOUR_MICROS + Math.floor(u(5) * 7200) * 1_000_000 + micros;
-  }
-  if (dst?.fall && channel !== 'report' && atUs >= dst.atUs && atUs < dst.atUs + HOUR_MICROS) {
-    atUs -= HOUR_MICROS; // same wall time on the daylight side: the legacy CSV reads it back exactly
-  }
+  const atUs = receivedAtUs(layout, d, channel, { r, u });
   const type = u(6) < 0.7 ? 'DEBIT' : 'CREDIT';
   const amountDraw = r(7);
   const amountCents =
@@ -121,41 +110,12 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
   const idDigits = String(i).padStart(10, '0');
   const last4 = String(r(16) % 10000).padStart(4, '0');
 
-  let ret: HistoryReturn | null = null;
   // A transaction pending for weeks is not returned as well: its story is long enough.
-  if (
-    outcome === 'SUCCESSFUL' &&
-    !(pending && pendingDays >= 5) &&
-    u(17) < (type === 'DEBIT' ? 0.04 : 0.01)
-  ) {
-    const returnedAtUs = settledAtUs + (2 + (r(18) % 5)) * DAY_MICROS + (r(19) % 7200) * 1_000_000;
-    const returnedOn = easternWallTime(returnedAtUs).date;
-    ret = {
-      returnTransactionId: `R${tag}${idDigits}`,
-      returnedAt: isoMicros(returnedAtUs),
-      returnedAtMicros: returnedAtUs,
-      returnedOn,
-      returnCode: RETURN_CODES[r(20) % RETURN_CODES.length]!,
-      nextActionDate: r(21) % 2 === 0 ? addDays(returnedOn, 5) : null,
-      settlementCode: `S${String(r(22) % 100000).padStart(5, '0')}`,
-      amountCents,
-      externalReference: `XR${tag}${idDigits}`,
-      notifyStatus: r(23) % 10 === 0 ? 'S' : 'C',
-    };
-  }
-  let adjustment: HistoryAdjustment | null = null;
-  if (u(24) < 0.02) {
-    const fee = r(25) % 2 === 0;
-    adjustment = {
-      adjustedOn: addDays(easternWallTime(atUs).date, 1 + (r(26) % 3)),
-      adjustmentType: fee ? 'F' : 'A',
-      amountCents: fee ? 0 : -(1 + (r(27) % Math.max(1, Math.floor(amountCents / 10)))),
-      feeCents: fee ? -(1 + (r(28) % 25)) : 0,
-      notes: fee
-        ? `Fee correction for transaction T${tag}${idDigits}`
-        : `Amount correction ticket ${r(29) % 100000}`,
-    };
-  }
+  const ret =
+    outcome === 'SUCCESSFUL' && !(pending && pendingDays >= 5) && u(17) < (type === 'DEBIT' ? 0.04 : 0.01)
+      ? generatedReturn(tag, idDigits, settledAtUs, amountCents, { r, u })
+      : null;
+  const adjustment = u(24) < 0.02 ? generatedAdjustment(tag, idDigits, atUs, amountCents, { r, u }) : null;
   return {
     index: i,
     transactionId: `T${tag}${idDigits}`,
@@ -190,6 +150,76 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
     return: ret,
     adjustment,
     legacyConflict: channel === 'both' && u(37) < options.legacyConflictRate,
+  };
+}
+
+/** The draws of one transaction: `r(salt)` a 32-bit number, `u(salt)` in [0, 1), each a pure function of the seed, the index and the salt. */
+interface Draws {
+  r(salt: number): number;
+  u(salt: number): number;
+}
+
+/**
+ * When transaction `d`'s day received it, microseconds: anywhere in the day, or within an hour of a
+ * daylight-saving change on one in eight of that day's transactions.
+ */
+function receivedAtUs(layout: HistoryLayout, d: number, channel: Channel, { r, u }: Draws): number {
+  const start = layout.dayStartUs[d]!;
+  const length = layout.dayStartUs[d + 1]! - start;
+  const micros = r(3) % 1_000_000;
+  let atUs = start + Math.floor(u(2) * (length / 1_000_000)) * 1_000_000 + micros;
+  const dst = transition(layout, d);
+  if (dst && r(4) % 8 === 0) {
+    // Within an hour either side of the change: around the skipped hour, or inside the repeated one.
+    atUs = dst.atUs - HOUR_MICROS + Math.floor(u(5) * 7200) * 1_000_000 + micros;
+  }
+  if (dst?.fall && channel !== 'report' && atUs >= dst.atUs && atUs < dst.atUs + HOUR_MICROS) {
+    atUs -= HOUR_MICROS; // same wall time on the daylight side: the legacy CSV reads it back exactly
+  }
+  return atUs;
+}
+
+/** The return of a successful transaction, 2 to 6 days after it settled. */
+function generatedReturn(
+  tag: string,
+  idDigits: string,
+  settledAtUs: number,
+  amountCents: number,
+  { r }: Draws,
+): HistoryReturn {
+  const returnedAtUs = settledAtUs + (2 + (r(18) % 5)) * DAY_MICROS + (r(19) % 7200) * 1_000_000;
+  const returnedOn = easternWallTime(returnedAtUs).date;
+  return {
+    returnTransactionId: `R${tag}${idDigits}`,
+    returnedAt: isoMicros(returnedAtUs),
+    returnedAtMicros: returnedAtUs,
+    returnedOn,
+    returnCode: RETURN_CODES[r(20) % RETURN_CODES.length]!,
+    nextActionDate: r(21) % 2 === 0 ? addDays(returnedOn, 5) : null,
+    settlementCode: `S${String(r(22) % 100000).padStart(5, '0')}`,
+    amountCents,
+    externalReference: `XR${tag}${idDigits}`,
+    notifyStatus: r(23) % 10 === 0 ? 'S' : 'C',
+  };
+}
+
+/** An adjustment 1 to 3 days after the transaction: of its fee, or of its amount. */
+function generatedAdjustment(
+  tag: string,
+  idDigits: string,
+  atUs: number,
+  amountCents: number,
+  { r }: Draws,
+): HistoryAdjustment {
+  const fee = r(25) % 2 === 0;
+  return {
+    adjustedOn: addDays(easternWallTime(atUs).date, 1 + (r(26) % 3)),
+    adjustmentType: fee ? 'F' : 'A',
+    amountCents: fee ? 0 : -(1 + (r(27) % Math.max(1, Math.floor(amountCents / 10)))),
+    feeCents: fee ? -(1 + (r(28) % 25)) : 0,
+    notes: fee
+      ? `Fee correction for transaction T${tag}${idDigits}`
+      : `Amount correction ticket ${r(29) % 100000}`,
   };
 }
 

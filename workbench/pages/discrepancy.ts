@@ -93,59 +93,98 @@ export function currentNote(
 export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail, users: string[]): string {
   const d = detail.discrepancy;
   const canAct = roleAllows(principal.role, 'operator');
+  const actions = canAct
+    ? actionForms(d, users)
+    : html`<p class="muted">Read only: acting needs the operator role.</p>`;
+  return page(
+    `Discrepancy #${d.id}`,
+    principal,
+    html`<p><a href="/">← Worklist</a></p>
+      <h1>
+        #${d.id} ${kindText(d.kind)}
+        <span class="status ${String(d.status)}" id="status"
+          >${String(d.status)}${d.resolution ? html` (${String(d.resolution)})` : html``}</span
+        >
+      </h1>
+      ${factList(d, currentNote(detail.events))}
+      <section class="rule" id="rule">
+        <h2>Why</h2>
+        <p><strong>${detail.rule.means}</strong></p>
+        <p>Rule <code>${detail.rule.rule}</code>: ${detail.rule.compares}</p>
+        <p>What to do: ${detail.rule.todo}</p>
+      </section>
+      ${actions}
+      <section>
+        <h2>What disagrees</h2>
+        ${scrollBox('What disagrees', diffTable(detail))}
+      </section>
+      ${evidenceSection(detail.evidence)}
+      <section>
+        <h2>Timeline</h2>
+        <ol class="timeline" id="timeline">
+          ${detail.events.map(eventLine)}
+        </ol>
+      </section>`,
+    { active: 'worklist' },
+  );
+}
+
+type Discrepancy = DiscrepancyDetail['discrepancy'];
+
+/** The forms of the actions an operator may take: acknowledge, assign, comment, and resolve or reopen. */
+function actionForms(d: Discrepancy, users: string[]) {
   const resolved = d.resolved_at !== null;
   const api = `/api/discrepancies/${d.id}`;
-  const actions = canAct
-    ? html`<section class="actions">
-        <h2>Act</h2>
-        <form data-api="${api}/ack" id="ack-form">
-          <input
-            name="note"
-            id="ack-note"
-            aria-label="Acknowledgement note"
-            placeholder="note"
-            required
-          /><button id="ack">Acknowledge</button><span class="error" data-error></span>
-        </form>
-        <form data-api="${api}/assign" id="assign-form">
-          <select name="user" id="assign-user" aria-label="Assign to">
-            <option value="">nobody</option>
-            ${users.map(
-              (u) => html`<option value="${u}" ${u === d.assignee ? html`selected` : html``}>${u}</option>`,
-            )}</select
-          ><button id="assign">Assign</button><span class="error" data-error></span>
-        </form>
-        <form data-api="${api}/comment" id="comment-form">
-          <input name="text" id="comment-text" aria-label="Comment" placeholder="comment" required /><button
-            id="comment"
-          >
-            Comment</button
-          ><span class="error" data-error></span>
-        </form>
-        ${
-          resolved
-            ? html`<form data-api="${api}/reopen" id="reopen-form">
-                <input name="note" id="reopen-note" aria-label="Why reopen" placeholder="why" /><button
-                  id="reopen"
-                >
-                  Reopen</button
-                ><span class="error" data-error></span>
-              </form>`
-            : html`<form data-api="${api}/resolve" id="resolve-form">
-                <select name="reason" id="resolve-reason" aria-label="Resolution">
-                  ${RESOLUTIONS.map((r) => html`<option value="${r}">${r}</option>`)}</select
-                ><input
-                  name="note"
-                  id="resolve-note"
-                  aria-label="Resolution note"
-                  placeholder="note"
-                /><button id="resolve">Resolve</button><span class="error" data-error></span>
-              </form>`
-        }
-      </section>`
-    : html`<p class="muted">Read only: acting needs the operator role.</p>`;
+  return html`<section class="actions">
+    <h2>Act</h2>
+    <form data-api="${api}/ack" id="ack-form">
+      <input name="note" id="ack-note" aria-label="Acknowledgement note" placeholder="note" required /><button
+        id="ack"
+      >
+        Acknowledge</button
+      ><span class="error" data-error></span>
+    </form>
+    <form data-api="${api}/assign" id="assign-form">
+      <select name="user" id="assign-user" aria-label="Assign to">
+        <option value="">nobody</option>
+        ${users.map(
+          (u) => html`<option value="${u}" ${u === d.assignee ? html`selected` : html``}>${u}</option>`,
+        )}</select
+      ><button id="assign">Assign</button><span class="error" data-error></span>
+    </form>
+    <form data-api="${api}/comment" id="comment-form">
+      <input name="text" id="comment-text" aria-label="Comment" placeholder="comment" required /><button
+        id="comment"
+      >
+        Comment</button
+      ><span class="error" data-error></span>
+    </form>
+    ${
+      resolved
+        ? html`<form data-api="${api}/reopen" id="reopen-form">
+            <input name="note" id="reopen-note" aria-label="Why reopen" placeholder="why" /><button
+              id="reopen"
+            >
+              Reopen</button
+            ><span class="error" data-error></span>
+          </form>`
+        : html`<form data-api="${api}/resolve" id="resolve-form">
+            <select name="reason" id="resolve-reason" aria-label="Resolution">
+              ${RESOLUTIONS.map((r) => html`<option value="${r}">${r}</option>`)}</select
+            ><input name="note" id="resolve-note" aria-label="Resolution note" placeholder="note" /><button
+              id="resolve"
+            >
+              Resolve</button
+            ><span class="error" data-error></span>
+          </form>`
+    }
+  </section>`;
+}
 
-  const diff = html`<table class="diff" id="diff">
+/** Field by field, what the expected side and the actual side hold; the fields that differ marked. */
+function diffTable(detail: DiscrepancyDetail) {
+  const d = detail.discrepancy;
+  return html`<table class="diff" id="diff">
     <thead>
       <tr>
         <th scope="col">Field</th>
@@ -164,86 +203,62 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
       )}
     </tbody>
   </table>`;
+}
 
-  const ev = detail.evidence;
-  const note = currentNote(detail.events);
-  return page(
-    `Discrepancy #${d.id}`,
-    principal,
-    html`<p><a href="/">← Worklist</a></p>
-      <h1>
-        #${d.id} ${kindText(d.kind)}
-        <span class="status ${String(d.status)}" id="status"
-          >${String(d.status)}${d.resolution ? html` (${String(d.resolution)})` : html``}</span
-        >
-      </h1>
-      <dl class="facts">
-        <dt>At stake</dt>
-        <dd>${money(d.stake_cents as number, d.currency)}</dd>
-        <dt>Expected</dt>
-        <dd>${money(d.expected_amount_cents as number | null, d.currency)}</dd>
-        <dt>Actual</dt>
-        <dd>${money(d.actual_amount_cents as number | null, d.currency)}</dd>
-        <dt>Business date</dt>
-        <dd>${d.business_date ?? ''}</dd>
-        <dt>Transaction</dt>
-        <dd class="mono">${d.transaction_id ?? ''}</dd>
-        <dt>Merchant transaction</dt>
-        <dd class="mono">${d.merchant_transaction_id ?? ''}</dd>
-        ${
-          d.return_transaction_id
-            ? html`<dt>Return</dt>
-                <dd class="mono">${d.return_transaction_id}</dd>`
-            : html``
-        }
-        <dt>Assignee</dt>
-        <dd id="assignee">${d.assignee ?? 'nobody'}</dd>
-        <dt>First seen</dt>
-        <dd>${when(d.first_seen_at)}</dd>
-        <dt>Last seen</dt>
-        <dd>${when(d.last_seen_at)}</dd>
-        ${
-          note
-            ? html`<dt>Note</dt>
-                <dd id="note">
-                  ${note.note}
-                  <span class="muted">(${note.event}${note.actor ? ` by ${note.actor}` : ''})</span>
-                </dd>`
-            : html``
-        }
-      </dl>
-      <section class="rule" id="rule">
-        <h2>Why</h2>
-        <p><strong>${detail.rule.means}</strong></p>
-        <p>Rule <code>${detail.rule.rule}</code>: ${detail.rule.compares}</p>
-        <p>What to do: ${detail.rule.todo}</p>
-      </section>
-      ${actions}
-      <section>
-        <h2>What disagrees</h2>
-        ${scrollBox('What disagrees', diff)}
-      </section>
-      <section class="evidence-grid">
-        <h2>Evidence</h2>
-        <h3>Provider report rows</h3>
-        ${rowsTable('ev-provider', ev.provider, 'No provider transaction.')}
-        <h3>Legacy interface row</h3>
-        ${rowsTable('ev-legacy', ev.legacy, 'No legacy row.')}
-        <h3>Merchant ledger</h3>
-        ${rowsTable('ev-ledger', ev.ledger, 'No ledger entry.')}
-        <h3>Notifications (every delivery)</h3>
-        ${rowsTable('ev-notifications', ev.notifications, 'No notification received.')}
-        <h3>Returns and their originals</h3>
-        ${rowsTable('ev-returns', ev.returns, 'No return.')}
-        <h3>Lineage: loads</h3>
-        ${rowsTable('ev-loads', ev.loads, 'No load.')}
-      </section>
-      <section>
-        <h2>Timeline</h2>
-        <ol class="timeline" id="timeline">
-          ${detail.events.map(eventLine)}
-        </ol>
-      </section>`,
-    { active: 'worklist' },
-  );
+/** The discrepancy's facts: money, dates, ids, assignee, and its current note. */
+function factList(d: Discrepancy, note: ReturnType<typeof currentNote>) {
+  return html`<dl class="facts">
+    <dt>At stake</dt>
+    <dd>${money(d.stake_cents as number, d.currency)}</dd>
+    <dt>Expected</dt>
+    <dd>${money(d.expected_amount_cents as number | null, d.currency)}</dd>
+    <dt>Actual</dt>
+    <dd>${money(d.actual_amount_cents as number | null, d.currency)}</dd>
+    <dt>Business date</dt>
+    <dd>${d.business_date ?? ''}</dd>
+    <dt>Transaction</dt>
+    <dd class="mono">${d.transaction_id ?? ''}</dd>
+    <dt>Merchant transaction</dt>
+    <dd class="mono">${d.merchant_transaction_id ?? ''}</dd>
+    ${
+      d.return_transaction_id
+        ? html`<dt>Return</dt>
+            <dd class="mono">${d.return_transaction_id}</dd>`
+        : html``
+    }
+    <dt>Assignee</dt>
+    <dd id="assignee">${d.assignee ?? 'nobody'}</dd>
+    <dt>First seen</dt>
+    <dd>${when(d.first_seen_at)}</dd>
+    <dt>Last seen</dt>
+    <dd>${when(d.last_seen_at)}</dd>
+    ${
+      note
+        ? html`<dt>Note</dt>
+            <dd id="note">
+              ${note.note}
+              <span class="muted">(${note.event}${note.actor ? ` by ${note.actor}` : ''})</span>
+            </dd>`
+        : html``
+    }
+  </dl>`;
+}
+
+/** Every row of evidence the discrepancy was found on, and the loads that brought them. */
+function evidenceSection(ev: DiscrepancyDetail['evidence']) {
+  return html`<section class="evidence-grid">
+    <h2>Evidence</h2>
+    <h3>Provider report rows</h3>
+    ${rowsTable('ev-provider', ev.provider, 'No provider transaction.')}
+    <h3>Legacy interface row</h3>
+    ${rowsTable('ev-legacy', ev.legacy, 'No legacy row.')}
+    <h3>Merchant ledger</h3>
+    ${rowsTable('ev-ledger', ev.ledger, 'No ledger entry.')}
+    <h3>Notifications (every delivery)</h3>
+    ${rowsTable('ev-notifications', ev.notifications, 'No notification received.')}
+    <h3>Returns and their originals</h3>
+    ${rowsTable('ev-returns', ev.returns, 'No return.')}
+    <h3>Lineage: loads</h3>
+    ${rowsTable('ev-loads', ev.loads, 'No load.')}
+  </section>`;
 }
