@@ -134,6 +134,44 @@ export const schemas = [
       events: { type: 'array', items: anyObject },
     },
   },
+  {
+    $id: 'Candidates',
+    type: 'object',
+    required: ['candidates'],
+    properties: {
+      candidates: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            side: { type: 'string', enum: ['provider', 'ledger'] },
+            id: {
+              type: 'string',
+              description: 'A provider transaction_id (side provider) or a ledger merchant_transaction_id.',
+            },
+            rank: { type: 'integer' },
+            score: { type: 'integer', description: 'For ordering only; not a probability.' },
+            amount_cents: { type: 'integer' },
+            currency: { type: 'string' },
+            business_date: { type: 'string' },
+            merchant_transaction_id: nullable('string'),
+            discrepancy_id: { ...nullable('integer'), description: 'The candidate’s own open discrepancy.' },
+            checks: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  check: { type: 'string', enum: ['amount', 'business_date', 'merchant_user', 'id'] },
+                  passed: { type: 'boolean' },
+                  detail: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
   { $id: 'Rows', type: 'array', items: anyObject },
 ];
 

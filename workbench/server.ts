@@ -31,8 +31,10 @@ import { addInputChecks, oneLine } from './input-checks.ts';
 import { ActionConflict, UnknownAssignee } from '../reconcile/discrepancies/actions.ts';
 import { InvalidFilter } from '../reconcile/discrepancies/filter.ts';
 import { DiscrepancyNotFound } from '../reconcile/discrepancies/row.ts';
+import { MatchConflict, MatchNotFound } from '../reconcile/manual-matches/record.ts';
 import type { ScheduleReader, ScheduleState } from './queries/schedule.ts';
 import { registerDiscrepancyRoutes } from './routes/discrepancies.ts';
+import { registerMatchRoutes } from './routes/matches.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
 import { registerScorecardRoutes } from './routes/scorecard.ts';
@@ -143,6 +145,7 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   registerSystemRoutes(app, ctx);
   registerSessionRoutes(app, ctx);
   registerDiscrepancyRoutes(app, ctx);
+  registerMatchRoutes(app, ctx);
   registerOperationsRoutes(app, ctx);
   registerPages(app, ctx);
   registerScorecardRoutes(app, ctx);
@@ -256,9 +259,9 @@ function answerError(
     return reply.code(503).header('retry-after', '2').send({ error: 'busy', message: error.message });
   if (error instanceof InvalidFilter || error instanceof UnknownAssignee || error instanceof InvalidAccount)
     return reply.code(400).send({ error: 'bad_request', message: error.message });
-  if (error instanceof DiscrepancyNotFound)
+  if (error instanceof DiscrepancyNotFound || error instanceof MatchNotFound)
     return reply.code(404).send({ error: 'not_found', message: error.message });
-  if (error instanceof ActionConflict)
+  if (error instanceof ActionConflict || error instanceof MatchConflict)
     return reply.code(409).send({ error: 'conflict', message: error.message });
   if (isDatabaseDown(error)) {
     return reply

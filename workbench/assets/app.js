@@ -72,6 +72,46 @@
         });
       return;
     }
+    if (form.hasAttribute('data-match')) {
+      event.preventDefault();
+      var m = fields(form);
+      var list = function (text) {
+        return String(text || '')
+          .split(',')
+          .map(function (x) {
+            return x.trim();
+          })
+          .filter(function (x) {
+            return x !== '';
+          });
+      };
+      var match = {
+        account: form.getAttribute('data-account') || undefined,
+        provider_transaction_ids: list(m.provider_transaction_ids),
+        ledger_merchant_transaction_ids: list(m.ledger_merchant_transaction_ids),
+        note: m.note || '',
+      };
+      if (m.write_off_cents) match.write_off_cents = Number(m.write_off_cents);
+      send('POST', '/api/matches', match)
+        .then(function () {
+          location.reload();
+        })
+        .catch(function (e) {
+          showError(form, e);
+        });
+      return;
+    }
+    if (form.hasAttribute('data-undo')) {
+      event.preventDefault();
+      send('DELETE', form.getAttribute('data-undo'), { note: fields(form).note || '' })
+        .then(function () {
+          location.reload();
+        })
+        .catch(function (e) {
+          showError(form, e);
+        });
+      return;
+    }
     if (form.hasAttribute('data-bulk')) {
       event.preventDefault();
       var b = fields(form);
@@ -97,6 +137,25 @@
           showError(form, e);
         });
     }
+  });
+  // A ticked candidate joins the ids of its side in the match form; unticked, it leaves them.
+  document.addEventListener('change', function (event) {
+    var box = event.target;
+    if (!box || !box.classList || !box.classList.contains('candidate-pick')) return;
+    var input = document.getElementById(
+      box.getAttribute('data-side') === 'provider' ? 'match-provider' : 'match-ledger',
+    );
+    if (!input) return;
+    var ids = input.value
+      .split(',')
+      .map(function (x) {
+        return x.trim();
+      })
+      .filter(function (x) {
+        return x !== '' && x !== box.value;
+      });
+    if (box.checked) ids.push(box.value);
+    input.value = ids.join(', ');
   });
   document.addEventListener('click', function (event) {
     if (event.target && event.target.id === 'sign-out') {

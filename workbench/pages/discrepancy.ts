@@ -3,6 +3,9 @@ import { roleAllows } from '../auth/accounts.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { RESOLUTIONS } from '../../reconcile/discrepancies/actions.ts';
 import type { DiscrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
+import type { Candidate } from '../../reconcile/candidates/read-candidates.ts';
+import type { ManualMatchRow } from '../../reconcile/manual-matches/read.ts';
+import { candidatesSection } from './candidates.ts';
 import { html, kindText, money, page, printable, scrollBox, when, type Html } from './html.ts';
 
 const CENTS_COLUMN = /_cents$/;
@@ -90,7 +93,15 @@ export function currentNote(
   return undefined;
 }
 
-export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail, users: string[]): string {
+export function discrepancyPage(
+  principal: Principal,
+  detail: DiscrepancyDetail,
+  users: string[],
+  matching: { candidates: readonly Candidate[]; matches: readonly ManualMatchRow[] } = {
+    candidates: [],
+    matches: [],
+  },
+): string {
   const d = detail.discrepancy;
   const canAct = roleAllows(principal.role, 'operator');
   const actions = canAct
@@ -114,6 +125,7 @@ export function discrepancyPage(principal: Principal, detail: DiscrepancyDetail,
         <p>What to do: ${detail.rule.todo}</p>
       </section>
       ${actions}
+      ${candidatesSection(d, { ...matching, canAct, mayWriteOff: roleAllows(principal.role, 'admin') })}
       <section>
         <h2>What disagrees</h2>
         ${scrollBox('What disagrees', diffTable(detail))}

@@ -13,6 +13,7 @@ import { overview } from '../queries/overview.ts';
 import { worklistScreen } from '../queries/worklist-screen.ts';
 import { readFilterForm } from '../pages/filter-form.ts';
 import { discrepancyPage } from '../pages/discrepancy.ts';
+import { matchingOf } from '../queries/matching.ts';
 import { errorPage } from '../pages/error.ts';
 import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { overviewPage } from '../pages/overview.ts';
@@ -191,7 +192,14 @@ function registerDiscrepancyPages(app: FastifyInstance, ctx: WorkbenchContext): 
           );
       return reply
         .type('text/html; charset=utf-8')
-        .send(discrepancyPage(request.principal!, detail, await enabledUsers(ctx)));
+        .send(
+          discrepancyPage(
+            request.principal!,
+            detail,
+            await enabledUsers(ctx),
+            await matchingOf(ctx, detail.discrepancy, accountScope(request)),
+          ),
+        );
     },
   );
 }
