@@ -14,7 +14,7 @@ import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
-import { loadTolerances, runTolerances, type Tolerances, writeOffFindings } from './tolerances/index.ts';
+import { runTolerances, type Tolerances, writeOffFindings } from './tolerances/index.ts';
 import type { DiscrepancyTotal, ReconcileOutcome } from '../domain/run-summary.ts';
 
 export interface ReconcileRequest {
@@ -151,7 +151,7 @@ export async function reconcileRange(
     if (!reused) await keepMatching(ctx, account, fingerprint, matched);
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
     const writeOffs = await writeOffFindings(trx, { account, runId: run.run_id, asOf, from, to, tolerances });
-    await findCandidates(ctx, await loadTolerances(trx, account));
+    await findCandidates(ctx);
 
     const byKind = await sql<DiscrepancyTotal>`
       select kind, currency::text as currency, count(*)::int as count,

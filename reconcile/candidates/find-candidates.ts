@@ -17,7 +17,6 @@ import { addDays } from '../../domain/time/calendar.ts';
 import { isBusinessDay } from '../../domain/time/business-days.ts';
 import { manuallyMatched } from '../rules/manual-matches.ts';
 import { exec, type RuleContext } from '../rules/statement.ts';
-import type { Tolerances } from '../tolerances/index.ts';
 
 /** At most this many candidates per discrepancy. */
 export const MAX_CANDIDATES = 5;
@@ -78,14 +77,15 @@ async function collectItems(ctx: RuleContext, days: number): Promise<void> {
   await exec(ctx, sql`analyze cand_items`);
 }
 
-/** The tolerance of each currency of the items, as a table (cand_tolerance). */
-async function tolerancesTable(ctx: RuleContext, tolerances: Tolerances): Promise<void> {
+/** The run's tolerance of each currency of the items (none: exact), as a table (cand_tolerance). */
+async function tolerancesTable(ctx: RuleContext): Promise<void> {
   const r = await sql<{
     currency: string;
   }>`select distinct currency::text as currency from cand_items`.execute(ctx.trx);
   const currencies = r.rows.map((x) => x.currency);
-  const amount = currencies.map((c) => tolerances.of(c).amountCents);
-  const lag = currencies.map((c) => tolerances.of(c).dateLagBusinessDays);
+  const of = (c: string) => ctx.tolerances?.currencies.find((t) => t.currency === c);
+  const amount = currencies.map((c) => of(c)?.amountCents ?? 0);
+  const lag = currencies.map((c) => of(c)?.dateLagBusinessDays ?? 0);
   await exec(
     ctx,
     sql`create temp table cand_tolerance on commit drop as
@@ -187,13 +187,13 @@ async function storeCandidates(ctx: RuleContext): Promise<void> {
 
 /**
  * Finds the candidates of the open missing_* discrepancies of the run's dates and stores them
- * (match_candidates). Run after the lifecycle (reconcile/apply-findings.ts), in the run's account
- * scope. Idempotent: a second run over the same data writes nothing. Returns how many discrepancies
- * have at least one candidate.
+ * (match_candidates), with the run's tolerances (ctx.tolerances). Run after the lifecycle
+ * (reconcile/apply-findings.ts), in the run's account scope. Idempotent: a second run over the same
+ * data writes nothing. Returns how many discrepancies have at least one candidate.
  */
-export async function findCandidates(ctx: RuleContext, tolerances: Tolerances): Promise<number> {
+export async function findCandidates(ctx: RuleContext): Promise<number> {
   await collectItems(ctx, searchDays(0));
-  await tolerancesTable(ctx, tolerances);
+  await tolerancesTable(ctx);
   const maxLag = await sql<{
     lag: number;
   }>`select coalesce(max(lag_days), 0)::int as lag from cand_tolerance`.execute(ctx.trx);

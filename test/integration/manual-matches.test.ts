@@ -251,6 +251,17 @@ describe('amounts apart: the tolerance, or a write-off by a person with the righ
     expect(m).toMatchObject({ differenceCents: -1, writtenOffCents: 0 });
   });
 
+  it('judges candidates’ amounts with the run’s tolerance', async () => {
+    await reconcileRange(h.db, RANGE);
+    const forT8 = await candidatesOf('missing_in_ledger', 'T-8');
+    expect(forT8[0]).toMatchObject({ side: 'ledger', candidate_id: 'M-T-8x' });
+    expect((forT8[0]!.checks as unknown[])[0]).toEqual({
+      check: 'amount',
+      passed: false,
+      detail: 'amounts differ by 2 cents; the tolerance is 1 cents',
+    });
+  });
+
   it('writes the difference off only when asked, by someone who may, and reverses it on undo', async () => {
     await expect(matchItems(h.db, req(['T-8'], ['M-T-8x']), ME)).rejects.toThrow(
       /write off 2 cents \(write_off_cents/,
