@@ -23,6 +23,26 @@ function findPsql(): string {
 }
 
 /**
+ * The embedded warehouse of a lease migrated, with its analyst login: what `recon warehouse start` and
+ * `recon warehouse psql` both make sure of before anyone connects. Its paths.
+ */
+export async function readyForAnalysts(
+  config: Pick<Config, 'dataDir'>,
+  lease: WarehouseLease,
+): Promise<ReturnType<typeof warehousePaths>> {
+  const pool = createPool(lease.connectionString, 1);
+  const db = createDatabase(pool);
+  try {
+    await ensureSchema(db, { embedded: true, connectionString: lease.connectionString });
+  } finally {
+    await db.destroy();
+  }
+  const paths = warehousePaths(config.dataDir);
+  await ensureAnalystLogin(paths, lease.connectionString);
+  return paths;
+}
+
+/**
  * `recon warehouse psql`: psql on the warehouse, the password passed in its environment (never on its
  * command line). The embedded warehouse is used running, or started for the length of the session.
  * Returns psql's exit code.
@@ -37,15 +57,7 @@ export async function runPsql(
     let url = config.databaseUrl;
     if (url === undefined) {
       lease = await acquireWarehouse(config.dataDir);
-      const pool = createPool(lease.connectionString, 1);
-      const db = createDatabase(pool);
-      try {
-        await ensureSchema(db, { embedded: true, connectionString: lease.connectionString });
-      } finally {
-        await db.destroy();
-      }
-      const paths = warehousePaths(config.dataDir);
-      await ensureAnalystLogin(paths, lease.connectionString);
+      const paths = await readyForAnalysts(config, lease);
       url = options.pipeline ? lease.connectionString : analystUrl(paths, lease.server.port);
     }
     const u = new URL(url);

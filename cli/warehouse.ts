@@ -14,20 +14,10 @@ function embeddedOnly(config: Config, what: string): void {
 /** `recon warehouse start`: the warehouse migrated and kept running, with the analyst login ready. */
 async function startWarehouse(config: Config): Promise<void> {
   embeddedOnly(config, 'start');
-  const { acquireWarehouse, analystUrl, ensureAnalystLogin, warehousePaths } =
-    await import('../db/embedded-warehouse.ts');
-  const { createDatabase, createPool } = await import('../db/connect.ts');
-  const { ensureSchema } = await import('../db/migrate.ts');
+  const { acquireWarehouse, analystUrl } = await import('../db/embedded-warehouse.ts');
+  const { readyForAnalysts } = await import('./warehouse-psql.ts');
   const lease = await acquireWarehouse(config.dataDir, { session: true });
-  const pool = createPool(lease.connectionString, 1);
-  const db = createDatabase(pool);
-  try {
-    await ensureSchema(db, { embedded: true, connectionString: lease.connectionString });
-  } finally {
-    await db.destroy();
-  }
-  const paths = warehousePaths(config.dataDir);
-  await ensureAnalystLogin(paths, lease.connectionString);
+  const paths = await readyForAnalysts(config, lease);
   process.stdout.write(
     `warehouse ${lease.started ? 'started' : 'running'}: pid ${lease.server.pid}, 127.0.0.1:${lease.server.port}, data ${paths.pgDir}\n` +
       `analyst (recon_analyst): ${analystUrl(paths, lease.server.port)}\n` +

@@ -62,16 +62,23 @@ export function alertText(alert: AlertInput): string {
   );
 }
 
-function summaryJson(alert: RunSummaryAlert, link: string | null) {
+/** The members every alert's JSON starts with, in this order. */
+function headOf(type: string, alertId: string, alert: AlertInput) {
   return {
-    type: 'reconcile_run',
-    alert_id: `summary:${alert.workflowRunId}`,
+    type,
+    alert_id: alertId,
     text: alertText(alert),
     ...accountField(alert),
     from: alert.from,
     to: alert.to,
     workflow_id: alert.workflowId,
     started_by: alert.startedBy,
+  };
+}
+
+function summaryJson(alert: RunSummaryAlert, link: string | null) {
+  return {
+    ...headOf('reconcile_run', `summary:${alert.workflowRunId}`, alert),
     reconcile_run_id: alert.reconcileRunId,
     new: alert.opened,
     reopened: alert.reopened,
@@ -88,14 +95,7 @@ function summaryJson(alert: RunSummaryAlert, link: string | null) {
 
 function failureJson(alert: WindowFailureAlert, link: string | null) {
   return {
-    type: 'window_failed',
-    alert_id: `failure:${alert.workflowRunId}`,
-    text: alertText(alert),
-    ...accountField(alert),
-    from: alert.from,
-    to: alert.to,
-    workflow_id: alert.workflowId,
-    started_by: alert.startedBy,
+    ...headOf('window_failed', `failure:${alert.workflowRunId}`, alert),
     message: alert.message,
     link,
   };
