@@ -19,6 +19,7 @@ import { registerSandbox } from './sandbox.ts';
 import { registerSchedule } from './schedule.ts';
 import { registerServe } from './serve.ts';
 import { registerTokens } from './tokens.ts';
+import { registerTolerances } from './tolerances.ts';
 import { registerUsers } from './users.ts';
 import { registerWarehouse } from './warehouse.ts';
 import { registerWorker } from './worker.ts';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerReconcile(program);
   registerDiscrepancies(program);
   registerReport(program);
+  registerTolerances(program);
   registerWarehouse(program);
   registerRetention(program);
   registerAnalysts(program);

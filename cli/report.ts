@@ -73,4 +73,44 @@ export function registerReport(program: Command): void {
           }
         }),
     );
+  registerWriteOffs(program);
+}
+
+function monthArg(value: string): string {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(value)) throw new InvalidArgumentError('give a month, written YYYY-MM');
+  return value;
+}
+
+/** `recon write-offs --month YYYY-MM`: the month's write-offs, totals per currency (reconcile/tolerances/). */
+function registerWriteOffs(program: Command): void {
+  program
+    .command('write-offs')
+    .description(
+      'the write-offs of an Eastern month (by when written off), each with its reason, and their totals per currency (never added across currencies); --csv for the accountant',
+    )
+    .requiredOption('--month <YYYY-MM>', 'the Eastern month', monthArg)
+    .option('--account <name>', 'this provider account only (default: every account)', accountArg)
+    .option('--csv <file>', 'write the write-offs as CSV', outputFileArg)
+    .option('--json', 'print the report as JSON')
+    .action((opts: { month: string; account?: string; csv?: string; json?: boolean }) =>
+      runCommand(async (config) => {
+        const { writeFileSync } = await import('node:fs');
+        const { openDatabase } = await import('../db/connect.ts');
+        const { formatWriteOffs, writeOffReport, writeOffsCsv } =
+          await import('../reconcile/tolerances/write-off-report.ts');
+        const handle = await openDatabase(config);
+        try {
+          const data = await writeOffReport(handle.db, { month: opts.month, account: opts.account ?? null });
+          process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : formatWriteOffs(data));
+          if (opts.csv) {
+            writeFileSync(opts.csv, writeOffsCsv(data));
+            (opts.json ? process.stderr : process.stdout).write(
+              `${data.lines.length} write-off(s) written to ${opts.csv}\n`,
+            );
+          }
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
 }

@@ -29,6 +29,11 @@ export interface ReconcileRequest {
   readonly settings?: Partial<ReconcileSettings>;
   /** Tolerances to match with instead of the account's (a proposal being previewed, a test). */
   readonly tolerances?: Tolerances;
+  /**
+   * Called with the run's `findings`, before the lifecycle touches a discrepancy: a preview reads
+   * them there and throws to roll the whole run back (reconcile/tolerances/preview.ts).
+   */
+  readonly beforeLifecycle?: (ctx: RuleContext) => Promise<void>;
 }
 
 export type { DiscrepancyTotal };
@@ -149,6 +154,7 @@ export async function reconcileRange(
     const reused = await reuseMatching(ctx, account, fingerprint);
     const matched = reused ?? (await matchRange(ctx, rules));
     if (!reused) await keepMatching(ctx, account, fingerprint, matched);
+    await req.beforeLifecycle?.(ctx);
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
     const writeOffs = await writeOffFindings(trx, { account, runId: run.run_id, asOf, from, to, tolerances });
     await findCandidates(ctx);
