@@ -9,8 +9,9 @@ import { ReconError } from './errors.ts';
 /** A checked account name: only {@link parseAccountName} and {@link DEFAULT_ACCOUNT} make one. */
 export type AccountName = string & { readonly __brand: 'AccountName' };
 
-/** The one written form of an account name in non-migration code. */
-const PATTERN = /^[a-z0-9-]{1,32}$/;
+/** The one written form of an account name in non-migration code (JSON schemas use its `source`). */
+export const ACCOUNT_NAME_PATTERN = /^[a-z0-9-]{1,32}$/;
+const PATTERN = ACCOUNT_NAME_PATTERN;
 
 /** The account of data that names none, and of a deployment with no accounts file. */
 export const DEFAULT_ACCOUNT = 'default' as AccountName;

@@ -4,6 +4,7 @@
  * Matching needs operator; writing a difference off needs admin. A match or an undo is followed by the
  * reconcile run of its items' dates, so the discrepancies it closes are resolved when it answers.
  */
+import { ACCOUNT_NAME_PATTERN } from '../../domain/account-name.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAccountName } from '../../domain/account-name.ts';
 import { discrepancyCandidates } from '../../reconcile/candidates/read-candidates.ts';
@@ -98,6 +99,12 @@ export async function matchFromRequest(
 }
 
 export function registerMatchRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
+  registerMatchActions(app, ctx);
+  registerMatchList(app, ctx);
+}
+
+/** A discrepancy's candidates, and recording or undoing a manual match. */
+function registerMatchActions(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Params: { id: number } }>(
     '/api/discrepancies/:id/candidates',
     {
@@ -183,7 +190,10 @@ export function registerMatchRoutes(app: FastifyInstance, ctx: WorkbenchContext)
       return answer(m);
     },
   );
+}
 
+/** The manual matches, newest first. */
+function registerMatchList(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: { account?: string; active?: boolean; limit?: number } }>(
     '/api/matches',
     {
@@ -195,7 +205,7 @@ export function registerMatchRoutes(app: FastifyInstance, ctx: WorkbenchContext)
           type: 'object',
           additionalProperties: false,
           properties: {
-            account: { type: 'string', pattern: '^[a-z0-9-]{1,32}$' },
+            account: { type: 'string', pattern: ACCOUNT_NAME_PATTERN.source },
             active: { type: 'boolean' },
             limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
           },
