@@ -14,14 +14,20 @@ const PSQL = '/usr/bin/psql';
 const PGLOADER = '/usr/bin/pgloader';
 const CHILD = fileURLToPath(new URL('./load-child.ts', import.meta.url));
 
-async function timed<T>(body: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+export async function timed<T>(body: () => Promise<T>): Promise<{ value: T; seconds: number }> {
   const start = process.hrtime.bigint();
   const value = await body();
   return { value, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
 }
 
 /** Runs one load in a child process (its own peak RSS), returning the summary and the child's maxRSS. */
-async function loadInChild(url: string, source: string, format: string, queryType: string, file: string) {
+export async function loadInChild(
+  url: string,
+  source: string,
+  format: string,
+  queryType: string,
+  file: string,
+) {
   return new Promise<{ summary: LoadSummary; maxRssKiB: number }>((resolve, reject) => {
     // The same V8 flag as bin/recon.ts (its shebang), so that the child's peak RSS is recon import's.
     const child = spawn(
@@ -41,7 +47,7 @@ async function loadInChild(url: string, source: string, format: string, queryTyp
   });
 }
 
-async function psql(url: string, command: string): Promise<void> {
+export async function psql(url: string, command: string): Promise<void> {
   await run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url, '-c', command], { maxBuffer: 1 << 20 });
 }
 
@@ -79,7 +85,7 @@ async function copyBaseline(ctx: BenchContext, loadedUrl: string, tables: string
   return { seconds, warehouseSeconds };
 }
 
-async function columnsOf(url: string, table: string, skip: string[]): Promise<string[]> {
+export async function columnsOf(url: string, table: string, skip: string[]): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

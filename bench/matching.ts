@@ -18,6 +18,8 @@ export interface MatchingFigures {
   readonly floor: MatchingFloor;
   /** firstRunSeconds / floor.seconds: issue 30's target is 1.5 at most. */
   readonly firstRunOverFloor: number;
+  /** PostgreSQL CPU seconds of the floor, when readable (see firstRunCpuSeconds). */
+  readonly floorCpuSeconds: number | null;
   /**
    * Second run over the same data: nothing changes (idempotence cost). Nothing matching reads was
    * written since the first run, so it reuses the first run's findings (reconcile/matching-reuse.ts).
@@ -72,9 +74,12 @@ export async function benchMatching(
     const generateSeconds = (performance.now() - g0) / 1000;
     log(`  generated in ${generateSeconds.toFixed(1)} s`);
 
+    const floorCpu0 = await pgBackendCpuSeconds(db);
     const floor = await measureMatchingFloor(db, { from: '2026-03-01', to: '2026-03-31' });
+    const floorCpu = await pgBackendCpuSeconds(db);
     log(
-      `  floor: join ${floor.joinSeconds.toFixed(2)} s + sorted claim inserts ${floor.claimsSeconds.toFixed(2)} s = ${floor.seconds.toFixed(2)} s`,
+      `  floor: join ${floor.joinSeconds.toFixed(2)} s + sorted claim inserts ${floor.claimsSeconds.toFixed(2)} s = ${floor.seconds.toFixed(2)} s` +
+        ` (PostgreSQL CPU ${floorCpu0 === null || floorCpu === null ? '?' : (floorCpu - floorCpu0).toFixed(1)} s)`,
     );
     const backendPid = await pgBackendPeak(db);
     const cpu0 = await pgBackendCpuSeconds(db);
@@ -104,6 +109,7 @@ export async function benchMatching(
       firstRunSeconds: round1(firstRunSeconds),
       floor,
       firstRunOverFloor: Math.round((firstRunSeconds / floor.seconds) * 100) / 100,
+      floorCpuSeconds: floorCpu0 === null || floorCpu === null ? null : round1(floorCpu - floorCpu0),
       rerunSeconds: round1(rerunSeconds),
       changedRerunSeconds: round1(changedRerunSeconds),
       firstRunCpuSeconds: cpuDelta(cpu0, cpu1),

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../db/connect.ts';
 import { openBenchContext } from './context.ts';
 import { growthSteps } from './growth.ts';
+import { indexCostSteps } from './index-cost.ts';
 import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
@@ -41,6 +42,7 @@ const ctx = await openBenchContext(adminUrl, { workDir, rows, log });
 // window-cost and nightly open DATABASE_URL themselves: point it at this run's server.
 const steps: BenchStep[] = [
   ...ingestSteps,
+  ...indexCostSteps,
   ...receiverSteps,
   ...workbenchSteps,
   ...[...windowCostSteps, ...nightlySteps, ...followUpSteps, ...growthSteps].map((s) => ({
@@ -57,6 +59,8 @@ if (existsSync(matching)) {
       firstRunSeconds: number;
       floor: { joinSeconds: number; claimsSeconds: number; seconds: number };
       firstRunOverFloor: number;
+      floorCpuSeconds: number | null;
+      firstRunCpuSeconds: number | null;
       rerunSeconds: number;
       changedRerunSeconds: number;
       discrepancies: number;
@@ -73,6 +77,10 @@ if (existsSync(matching)) {
         process.env.DATABASE_URL = adminUrl;
         const f = await benchMatching({ rows: c.rows, log: c.log });
         const load = `load ${loadavg()[0]!.toFixed(1)}`;
+        const cpu =
+          f.floorCpuSeconds && f.firstRunCpuSeconds
+            ? `; PostgreSQL CPU ${f.firstRunCpuSeconds} s against ${f.floorCpuSeconds} s: ${(f.firstRunCpuSeconds / f.floorCpuSeconds).toFixed(2)}x`
+            : '';
         return [
           {
             name: 'floor: parallel CREATE UNLOGGED TABLE AS provider ⋈ ledger ⋈ latest notification',
@@ -88,7 +96,7 @@ if (existsSync(matching)) {
             name: 'reconcileRange, first run',
             rows: f.rows,
             seconds: f.firstRunSeconds,
-            note: `${f.discrepancies} discrepancies; ${f.firstRunOverFloor}x the floor (${f.floor.seconds.toFixed(2)} s; target <= 1.5x); ${load}`,
+            note: `${f.discrepancies} discrepancies; ${f.firstRunOverFloor}x the floor (${f.floor.seconds.toFixed(2)} s; target <= 1.5x)${cpu}; ${load}`,
           },
           { name: 'reconcileRange, re-run (nothing changed: reused)', rows: f.rows, seconds: f.rerunSeconds },
           {

@@ -31,6 +31,7 @@ function size(rows: number, scale: number, extra: Partial<GrowthSize> = {}): Gro
       firstRunSeconds: 2 * scale,
       floor: { joinSeconds: 0.5 * scale, claimsSeconds: 0.5 * scale, seconds: scale },
       firstRunOverFloor: 2,
+      floorCpuSeconds: null,
       rerunSeconds: scale,
       changedRerunSeconds: 1.5 * scale,
       firstRunCpuSeconds: null,
