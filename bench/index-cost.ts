@@ -68,6 +68,9 @@ async function measured(cpu: () => number | null, body: () => Promise<unknown>) 
 }
 
 const cpuNote = (cpu: number | null) => (cpu === null ? '' : `server CPU ${cpu.toFixed(2)} s`);
+/** `a / b` of server CPU, when both were read. */
+const cpuRatio = (a: number | null, b: number | null) =>
+  a === null || b === null || b === 0 ? '' : ` (${(a / b).toFixed(2)}x in server CPU)`;
 
 /**
  * What each index of the tables the legacy loader writes costs a load (issue 30, section 3), all in
@@ -142,13 +145,13 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
       name: 'recon import, legacy type 5 (indexes of migration 0028)',
       rows: now.rows,
       seconds: now.seconds,
-      note: `loader / bare \\copy = ${(now.seconds / bare.seconds).toFixed(2)}x (target <= 2.5x); ${cpuNote(now.cpu)}; ${load1}`,
+      note: `loader / bare \\copy = ${(now.seconds / bare.seconds).toFixed(2)}x${cpuRatio(now.cpu, bare.cpu)} (target <= 2.5x); ${cpuNote(now.cpu)}; ${load1}`,
     },
     {
       name: 'recon import, legacy type 5 (indexes as before migration 0028)',
       rows: before.rows,
       seconds: before.seconds,
-      note: `loader / bare \\copy = ${(before.seconds / bare.seconds).toFixed(2)}x; ${cpuNote(before.cpu)}`,
+      note: `loader / bare \\copy = ${(before.seconds / bare.seconds).toFixed(2)}x${cpuRatio(before.cpu, bare.cpu)}; ${cpuNote(before.cpu)}`,
     },
     {
       name: 'psql \\copy of the same rows into bare UNLOGGED tables',
