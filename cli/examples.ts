@@ -21,6 +21,12 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
     'recon discrepancies list --kind amount_mismatch --status open --from 2026-04-01 --to 2026-04-30',
   'recon discrepancies show': 'recon discrepancies show 42',
   'recon discrepancies ack': 'recon discrepancies ack 42 --note "booked late, fixed in the ledger" --by ana',
+  'recon matches': 'recon matches list --active',
+  'recon matches add':
+    'recon matches add --provider T-1001 --ledger M-1001-a --ledger M-1001-b --note "one payin booked in two parts" --by ana',
+  'recon matches undo': 'recon matches undo 7 --note "the second part was another payin" --by ana',
+  'recon matches list': 'recon matches list --account ca-main --active',
+  'recon matches import': 'recon matches import pairs.csv --note "month-end clean-up" --by ana',
   'recon report': 'recon report --from 2026-04-01 --to 2026-04-30 --html report.html',
   'recon write-offs': 'recon write-offs --month 2026-03 --csv write-offs-2026-03.csv',
   'recon tolerances': 'recon tolerances list',

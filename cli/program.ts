@@ -8,6 +8,7 @@ import { registerDemo } from './demo.ts';
 import { registerDiscrepancies } from './discrepancies.ts';
 import { registerImport } from './import.ts';
 import { registerLedger } from './ledger.ts';
+import { registerMatches } from './matches.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerNotifications } from './notifications.ts';
 import { registerParse } from './parse.ts';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerNotifications(program);
   registerReconcile(program);
   registerDiscrepancies(program);
+  registerMatches(program);
   registerReport(program);
   registerTolerances(program);
   registerWarehouse(program);
