@@ -1,4 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
+import { normaliseNotification } from '../../ingest/notifications/normalise-notification.ts';
+import { storeNotification } from '../../ingest/notifications/store-notification.ts';
 import type { Database } from '../../db/database.ts';
 
 /** Inserts rows straight into the warehouse for reconciliation tests (no parser, no loader). */
@@ -103,4 +105,33 @@ export async function insertReturns(
       })),
     )
     .execute();
+}
+
+/**
+ * Stores a transaction notification as the receiver does (normalised, then stored): a SUCCESS DEBIT
+ * of 1000 cents with a 25-cent fee unless `over` says otherwise (the body's transaction fields).
+ */
+export async function storeTestNotification(
+  db: Kysely<Database>,
+  transactionId: string,
+  merchantTransactionId: string,
+  over: Record<string, unknown> = {},
+  receivedAt = '2026-03-02T15:00:05Z',
+): Promise<void> {
+  const body = {
+    merchant: { merchantId: 'IBTMERCH0001', merchantTransactionId, merchantUserId: 'user-1' },
+    accountInfo: { accountToken: 'tok-secret', accountLabel: '****1234', accountType: 'PC' },
+    transaction: {
+      transactionId,
+      transactionType: 'DEBIT',
+      transactionStatus: 'SUCCESS',
+      transactionAmount: 1000,
+      transactionFee: 25,
+      currencyCode: 'CAD',
+      ...over,
+    },
+  };
+  const n = normaliseNotification('transaction', body);
+  if (!n.ok) throw new Error(n.reason);
+  await storeNotification(db, n.value, { receivedAt });
 }
