@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import type { createDatabase } from '../db/connect.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
+import { type ChangedRerunFigures, measureChangedReruns } from './matching-changes.ts';
 import { type MatchingFloor, measureMatchingFloor } from './matching-floor.ts';
 import { openBenchServer } from './scratch-databases.ts';
 
@@ -21,12 +22,14 @@ export interface MatchingFigures {
   /** PostgreSQL CPU seconds of the floor, when readable (see firstRunCpuSeconds). */
   readonly floorCpuSeconds: number | null;
   /**
-   * Second run over the same data: nothing changes (idempotence cost). Nothing matching reads was
-   * written since the first run, so it reuses the first run's findings (reconcile/matching-reuse.ts).
+   * Second run over the same data, a day later: nothing changed, so it looks at no key
+   * (reconcile/incremental.ts).
    */
   readonly rerunSeconds: number;
-  /** Third run, after one ledger entry's amount changed: the whole range is matched again. */
+  /** After one ledger entry's amount changed: the run over that key (changedReruns.one). */
   readonly changedRerunSeconds: number;
+  /** Runs over changed keys against full runs after the same changes (bench/matching-changes.ts). */
+  readonly changedReruns: ChangedRerunFigures;
   /**
    * CPU seconds the PostgreSQL backends spent on each run, when readable (Linux, local server): on a
    * machine shared with other work the wall time grows with the load, this much less.
@@ -95,11 +98,7 @@ export async function benchMatching(
     await reconcileRange(db, { from: '2026-03-01', to: '2026-03-31', now: '2026-05-02T12:00:00Z' });
     const rerunSeconds = (performance.now() - t2) / 1000;
     const cpu2 = await pgBackendCpuSeconds(db);
-    await sql`update merchant_ledger set amount_cents = amount_cents + 1
-      where merchant_transaction_id = (select min(merchant_transaction_id) from merchant_ledger)`.execute(db);
-    const t3 = performance.now();
-    await reconcileRange(db, { from: '2026-03-01', to: '2026-03-31', now: '2026-05-03T12:00:00Z' });
-    const changedRerunSeconds = (performance.now() - t3) / 1000;
+    const changedReruns = await measureChangedReruns(db, 3);
     const cpuDelta = (a: number | null, b: number | null) =>
       a === null || b === null ? null : round1(b - a);
     const postgresPeakRssMiB = await backendPid();
@@ -111,7 +110,8 @@ export async function benchMatching(
       firstRunOverFloor: Math.round((firstRunSeconds / floor.seconds) * 100) / 100,
       floorCpuSeconds: floorCpu0 === null || floorCpu === null ? null : round1(floorCpu - floorCpu0),
       rerunSeconds: round1(rerunSeconds),
-      changedRerunSeconds: round1(changedRerunSeconds),
+      changedRerunSeconds: changedReruns.one.incrementalSeconds,
+      changedReruns,
       firstRunCpuSeconds: cpuDelta(cpu0, cpu1),
       rerunCpuSeconds: cpuDelta(cpu1, cpu2),
       discrepancies: first.totalDiscrepancies,
@@ -125,7 +125,9 @@ export async function benchMatching(
     };
     log(
       `  reconcileRange over 31 days: first run ${figures.firstRunSeconds} s (${figures.firstRunOverFloor}x the floor), re-run ${figures.rerunSeconds} s, ` +
-        `re-run after one changed ledger entry ${figures.changedRerunSeconds} s ` +
+        `re-run after one changed ledger entry ${changedReruns.one.incrementalSeconds} s (full ${changedReruns.one.fullSeconds} s, ` +
+        `${changedReruns.one.ratio}x), after four changes ${changedReruns.four.incrementalSeconds} s (full ${changedReruns.four.fullSeconds} s, ` +
+        `${changedReruns.four.ratio}x), full runs after them agree: ${changedReruns.one.agree && changedReruns.four.agree} ` +
         `(PostgreSQL CPU ${figures.firstRunCpuSeconds ?? '?'} s, ${figures.rerunCpuSeconds ?? '?'} s; load ${loadavg()[0]!.toFixed(1)}); ` +
         `${figures.discrepancies} discrepancies; peak RSS node ${figures.nodePeakRssMiB} MiB, postgres backend ${figures.postgresPeakRssMiB ?? '?'} MiB`,
     );

@@ -22,6 +22,10 @@ export function registerReconcile(program: Command): void {
       wholeNumberArg(0),
     )
     .option('--account <name>', 'reconcile this provider account only (default: every account)', accountArg)
+    .option(
+      '--full',
+      'match every row of the range, not only what changed since its dates were last matched (the reference run)',
+    )
     .option('--json', 'print the summary as JSON (an array of them when several accounts ran)')
     .option(
       '--follow-up-pending <hours>',
@@ -36,6 +40,7 @@ export function registerReconcile(program: Command): void {
         graceDays?: number;
         lateAfter?: number;
         json?: boolean;
+        full?: boolean;
         followUpPending?: number;
         account?: string;
       }) =>
@@ -62,6 +67,7 @@ export function registerReconcile(program: Command): void {
               from: opts.from,
               to: opts.to,
               ...(opts.now ? { now: opts.now } : {}),
+              ...(opts.full ? { full: true } : {}),
               settings: {
                 stuckPendingBusinessDays: config.followUp.stuckPendingDays,
                 ...(opts.graceDays !== undefined ? { graceBusinessDays: opts.graceDays } : {}),

@@ -7,9 +7,10 @@ import { type Kysely, sql } from 'kysely';
  *
  * `recon_work.changed_keys`: the keys that each write to a table matching reads changed, noted by
  * statement triggers with transition tables inside the writer's own transaction, with the writer's
- * transaction id. A key is a provider transaction id, a merchant transaction id or a return
- * transaction id; `all` says that a write cannot be told by keys (the fee schedule, a truncate), so
- * the next run of every range matches in full. An update notes the keys of the rows before and after.
+ * transaction id, one row per statement with an array of keys of each kind: provider transaction
+ * ids, merchant transaction ids, return transaction ids. `whole` says that a write cannot be told by
+ * keys (the fee schedule, a truncate), so the next run of every range matches in full. An update
+ * notes the keys of the rows before and after.
  *
  * `recon_work.matched_days`: per account and Eastern business date, what its discrepancies were last
  * matched with: the fingerprint of the code and settings, whether the date was due (grace period) and
@@ -18,7 +19,7 @@ import { type Kysely, sql } from 'kysely';
  * concurrent writers that commit in any order, where a greatest id or a time is not.
  *
  * `recon_work.unfound_resolutions`: what a run over changed keys cannot tell from a discrepancy's row,
- * whether one a person resolved as accepted or provider_error was found when last looked at.
+ * whether one resolved as accepted, provider_error or written_off was found when last looked at.
  *
  * A person's action on a discrepancy (a resolution, a reopening) notes the discrepancy's keys too: the
  * lifecycle reads it (a fixed_in_ledger still found is reopened). A reconcile run's own writes are not
@@ -51,10 +52,18 @@ const KEYS: Record<string, readonly (readonly [string, string])[]> = {
   ],
   notification_quarantine: [['transaction_id', 'transaction_id']],
   status_lookups: [['transaction_id', 'transaction_id']],
+  // A person's manual match (migration 0025): its provider and ledger items.
+  manual_match_items: [
+    ['transaction_id', `(case when side = 'provider' then item_id end)`],
+    ['merchant_transaction_id', `(case when side = 'ledger' then item_id end)`],
+  ],
 };
 
-/** Tables whose writes no key can tell: any write makes the next run of every range a full one. */
-const WHOLE = ['fee_schedule'];
+/**
+ * Tables whose writes no key can tell: any write makes the next run of every range a full one (the
+ * fee schedule, a new version of an account's tolerances, an applied settings file).
+ */
+const WHOLE = ['fee_schedule', 'matching_tolerances', 'reconcile_settings'];
 
 const DISCREPANCY_KEYS: readonly (readonly [string, string])[] = [
   ['transaction_id', 'transaction_id'],
@@ -62,22 +71,38 @@ const DISCREPANCY_KEYS: readonly (readonly [string, string])[] = [
   ['return_transaction_id', 'return_transaction_id'],
 ];
 
-const lit = (text: string) => `'${text.replaceAll("'", "''")}'`;
+/** The discrepancies of a statement whose resolution changed (a person resolved or reopened them). */
+const ACTED = `(select n.* from new_rows n join old_rows o using (discrepancy_id)
+  where (n.resolved_at, n.resolution) is distinct from (o.resolved_at, o.resolution)) acted`;
 
-/** `select kind, column from rows where column is not null union all …` for one table's keys. */
-function keysOf(keys: readonly (readonly [string, string])[], rows: string): string {
-  return keys
-    .map(([kind, column]) => `select ${lit(kind)}, ${column}::text from ${rows} where ${column} is not null`)
-    .join(' union all ');
+const KINDS = ['transaction_id', 'merchant_transaction_id', 'return_transaction_id'] as const;
+
+/**
+ * The insert of one statement's keys: one row, an array per kind (null when the table has none),
+ * from the transition tables `rows`. One row per statement, not per key, so that a load of a million
+ * rows adds one row here and the run that reads it, or deletes it, reads one.
+ */
+function insertKeys(keys: readonly (readonly [string, string])[], rows: readonly string[]): string {
+  const arrays = KINDS.map((kind) => {
+    const columns = keys.filter(([k]) => k === kind).map(([, column]) => column);
+    if (columns.length === 0) return 'null::text[]';
+    const selects = rows.flatMap((r) => columns.map((c) => `select ${c}::text as k from ${r}`));
+    return `(select array_agg(k) from (${selects.join(' union all ')}) x where k is not null)`;
+  });
+  return `insert into recon_work.changed_keys (transaction_ids, merchant_transaction_ids, return_transaction_ids)
+    select * from (select ${arrays.join(', ')}) a (t, m, r)
+    where t is not null or m is not null or r is not null`;
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create table recon_work.changed_keys (
     change_xid xid8 not null default pg_current_xact_id(),
-    key_kind text not null check (key_kind in ('transaction_id','merchant_transaction_id','return_transaction_id','all')),
-    key text
+    transaction_ids text[],
+    merchant_transaction_ids text[],
+    return_transaction_ids text[],
+    whole boolean not null default false
   )`.execute(db);
-  await sql`comment on table recon_work.changed_keys is 'The keys each write to a table matching reads changed (statement triggers), with the writer''s transaction id; key_kind all: a write no key can tell. A reconcile run looks again at the keys whose writer the snapshot of its dates'' last matching did not see (reconcile/incremental.ts).'`.execute(
+  await sql`comment on table recon_work.changed_keys is 'The keys each statement that wrote a table matching reads changed (statement triggers, one row per statement), with the writer''s transaction id; whole: a write no key can tell. A reconcile run looks again at the keys whose writer the snapshot of its dates'' last matching did not see (reconcile/incremental.ts).'`.execute(
     db,
   );
   await sql`create table recon_work.matched_days (
@@ -95,10 +120,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     db,
   );
 
+  await sql`comment on column public.discrepancies.last_seen_at is 'When a run last looked at it and found it (UTC): a run over changed keys looks only at the rows they reach (docs/operations.md).'`.execute(
+    db,
+  );
   await sql`create table recon_work.unfound_resolutions (
     discrepancy_id bigint primary key references public.discrepancies on delete cascade
   )`.execute(db);
-  await sql`comment on table recon_work.unfound_resolutions is 'Discrepancies a person resolved as accepted or provider_error that the last run looking at them did not find: a run over changed keys counts the others of its range as found.'`.execute(
+  await sql`comment on table recon_work.unfound_resolutions is 'Discrepancies resolved as accepted, provider_error or written_off that the last run looking at them did not find: a run over changed keys counts the others of its range as found.'`.execute(
     db,
   );
 
@@ -110,16 +138,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       ['update', 'new_rows'],
     ] as const) {
       const fn = `recon_work.note_${table}_${event}`;
-      const select =
-        event === 'update'
-          ? `${keysOf(keys, 'new_rows')} union all ${keysOf(keys, 'old_rows')}`
-          : keysOf(keys, rows);
+      const insert = insertKeys(keys, event === 'update' ? ['new_rows', 'old_rows'] : [rows]);
       await sql
         .raw(
           `create function ${fn}() returns trigger language plpgsql security definer
             set search_path = pg_catalog, recon_work as $$
           begin
-            insert into recon_work.changed_keys (key_kind, key) ${select};
+            ${insert};
             return null;
           end $$`,
         )
@@ -142,7 +167,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create function recon_work.note_all_changed() returns trigger language plpgsql security definer
     set search_path = pg_catalog, recon_work as $$
     begin
-      insert into recon_work.changed_keys (key_kind) values ('all');
+      insert into recon_work.changed_keys (whole) values (true);
       return null;
     end $$`.execute(db);
   for (const table of [...Object.keys(KEYS), ...WHOLE]) {
@@ -162,11 +187,7 @@ export async function up(db: Kysely<any>): Promise<void> {
         set search_path = pg_catalog, recon_work as $$
       begin
         if coalesce(current_setting('recon.run_account', true), '') <> '' then return null; end if;
-        insert into recon_work.changed_keys (key_kind, key)
-        with acted as (
-          select n.* from new_rows n join old_rows o using (discrepancy_id)
-          where (n.resolved_at, n.resolution) is distinct from (o.resolved_at, o.resolution))
-        ${keysOf(DISCREPANCY_KEYS, 'acted')};
+        ${insertKeys(DISCREPANCY_KEYS, [ACTED])};
         return null;
       end $$`,
     )
@@ -177,6 +198,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`comment on column public.discrepancies.last_seen_at is 'When a run last found it (UTC).'`.execute(
+    db,
+  );
   await sql`drop trigger discrepancies_changed_keys_update on public.discrepancies`.execute(db);
   await sql`drop function recon_work.note_discrepancy_action()`.execute(db);
   for (const table of [...Object.keys(KEYS), ...WHOLE])

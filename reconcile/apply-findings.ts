@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { execStatement } from './rules/statement.ts';
 
@@ -7,12 +7,35 @@ import type { LifecycleCounts } from '../domain/run-summary.ts';
 export type { LifecycleCounts };
 
 /**
+ * Resolutions a run keeps while it still finds the discrepancy (its values are still updated; a run's
+ * own write-off beyond the limit is reopened by reconcile/tolerances/write-off-findings.ts); any other
+ * resolution is reopened when found again.
+ */
+export const KEPT_WHILE_FOUND = ['accepted', 'provider_error', 'written_off'] as const;
+const KEPT = sql.join(KEPT_WHILE_FOUND.map((r) => sql.lit(r)));
+
+/** What applyFindings works on: the run's range, instant and id, and which discrepancies it looked at. */
+export interface FindingsRun {
+  readonly from: string;
+  readonly to: string;
+  readonly asOf: string;
+  readonly runId: number;
+  /**
+   * The discrepancies (as `d`) of the range the run looked at: only those may be resolved or verified
+   * for not being found. Every one for a full run; for a run over changed keys, those whose row was in
+   * its scope (reconcile/incremental.ts): the others keep their state, not looked at.
+   */
+  readonly inScope?: RawBuilder<unknown>;
+}
+
+/**
  * Turns the run's `findings` into the discrepancies lifecycle, in the run's transaction:
  * - a finding with a new key opens a discrepancy (first_seen_at = asOf);
  * - a finding whose discrepancy was resolved reopens it (status open, resolved_at cleared; the
  *   acknowledgement and note are kept);
  * - a finding whose expected/actual/amounts/rule changed updates it ('changed');
- * - an unresolved discrepancy of the range with no finding any more is resolved (resolved_at = asOf).
+ * - an unresolved discrepancy of the range (in the run's scope) with no finding any more is resolved
+ *   (resolved_at = asOf).
  * - a discrepancy resolved as accepted, provider_error or written_off stays resolved while it is
  *   still found (its values are still updated, 'changed'; a run's own write-off that no longer fits
  *   the write-off limit is reopened by reconcile/tolerances/write-off-findings.ts); one resolved as fixed_in_ledger is reopened
@@ -20,22 +43,40 @@ export type { LifecycleCounts };
  * A run never clears a person's acknowledgement, note or assignee: it only adds events.
  * Every state change is written to discrepancy_events with the run id. last_seen_at moves on every run.
  */
-export async function applyFindings(
-  trx: Transaction<Database>,
-  req: { from: string; to: string; asOf: string; runId: number },
-): Promise<LifecycleCounts> {
-  const { from, to, asOf, runId } = req;
+export async function applyFindings(trx: Transaction<Database>, req: FindingsRun): Promise<LifecycleCounts> {
+  const { from, to } = req;
   // Without statistics the planner takes the findings for many and hashes every discrepancy of
   // the warehouse; with them it looks the few hundred keys up.
   await execStatement(trx, sql`analyze findings`);
+  await createTransitions(trx);
+  await writeFound(trx, req);
+  await writeTransitionEvents(trx, req);
+  const resolved = await resolveNotFound(trx, req);
+  await verifyFixedInLedger(trx, req);
+
+  // The workbench totals' deltas this run appended, folded (migration 000800).
+  await execStatement(trx, sql`select compact_discrepancy_totals(${from}::date, ${to}::date)`);
+
+  const counts = await sql<{ event: string | null; n: number }>`
+    select event, count(*)::int as n from transitions group by event`.execute(trx);
+  const by = new Map(counts.rows.map((r) => [r.event, r.n]));
+  return {
+    opened: by.get('opened') ?? 0,
+    reopened: by.get('reopened') ?? 0,
+    changed: by.get('changed') ?? 0,
+    resolved,
+    unchanged: by.get(null) ?? 0,
+  };
+}
+
+/** The event each finding brings to its discrepancy: opened, reopened, changed or none. */
+async function createTransitions(trx: Transaction<Database>): Promise<void> {
   await execStatement(
     trx,
     sql`create temp table transitions on commit drop as
     select f.discrepancy_key, d.discrepancy_id,
       case when d.discrepancy_id is null then 'opened'
-           when d.resolved_at is not null and d.resolution is distinct from 'accepted'
-             and d.resolution is distinct from 'provider_error' and d.resolution is distinct from 'written_off'
-             then 'reopened'
+           when d.resolved_at is not null and (d.resolution is null or d.resolution not in (${KEPT})) then 'reopened'
            when (d.rule, d.expected, d.actual, d.expected_amount_cents, d.actual_amount_cents, d.candidates, d.currency)
                 is distinct from (f.rule, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents, f.candidates, f.currency)
              then 'changed'
@@ -48,7 +89,11 @@ export async function applyFindings(
     -- discrepancy of the warehouse's history for a run of a few days.
     left join lateral (select * from discrepancies d where d.discrepancy_key = f.discrepancy_key offset 0) d on true`,
   );
+}
 
+/** Opens, reopens and updates the discrepancies found; moves last_seen_at of the others found. */
+async function writeFound(trx: Transaction<Database>, req: FindingsRun): Promise<void> {
+  const { asOf } = req;
   await execStatement(
     trx,
     sql`insert into discrepancies (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id,
@@ -80,7 +125,11 @@ export async function applyFindings(
     sql`update discrepancies d set last_seen_at = ${asOf}::timestamptz
     from transitions t where d.discrepancy_key = t.discrepancy_key and t.event is null`,
   );
+}
 
+/** One event per transition, with the run id and the values before and after. */
+async function writeTransitionEvents(trx: Transaction<Database>, req: FindingsRun): Promise<void> {
+  const { asOf, runId } = req;
   await execStatement(
     trx,
     sql`insert into discrepancy_events (discrepancy_id, event, details, at)
@@ -97,11 +146,16 @@ export async function applyFindings(
     join lateral (select * from discrepancies d where d.discrepancy_key = t.discrepancy_key offset 0) d on true
     where t.event is not null`,
   );
+}
 
+/** Resolves the unresolved discrepancies of the range (in scope) that no rule found; returns how many. */
+async function resolveNotFound(trx: Transaction<Database>, req: FindingsRun): Promise<number> {
+  const { from, to, asOf, runId } = req;
   const resolved = await sql<{ discrepancy_id: number }>`update discrepancies d
     set resolved_at = ${asOf}::timestamptz, status = 'resolved'
     where d.business_date between ${from}::date and ${to}::date and d.resolved_at is null
       and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)
+      and ${req.inScope ?? sql`true`}
     returning d.discrepancy_id`.execute(trx);
   if (resolved.rows.length > 0) {
     await execStatement(
@@ -111,8 +165,12 @@ export async function applyFindings(
       from unnest(${resolved.rows.map((r) => r.discrepancy_id)}::bigint[]) as id`,
     );
   }
+  return resolved.rows.length;
+}
 
-  // A person's fixed_in_ledger that this run no longer finds is verified, once.
+/** A person's fixed_in_ledger that this run no longer finds is verified, once. */
+async function verifyFixedInLedger(trx: Transaction<Database>, req: FindingsRun): Promise<void> {
+  const { from, to, asOf, runId } = req;
   await execStatement(
     trx,
     sql`insert into discrepancy_events (discrepancy_id, event, details, at)
@@ -121,22 +179,9 @@ export async function applyFindings(
     from discrepancies d
     where d.resolution = 'fixed_in_ledger' and d.business_date between ${from}::date and ${to}::date
       and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)
+      and ${req.inScope ?? sql`true`}
       and not exists (select 1 from discrepancy_events e where e.discrepancy_id = d.discrepancy_id
         and e.event = 'verified' and e.event_id > (select max(r.event_id) from discrepancy_events r
           where r.discrepancy_id = d.discrepancy_id and r.event = 'resolved'))`,
   );
-
-  // The workbench totals' deltas this run appended, folded (migration 000800).
-  await execStatement(trx, sql`select compact_discrepancy_totals(${from}::date, ${to}::date)`);
-
-  const counts = await sql<{ event: string | null; n: number }>`
-    select event, count(*)::int as n from transitions group by event`.execute(trx);
-  const by = new Map(counts.rows.map((r) => [r.event, r.n]));
-  return {
-    opened: by.get('opened') ?? 0,
-    reopened: by.get('reopened') ?? 0,
-    changed: by.get('changed') ?? 0,
-    resolved: resolved.rows.length,
-    unchanged: by.get(null) ?? 0,
-  };
 }

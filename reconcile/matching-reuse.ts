@@ -18,17 +18,19 @@ import { exec, type RuleContext } from './rules/statement.ts';
  */
 
 /**
- * The code that decides what a run finds: the rules and claims (reconcile/rules/) and the account
- * scope. Read once per process: a deployment of other rules is another fingerprint, so nothing stored
+ * The code that decides what a run finds: the rules and claims (reconcile/rules/), the tolerances
+ * (reconcile/tolerances/) and the account scope. Read once per process: a deployment of other rules is another fingerprint, so nothing stored
  * by the old code is reused by the new.
  */
 const SOURCES_SHA256 = (() => {
   const hash = createHash('sha256');
-  const rules = new URL('./rules/', import.meta.url);
-  const files = readdirSync(rules)
-    .filter((f) => f.endsWith('.ts'))
-    .sort()
-    .map((f) => new URL(f, rules));
+  const files = ['./rules/', './tolerances/'].flatMap((folder) => {
+    const dir = new URL(folder, import.meta.url);
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .sort()
+      .map((f) => new URL(f, dir));
+  });
   for (const file of [...files, new URL('./account-scope.ts', import.meta.url)]) {
     hash.update(file.pathname.slice(file.pathname.lastIndexOf('/reconcile/'))).update('\0');
     hash.update(readFileSync(file)).update('\0');
@@ -141,5 +143,13 @@ export async function keepMatching(
     sql`delete from recon_work.matched_ranges m where m.account = ${account} and (m.range_from, m.range_to) not in (
       select range_from, range_to from recon_work.matched_ranges where account = ${account}
       order by stored_at desc, run_id desc limit ${RANGES_KEPT})`,
+  );
+}
+
+/** Drops the range's stored matching: a run over changed keys did not find all of the range's findings. */
+export async function forgetMatching(ctx: RuleContext, account: string): Promise<void> {
+  await exec(
+    ctx,
+    sql`delete from recon_work.matched_ranges where (account, range_from, range_to) = (${rangeKey(ctx, account)})`,
   );
 }

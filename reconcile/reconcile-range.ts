@@ -8,8 +8,14 @@ import { applyFindings } from './apply-findings.ts';
 import { findCandidates } from './candidates/find-candidates.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
-import { keepMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
-import { matchRange, RULES } from './rules/run-rules.ts';
+import {
+  finishMatching,
+  type FullBecause,
+  matchChanges,
+  type MatchingScope,
+  scopeCondition,
+} from './incremental.ts';
+import { RULES } from './rules/run-rules.ts';
 import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
@@ -34,6 +40,11 @@ export interface ReconcileRequest {
    * them there and throws to roll the whole run back (reconcile/tolerances/preview.ts).
    */
   readonly beforeLifecycle?: (ctx: RuleContext) => Promise<void>;
+  /**
+   * Match every row of the range even when only some keys changed since its dates were last matched
+   * (`recon reconcile --full`): the reference a run over changed keys must agree with.
+   */
+  readonly full?: boolean;
 }
 
 export type { DiscrepancyTotal };
@@ -55,6 +66,13 @@ export interface ReconcileSummary extends ReconcileOutcome {
    * (reconcile/matching-reuse.ts). The lifecycle ran either way.
    */
   readonly matching: 'matched' | 'reused';
+  /**
+   * `full`: every row of the range was matched (`fullBecause` says why); `incremental`: only the rows
+   * the keys written since the range's dates were last matched reach (reconcile/incremental.ts), and
+   * `matched` counts those; `reused`: see `matching`.
+   */
+  readonly scope: MatchingScope['scope'];
+  readonly fullBecause?: FullBecause;
   /** Sorted by kind, then currency; never added across currencies. */
   readonly discrepancies: readonly DiscrepancyTotal[];
   readonly durationMs: number;
@@ -150,13 +168,14 @@ export async function reconcileRange(
       tolerances,
     };
 
-    const fingerprint = matchingFingerprint(ctx, rules);
-    const reused = await reuseMatching(ctx, account, fingerprint);
-    const matched = reused ?? (await matchRange(ctx, rules));
-    if (!reused) await keepMatching(ctx, account, fingerprint, matched);
+    // A preview reads the whole range's findings before the lifecycle: it matches in full.
+    const full = (req.full ?? false) || req.beforeLifecycle !== undefined;
+    const { matched, how, snapshot } = await matchChanges(ctx, account, rules, full);
     await req.beforeLifecycle?.(ctx);
-    const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id });
+    const inScope = how.scope === 'incremental' ? { inScope: scopeCondition(rules) } : {};
+    const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id, ...inScope });
     const writeOffs = await writeOffFindings(trx, { account, runId: run.run_id, asOf, from, to, tolerances });
+    await finishMatching(ctx, account, rules, how, snapshot);
     await findCandidates(ctx);
 
     const byKind = await sql<DiscrepancyTotal>`
@@ -173,7 +192,9 @@ export async function reconcileRange(
       toleranceVersion: tolerances.version,
       writeOffs,
       matched,
-      matching: reused ? ('reused' as const) : ('matched' as const),
+      matching: how.scope === 'reused' ? ('reused' as const) : ('matched' as const),
+      scope: how.scope,
+      ...(how.scope === 'full' ? { fullBecause: how.because } : {}),
       discrepancies: byKind.rows,
       totalDiscrepancies: byKind.rows.reduce((n, r) => n + r.count, 0),
       lifecycle,

@@ -63,7 +63,9 @@ export function formatSummary(s: ReconcileSummary): string {
     `${s.matched.notifications} notifications, ${s.matched.legacy} legacy rows` +
     (s.matching === 'reused'
       ? ' (reused: nothing matching reads changed since the last run of this range)\n'
-      : '\n') +
+      : s.scope === 'incremental'
+        ? ' (incremental: what changed since these dates were last matched)\n'
+        : '\n') +
     `discrepancies: ${s.totalDiscrepancies} (opened ${s.lifecycle.opened}, reopened ${s.lifecycle.reopened}, ` +
     `changed ${s.lifecycle.changed}, resolved ${s.lifecycle.resolved})\n` +
     (rows.length

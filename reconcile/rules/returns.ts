@@ -7,18 +7,12 @@ import { beyondTolerance, dueThroughFor } from './tolerance-terms.ts';
 /** Provider returns against their original transaction and the ledger's RETURN entries. */
 
 /**
- * Claims of the range's returns (return_matches): the original transaction, and the ledger RETURN
+ * Claims of the scope's returns (scope_r: reconcile/rules/scope.ts) in return_matches: the original transaction, and the ledger RETURN
  * entry found by the return transaction id first, else by the merchant transaction id of the
  * original; each entry is claimed once (UNIQUE), agreeing amounts first. Returns how many returns
  * claimed a ledger entry.
  */
 export async function claimReturns(ctx: RuleContext): Promise<number> {
-  const { from, to } = ctx;
-  await exec(
-    ctx,
-    sql`create temp table scope_r on commit drop as
-      select return_transaction_id from provider_returns where returned_on between ${from}::date and ${to}::date`,
-  );
   await exec(
     ctx,
     sql`delete from return_matches where return_transaction_id in (select return_transaction_id from scope_r)`,
@@ -77,7 +71,7 @@ export const returnNotBooked: Rule = {
   name: 'return_not_booked',
   rule: 'return_vs_ledger',
   kinds: ['return_not_booked'],
-  reads: { from: () => RETURNED },
+  reads: { from: () => RETURNED, anchor: 'return' },
   when: (ctx) =>
     sql`m.ledger_merchant_transaction_id is null and r.returned_on <= ${dueThroughFor(ctx, 'r.currency')}`,
   select: () => ({
@@ -100,7 +94,7 @@ function bookedReturnRule(kind: DiscrepancyKind, field: 'amount_cents' | 'curren
     name: `return_${kind}`,
     rule: 'return_vs_ledger',
     kinds: [kind],
-    reads: { from: () => BOOKED },
+    reads: { from: () => BOOKED, anchor: 'return' },
     when: (ctx) =>
       field === 'amount_cents'
         ? beyondTolerance(ctx, 'l.amount_cents', 'r.amount_cents', 'r.currency')
@@ -131,7 +125,7 @@ export const returnMissingAtProvider: Rule = {
   name: 'return_missing_at_provider',
   rule: 'ledger_return_vs_provider',
   kinds: ['missing_at_provider'],
-  reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)' },
+  reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)', anchor: 'ledger' },
   // A return of the original, by its own merchant transaction id or else by its original's: two
   // index lookups (a coalesce() of both sides would read every provider return, and scanning the
   // ledger for RETURN entries would read it all at every run).

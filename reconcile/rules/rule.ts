@@ -4,6 +4,20 @@ import { type FindingSelect, insertFindings } from './findings.ts';
 import type { RuleContext } from './statement.ts';
 import { type Sql, toSql } from './sql-terms.ts';
 
+/**
+ * The row a rule's discrepancy is about, and so the run's scope table the rule reads and the column
+ * of the discrepancy that names that row: `transaction` a provider transaction of scope_p or facts
+ * (discrepancies.transaction_id), `ledger` a ledger entry of scope_l (merchant_transaction_id),
+ * `return` a provider return of scope_r (return_transaction_id). A run over the changed keys only
+ * (reconcile/incremental.ts) resolves a discrepancy only when its row was in the scope.
+ */
+export type Anchor = 'transaction' | 'ledger' | 'return';
+
+/** The anchor of a rule: a rule that reads the suspects is about a provider transaction. */
+export function anchorOf(rule: Rule): Anchor {
+  return 'suspects' in rule.reads ? 'transaction' : rule.reads.anchor;
+}
+
 /** A finding without its rule, which the rule supplies; `kind` too when the rule has only one. */
 export type RuleSelect = Omit<FindingSelect, 'rule' | 'kind'> & { readonly kind?: Sql };
 
@@ -22,10 +36,12 @@ export interface Rule {
   readonly kinds: readonly DiscrepancyKind[];
   /**
    * `suspects`: one row per suspect provider transaction, as `f`, with `join` appended (more tables
-   * the finding needs, never a filter). Otherwise the rule's own from clause.
+   * the finding needs, never a filter). Otherwise the rule's own from clause, which reads the run's
+   * scope table of its `anchor` (below).
    */
   readonly reads:
-    { readonly suspects: true; readonly join?: string } | { readonly from: (ctx: RuleContext) => Sql };
+    | { readonly suspects: true; readonly join?: string }
+    | { readonly from: (ctx: RuleContext) => Sql; readonly anchor: Anchor };
   /** When the rule finds a discrepancy in a row it reads. */
   readonly when: (ctx: RuleContext) => Sql;
   readonly select: (ctx: RuleContext) => RuleSelect;

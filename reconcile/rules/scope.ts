@@ -1,13 +1,26 @@
 import { sql } from 'kysely';
+import { fillChangedScope } from './changed-scope.ts';
 import { createFindingsTable } from './findings.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 
-/** Temporary tables of one run: the scope and the findings. Dropped at commit. */
+/**
+ * Temporary tables of one run: the scope and the findings. Dropped at commit. The scope is the rows
+ * the run looks at: scope_p (provider transactions), scope_l (ledger entries) and scope_r (provider
+ * returns) of the range; every rule reads one of them (or facts, built from scope_p). A full run
+ * takes every row of the range; a run over changed keys (ctx.scoped) the rows those keys reach.
+ */
 export async function prepareScope(ctx: RuleContext): Promise<void> {
-  const { from, to } = ctx;
   await exec(ctx, createFindingsTable());
-  // Provider transactions of the range.
+  if (ctx.scoped) await fillChangedScope(ctx);
+  else await fillRangeScope(ctx);
+  await exec(ctx, sql`analyze scope_p, scope_l, scope_r`);
+  await rankDuplicates(ctx);
+}
+
+/** Every provider transaction, ledger entry and return of the range. */
+async function fillRangeScope(ctx: RuleContext): Promise<void> {
+  const { from, to } = ctx;
   await exec(
     ctx,
     sql`create temp table scope_p on commit drop as
@@ -23,8 +36,19 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
       where booked_at >= (${from}::date)::timestamp at time zone 'America/Toronto'
         and booked_at < ((${to}::date + 1))::timestamp at time zone 'America/Toronto'`,
   );
-  await exec(ctx, sql`analyze scope_p, scope_l`);
-  // Merchant transaction ids of the range that more than one provider row carries (in any range).
+  await exec(
+    ctx,
+    sql`create temp table scope_r on commit drop as
+      select return_transaction_id from provider_returns where returned_on between ${from}::date and ${to}::date`,
+  );
+}
+
+/**
+ * The duplicate groups of the scope's merchant transaction ids, ranked: rank 1 claims the ledger
+ * entry, the others are duplicates.
+ */
+async function rankDuplicates(ctx: RuleContext): Promise<void> {
+  // Merchant transaction ids of the scope that more than one provider row carries (in any range).
   await exec(
     ctx,
     sql`create temp table dup_m on commit drop as
@@ -32,8 +56,8 @@ export async function prepareScope(ctx: RuleContext): Promise<void> {
       where p.merchant_transaction_id in (select mtid from scope_p)
       group by p.merchant_transaction_id having count(*) > 1`,
   );
-  // Rank every provider row of those ids: rank 1 claims the ledger entry, the others are duplicates.
-  // Ids with a single provider row are rank 1 without ranking (most of them: no sort of the range).
+  // Rank every provider row of those ids. Ids with a single provider row are rank 1 without ranking
+  // (most of them: no sort of the range).
   await exec(
     ctx,
     sql`create temp table ranked on commit drop as

@@ -22,6 +22,12 @@ export interface RuleContext {
    * settings.stuckPendingBusinessDays business days or more (stuck_pending).
    */
   readonly stuckThrough: string;
+  /**
+   * The run looks only at what the keys changed since its dates were last matched reach (the
+   * temporary tables changed_t, changed_m, changed_r and flagged_days, filled by
+   * reconcile/incremental.ts); otherwise at every row of the range.
+   */
+  readonly scoped?: boolean;
   /** The account's tolerances (reconcile/rules/tolerance-terms.ts); absent: exact matching. */
   readonly tolerances?: RunTolerances;
 }

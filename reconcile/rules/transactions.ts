@@ -121,7 +121,7 @@ export const missingAtProvider: Rule = {
   name: 'missing_at_provider',
   rule: 'ledger_vs_provider',
   kinds: ['missing_at_provider'],
-  reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)' },
+  reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)', anchor: 'ledger' },
   when: (ctx) => sql`l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
     and s.booked_on <= ${dueThroughFor(ctx, 'l.currency')}
     and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))}
@@ -162,6 +162,7 @@ export const feeVsSchedule: Rule = {
       where f.status = 'SUCCESSFUL' and f.fee_cents is not null
       order by f.transaction_id, s.valid_from desc
     ) x`,
+    anchor: 'transaction',
   },
   when: (ctx) => beyondTolerance(ctx, 'x.fee_cents', 'x.expected_fee', 'x.currency'),
   select: () => ({

@@ -24,7 +24,11 @@ beforeEach(async () => {
 async function changed(): Promise<string[]> {
   const r = await sql<{
     k: string;
-  }>`select key_kind || '=' || coalesce(key, '') as k from recon_work.changed_keys
+  }>`select kind || '=' || coalesce(key, '') as k from recon_work.changed_keys c
+    cross join lateral (select 'transaction_id', unnest(c.transaction_ids)
+      union all select 'merchant_transaction_id', unnest(c.merchant_transaction_ids)
+      union all select 'return_transaction_id', unnest(c.return_transaction_ids)
+      union all select 'all', null where c.whole) x (kind, key)
     order by 1`.execute(h.db);
   const out = r.rows.map((x) => x.k);
   await sql`truncate recon_work.changed_keys`.execute(h.db);

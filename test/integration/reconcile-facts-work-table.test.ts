@@ -31,6 +31,7 @@ const factsProbe: Rule = {
     from: () => `(select c.relpersistence::text as persistence, n.nspname::text as schema,
       (select count(*) from facts) as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where c.oid = (select oid from pg_class where relname = 'run_facts' and relpersistence <> 't' limit 1)) x`,
+    anchor: 'transaction',
   },
   when: () => 'true',
   select: () => ({

@@ -34,6 +34,10 @@ function size(rows: number, scale: number, extra: Partial<GrowthSize> = {}): Gro
       floorCpuSeconds: null,
       rerunSeconds: scale,
       changedRerunSeconds: 1.5 * scale,
+      changedReruns: {
+        one: { incrementalSeconds: 0.1, fullSeconds: 2 * scale, ratio: 0.05 / scale, agree: true },
+        four: { incrementalSeconds: 0.1, fullSeconds: 2 * scale, ratio: 0.05 / scale, agree: true },
+      },
       firstRunCpuSeconds: null,
       rerunCpuSeconds: null,
       discrepancies: 0,

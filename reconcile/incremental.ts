@@ -1,0 +1,239 @@
+import { type RawBuilder, sql } from 'kysely';
+import { keepMatching, forgetMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
+import { anchorOf, type Anchor, type Rule } from './rules/rule.ts';
+import { matchRange, type MatchCounts } from './rules/run-rules.ts';
+import { exec, type RuleContext } from './rules/statement.ts';
+import { KEPT_WHILE_FOUND } from './apply-findings.ts';
+
+/**
+ * A re-run after a change costs what the change touches (docs/architecture.md). Every write to a
+ * table matching reads notes the keys it changed in recon_work.changed_keys (migration 0027), and
+ * each run notes, per date of its range, the snapshot it saw and the fingerprint of its code and
+ * settings in recon_work.matched_days. A run whose every date was matched before with the same
+ * fingerprint looks only at the keys written since (those whose writer the dates' snapshots did not
+ * see) and at the whole of the dates never matched or whose due or stuck state moved, closed over what the rules join on
+ * (reconcile/rules/changed-scope.ts); it resolves only discrepancies whose row it looked at.
+ *
+ * A full run (every row of the range) stays the reference: asked for (`recon reconcile --full`), on
+ * the first run of a range none of whose dates was matched, after a change of code or settings, or after a write no key can tell (the
+ * fee schedule, a truncate).
+ */
+
+/** Why a run matched every row of its range. */
+export type FullBecause =
+  'asked' | 'first run of these dates' | 'code or settings changed' | 'a write no key tells';
+
+/** How a run matched: the findings it reused, every row of its range, or the changed keys' scope. */
+export type MatchingScope =
+  | { readonly scope: 'reused' }
+  | { readonly scope: 'full'; readonly because: FullBecause }
+  | { readonly scope: 'incremental'; readonly changedKeys: number };
+
+const kept = () => sql.join(KEPT_WHILE_FOUND.map((r) => sql.lit(r)));
+
+/** Dates not matched for this long lose their state: their next run is a full one. */
+const DAYS_KEPT = 45;
+
+/**
+ * Fills `findings` for the run: reused, full or over the changed keys (see the module's comment).
+ * Afterwards, {@link finishMatching} records what the run saw.
+ */
+export async function matchChanges(
+  ctx: RuleContext,
+  account: string,
+  rules: readonly Rule[],
+  full: boolean,
+): Promise<{ matched: MatchCounts; how: MatchingScope; snapshot: string }> {
+  const snapshot = (await sql<{ s: string }>`select pg_current_snapshot()::text as s`.execute(ctx.trx))
+    .rows[0]!.s;
+  const fingerprint = matchingFingerprint(ctx, rules);
+  const reused = full ? null : await reuseMatching(ctx, account, fingerprint);
+  if (reused) return { matched: reused, how: { scope: 'reused' }, snapshot };
+  const how = await chooseScope(ctx, account, rules, full);
+  if (how.scope === 'full') {
+    const matched = await matchRange(ctx, rules);
+    await keepMatching(ctx, account, fingerprint, matched);
+    return { matched, how, snapshot };
+  }
+  // The stored findings of the range are no longer all of its findings.
+  await forgetMatching(ctx, account);
+  return { matched: await matchRange({ ...ctx, scoped: true }, rules), how, snapshot };
+}
+
+/**
+ * The discrepancies (`d`) a run over changed keys looked at: those whose row (by the rule's anchor)
+ * was in its scope or among the changed keys (a row that left the range or was deleted), those of
+ * the dates it looked at whole (flagged_days), and those of rules the code no longer has.
+ */
+export function scopeCondition(rules: readonly Rule[]): RawBuilder<unknown> {
+  const byAnchor = new Map<Anchor, string[]>();
+  const anchorOfRule = new Map<string, Anchor>();
+  for (const r of rules) {
+    const anchor = anchorOf(r);
+    const other = anchorOfRule.get(r.rule);
+    if (other !== undefined && other !== anchor)
+      throw new Error(
+        `matching rule ${r.rule} is about a ${other} in one builder and a ${anchor} in another`,
+      );
+    anchorOfRule.set(r.rule, anchor);
+    byAnchor.set(anchor, [...new Set([...(byAnchor.get(anchor) ?? []), r.rule])]);
+  }
+  const column = {
+    transaction: 'transaction_id',
+    ledger: 'merchant_transaction_id',
+    return: 'return_transaction_id',
+  };
+  const scoped = {
+    transaction: sql`select transaction_id from scope_p union all select key from changed_t`,
+    ledger: sql`select merchant_transaction_id from scope_l union all select key from changed_m`,
+    return: sql`select return_transaction_id from scope_r union all select key from changed_r`,
+  };
+  const parts = [...byAnchor].map(
+    ([anchor, names]) =>
+      sql`(d.rule in (${sql.join(names)}) and d.${sql.id(column[anchor])} in (${scoped[anchor]}))`,
+  );
+  const everyRow = sql`d.business_date in (select business_date from flagged_days)`;
+  const unknownRule = sql`d.rule not in (${sql.join([...anchorOfRule.keys()])})`;
+  return sql`(${sql.join([...parts, everyRow, unknownRule], sql` or `)})`;
+}
+
+/**
+ * After the lifecycle: a run over changed keys adds to `findings` the discrepancies of its range it
+ * did not look at and that were found when last looked at (unresolved, or resolved by a person as
+ * accepted, provider_error or written_off and not in recon_work.unfound_resolutions), so that the run's totals are
+ * the range's. Then every
+ * run but a reused one records its dates' state and drops the changes no date needs any more.
+ */
+export async function finishMatching(
+  ctx: RuleContext,
+  account: string,
+  rules: readonly Rule[],
+  how: MatchingScope,
+  snapshot: string,
+): Promise<void> {
+  await noteUnfoundResolutions(ctx, how.scope === 'incremental' ? scopeCondition(rules) : sql`true`);
+  if (how.scope === 'reused') return;
+  if (how.scope === 'incremental') {
+    await exec(
+      ctx,
+      sql`insert into findings (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id, return_transaction_id,
+        business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents, difference_cents, candidates)
+      select discrepancy_key, kind, rule, transaction_id, merchant_transaction_id, return_transaction_id,
+        business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents, difference_cents, candidates
+      from discrepancies d where d.business_date between ${ctx.from}::date and ${ctx.to}::date
+        and (d.resolved_at is null or (d.resolution in (${kept()})
+          and not exists (select 1 from recon_work.unfound_resolutions u where u.discrepancy_id = d.discrepancy_id)))
+      on conflict do nothing`,
+    );
+  }
+  await exec(
+    ctx,
+    sql`insert into recon_work.matched_days (account, business_date, fingerprint, due, stuck, seen, run_id)
+      select ${account}, d::date, ${daysFingerprint(ctx, rules)}, d::date <= ${ctx.dueThrough}::date,
+        d::date <= ${ctx.stuckThrough}::date, ${snapshot}::pg_snapshot, ${ctx.runId}::bigint
+      from generate_series(${ctx.from}::date, ${ctx.to}::date, interval '1 day') d
+      on conflict (account, business_date) do update set fingerprint = excluded.fingerprint, due = excluded.due,
+        stuck = excluded.stuck, seen = excluded.seen, run_id = excluded.run_id, matched_at = now()`,
+  );
+  await exec(
+    ctx,
+    sql`delete from recon_work.matched_days where matched_at < now() - make_interval(days => ${DAYS_KEPT}::int)`,
+  );
+  // A change every kept date's snapshot saw is needed by no run: its writer ended before them all.
+  await exec(
+    ctx,
+    sql`delete from recon_work.changed_keys
+      where change_xid < (select min(pg_snapshot_xmin(seen)) from recon_work.matched_days)`,
+  );
+}
+
+/**
+ * Keeps recon_work.unfound_resolutions for the discrepancies of the range the run looked at (`d`
+ * where `inScope`): found now, out; resolved as accepted, provider_error or written_off and not found,
+ * in.
+ */
+async function noteUnfoundResolutions(ctx: RuleContext, inScope: RawBuilder<unknown>): Promise<void> {
+  await exec(
+    ctx,
+    sql`delete from recon_work.unfound_resolutions u using transitions t where u.discrepancy_id = t.discrepancy_id`,
+  );
+  await exec(
+    ctx,
+    sql`insert into recon_work.unfound_resolutions (discrepancy_id)
+      select d.discrepancy_id from discrepancies d
+      where d.business_date between ${ctx.from}::date and ${ctx.to}::date
+        and d.resolution in (${kept()}) and ${inScope}
+        and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)
+      on conflict do nothing`,
+  );
+}
+
+/** The fingerprint of the code, settings and rules, without the due dates (matched_days keeps those). */
+function daysFingerprint(ctx: RuleContext, rules: readonly Rule[]): string {
+  return matchingFingerprint({ ...ctx, dueThrough: '', stuckThrough: '' }, rules);
+}
+
+/**
+ * Full or over changed keys; for the latter, fills changed_t, changed_m, changed_r and flagged_days
+ * with the keys written since the range's dates were last matched and the dates whose due or stuck
+ * state moved.
+ */
+async function chooseScope(
+  ctx: RuleContext,
+  account: string,
+  rules: readonly Rule[],
+  full: boolean,
+): Promise<MatchingScope> {
+  if (full) return { scope: 'full', because: 'asked' };
+  const { from, to } = ctx;
+  const days = await sql<{ known: number; same: number }>`
+    select count(*)::int as known, count(*) filter (where fingerprint = ${daysFingerprint(ctx, rules)})::int as same
+    from recon_work.matched_days where account = ${account} and business_date between ${from}::date and ${to}::date`.execute(
+    ctx.trx,
+  );
+  const { known, same } = days.rows[0]!;
+  if (known === 0) return { scope: 'full', because: 'first run of these dates' };
+  if (same < known) return { scope: 'full', because: 'code or settings changed' };
+  // Distinct snapshots: the runs that last matched these dates; a statement's keys are changed for
+  // the range when one of them did not see its writer.
+  await exec(
+    ctx,
+    sql`create temp table changed on commit drop as
+      with seen_text as (select distinct seen::text as t from recon_work.matched_days
+          where account = ${account} and business_date between ${from}::date and ${to}::date),
+        seen as materialized (select t::pg_snapshot as seen from seen_text)
+      select c.* from recon_work.changed_keys c
+      where exists (select 1 from seen s where not pg_visible_in_snapshot(c.change_xid, s.seen))`,
+  );
+  const whole = await sql<{ whole: boolean }>`
+    select coalesce(bool_or(whole), false) as whole from changed`.execute(ctx.trx);
+  if (whole.rows[0]!.whole) return { scope: 'full', because: 'a write no key tells' };
+  for (const [table, column] of [
+    ['changed_t', 'transaction_ids'],
+    ['changed_m', 'merchant_transaction_ids'],
+    ['changed_r', 'return_transaction_ids'],
+  ] as const) {
+    await exec(
+      ctx,
+      sql`create temp table ${sql.raw(table)} on commit drop as
+        select distinct unnest(${sql.ref(column)}) as key from changed`,
+    );
+  }
+  // Dates never matched (a nightly window's new day) and dates whose due or stuck state moved: every
+  // row of theirs is looked at.
+  await exec(
+    ctx,
+    sql`create temp table flagged_days on commit drop as
+      select d::date as business_date
+      from generate_series(${from}::date, ${to}::date, interval '1 day') d
+      left join recon_work.matched_days m on m.account = ${account} and m.business_date = d::date
+      where m.business_date is null
+        or m.due <> (d::date <= ${ctx.dueThrough}::date) or m.stuck <> (d::date <= ${ctx.stuckThrough}::date)`,
+  );
+  await exec(ctx, sql`analyze changed_t, changed_r, flagged_days`);
+  const keys = await sql<{
+    n: number;
+  }>`select ((select count(*) from changed_t) + (select count(*) from changed_m)
+    + (select count(*) from changed_r))::int as n`.execute(ctx.trx);
+  return { scope: 'incremental', changedKeys: keys.rows[0]!.n };
+}
