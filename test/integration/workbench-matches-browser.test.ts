@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { addUser } from '../../workbench/auth/accounts.ts';
+import { launchChromium, signedInPage } from '../support/browser.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 import { closeAgents, serveWorkbench, type Served } from '../support/workbench-http.ts';
@@ -14,7 +15,6 @@ import { closeAgents, serveWorkbench, type Served } from '../support/workbench-h
  * match; the discrepancies resolve and reopen on the page.
  */
 
-const CHROMIUM = process.env.RECON_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 
 let h: DatabaseHandle;
@@ -27,14 +27,15 @@ async function idOf(kind: string, id: string): Promise<number> {
   return r.rows[0]!.id;
 }
 
-async function signedIn(user: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(`${server.base}/`);
-  await page.fill('#username', user);
-  await page.fill('#password', PASSWORD);
-  await Promise.all([page.waitForURL(`${server.base}/`), page.click('#sign-in-button')]);
-  return page;
+async function signedIn(username: string): Promise<Page> {
+  return (
+    await signedInPage(
+      browser,
+      server.base,
+      { username, password: PASSWORD },
+      { viewport: { width: 1360, height: 900 } },
+    )
+  ).page;
 }
 
 beforeAll(async () => {
@@ -53,10 +54,7 @@ beforeAll(async () => {
   await addUser(h.db, { username: 'olga', role: 'operator', password: PASSWORD });
   await addUser(h.db, { username: 'vic', role: 'viewer', password: PASSWORD });
   server = await serveWorkbench(h.db);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
