@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Spec } from './columns.ts';
+import type { Spec } from '../domain/columns.ts';
 import { alertDeliveriesColumns, type AlertDeliveriesTable } from './alert-deliveries.table.ts';
 import { discrepanciesColumns, type DiscrepanciesTable } from './discrepancies.table.ts';
 import { discrepancyEventsColumns, type DiscrepancyEventsTable } from './discrepancy-events.table.ts';

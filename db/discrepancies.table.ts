@@ -1,4 +1,4 @@
-import { bigint, char, date, jsonb, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, date, jsonb, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const discrepanciesColumns = {
   discrepancy_id: bigint.defaulted,

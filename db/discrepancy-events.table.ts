@@ -1,4 +1,4 @@
-import { bigint, jsonb, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, jsonb, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const discrepancyEventsColumns = {
   event_id: bigint.defaulted,

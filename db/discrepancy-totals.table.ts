@@ -1,4 +1,4 @@
-import { bigint, char, date, text, type TableOf } from './columns.ts';
+import { bigint, char, date, text, type TableOf } from '../domain/columns.ts';
 
 export const discrepancyTotalsColumns = {
   business_date: date.required,

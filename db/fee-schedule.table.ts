@@ -1,4 +1,4 @@
-import { bigint, char, date, integer, text, type TableOf } from './columns.ts';
+import { bigint, char, date, integer, text, type TableOf } from '../domain/columns.ts';
 
 export const feeScheduleColumns = {
   product: text.required,

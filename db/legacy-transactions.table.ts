@@ -1,39 +1,7 @@
-import { bigint, char, date, text, timestamptz, type TableOf } from './columns.ts';
+import type { TableOf } from '../domain/columns.ts';
+import { legacyTransactionColumns } from '../domain/record-columns.ts';
+import { loadedColumns } from './loaded-columns.ts';
 
-export const legacyTransactionsColumns = {
-  transaction_id: text.required,
-  transaction_on: date.required,
-  raw_transaction_type: text.required,
-  merchant_transaction_id: text.nullable,
-  amount_cents: bigint.nullable,
-  currency: char.nullable,
-  status: text.nullable,
-  raw_status: text.nullable,
-  internal_user_id: text.nullable,
-  fee_cents: bigint.nullable,
-  merchant_account_id: text.nullable,
-  error_code: text.nullable,
-  raw_notify_status: text.nullable,
-  merchant_user_id: text.nullable,
-  raw_transaction_time: text.nullable,
-  transaction_at: timestamptz.nullable,
-  local_time_flag: text.nullable,
-  country_code: text.nullable,
-  consumer_email: text.nullable,
-  bank_account_masked: text.nullable,
-  return_code: text.nullable,
-  returned_on: date.nullable,
-  completed_on: date.nullable,
-  payment_type: text.nullable,
-  network_reference: text.nullable,
-  query_type: text.required,
-  load_id: bigint.required,
-  first_load_id: bigint.required,
-  raw: text.required,
-  created_at: timestamptz.defaulted,
-  updated_at: timestamptz.defaulted,
-  unknown_mask: bigint.nullable,
-  account: text.defaulted,
-} as const;
+export const legacyTransactionsColumns = { ...legacyTransactionColumns, ...loadedColumns } as const;
 
 export type LegacyTransactionsTable = TableOf<typeof legacyTransactionsColumns>;

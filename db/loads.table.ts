@@ -1,4 +1,4 @@
-import { bigint, boolean, char, integer, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, boolean, char, integer, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const loadsColumns = {
   load_id: bigint.defaulted,

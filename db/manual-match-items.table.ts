@@ -1,4 +1,4 @@
-import { bigint, date, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, date, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const manualMatchItemsColumns = {
   match_id: bigint.required,

@@ -1,4 +1,4 @@
-import { bigint, char, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const manualMatchesColumns = {
   match_id: bigint.defaulted,

@@ -1,4 +1,4 @@
-import { bigint, date, integer, jsonb, text, type TableOf } from './columns.ts';
+import { bigint, date, integer, jsonb, text, type TableOf } from '../domain/columns.ts';
 
 export const matchCandidatesColumns = {
   discrepancy_id: bigint.required,

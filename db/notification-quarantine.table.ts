@@ -1,4 +1,4 @@
-import { bigint, bytea, char, integer, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, bytea, char, integer, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const notificationQuarantineColumns = {
   quarantine_id: bigint.defaulted,

@@ -1,4 +1,4 @@
-import { bigint, char, integer, jsonb, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, integer, jsonb, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const notificationsColumns = {
   notification_id: bigint.defaulted,

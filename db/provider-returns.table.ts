@@ -1,38 +1,7 @@
-import { bigint, char, date, text, timestamptz, type TableOf } from './columns.ts';
+import type { TableOf } from '../domain/columns.ts';
+import { returnColumns } from '../domain/record-columns.ts';
+import { pulledColumns } from './loaded-columns.ts';
 
-export const providerReturnsColumns = {
-  return_transaction_id: text.required,
-  original_transaction_id: text.nullable,
-  merchant_transaction_id: text.nullable,
-  merchant_id: text.nullable,
-  merchant_user_id: text.nullable,
-  product_user_id: text.nullable,
-  product: text.nullable,
-  return_code: text.nullable,
-  amount_cents: bigint.required,
-  currency: char.required,
-  returned_on: date.nullable,
-  next_action_date: date.nullable,
-  raw_next_action_date: text.nullable,
-  settlement_code: text.nullable,
-  raw_transaction_type: text.nullable,
-  original_transaction_type: text.nullable,
-  original_transaction_at: timestamptz.nullable,
-  original_external_reference: text.nullable,
-  external_reference: text.nullable,
-  notify_status: text.nullable,
-  region: text.nullable,
-  country_code: text.nullable,
-  legacy_field_8: text.nullable,
-  legacy_field_9: text.nullable,
-  source: text.required,
-  load_id: bigint.required,
-  first_load_id: bigint.required,
-  raw: text.required,
-  created_at: timestamptz.defaulted,
-  updated_at: timestamptz.defaulted,
-  unknown_mask: bigint.nullable,
-  account: text.defaulted,
-} as const;
+export const providerReturnsColumns = { ...returnColumns, ...pulledColumns } as const;
 
 export type ProviderReturnsTable = TableOf<typeof providerReturnsColumns>;

@@ -1,39 +1,7 @@
-import { bigint, char, date, text, timestamptz, type TableOf } from './columns.ts';
+import type { TableOf } from '../domain/columns.ts';
+import { transactionColumns } from '../domain/record-columns.ts';
+import { pulledColumns } from './loaded-columns.ts';
 
-export const providerTransactionsColumns = {
-  transaction_id: text.required,
-  merchant_id: text.nullable,
-  merchant_transaction_id: text.nullable,
-  merchant_user_id: text.nullable,
-  product_user_id: text.nullable,
-  product: text.nullable,
-  transaction_type: text.nullable,
-  raw_transaction_type: text.required,
-  status: text.nullable,
-  raw_status: text.required,
-  amount_cents: bigint.required,
-  fee_cents: bigint.nullable,
-  currency: char.required,
-  transaction_at: timestamptz.nullable,
-  transaction_on: date.required,
-  local_time_flag: text.nullable,
-  error_code: text.nullable,
-  error_message: text.nullable,
-  notify_status: text.nullable,
-  region: text.nullable,
-  country_code: text.nullable,
-  payment_method: text.nullable,
-  external_reference: text.nullable,
-  device_type: text.nullable,
-  request_type: text.nullable,
-  source: text.required,
-  load_id: bigint.required,
-  first_load_id: bigint.required,
-  raw: text.required,
-  created_at: timestamptz.defaulted,
-  updated_at: timestamptz.defaulted,
-  unknown_mask: bigint.nullable,
-  account: text.defaulted,
-} as const;
+export const providerTransactionsColumns = { ...transactionColumns, ...pulledColumns } as const;
 
 export type ProviderTransactionsTable = TableOf<typeof providerTransactionsColumns>;

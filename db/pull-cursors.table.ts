@@ -1,5 +1,5 @@
-import { bigint, char, date, text, timestamptz } from './columns.ts';
-import type { TableOf } from './columns.ts';
+import { bigint, char, date, text, timestamptz } from '../domain/columns.ts';
+import type { TableOf } from '../domain/columns.ts';
 
 export const pullCursorsColumns = {
   source: text.required,

@@ -1,4 +1,4 @@
-import { text, bigint, date, jsonb, timestamptz, type TableOf } from './columns.ts';
+import { text, bigint, date, jsonb, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const reconcileRunsColumns = {
   run_id: bigint.defaulted,

@@ -1,4 +1,4 @@
-import { bigint, char, jsonb, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, jsonb, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const reconcileSettingsColumns = {
   settings_id: bigint.defaulted,

@@ -1,4 +1,4 @@
-import { bigint, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const returnMatchesColumns = {
   return_transaction_id: text.required,

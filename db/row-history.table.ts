@@ -1,4 +1,4 @@
-import { bigint, boolean, jsonb, text, textArray, timestamptz, type TableOf } from './columns.ts';
+import { bigint, boolean, jsonb, text, textArray, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const rowHistoryColumns = {
   history_id: bigint.defaulted,

@@ -1,4 +1,4 @@
-import { bigint, date, jsonb, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, date, jsonb, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const statusLookupsColumns = {
   lookup_id: bigint.defaulted,

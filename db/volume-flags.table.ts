@@ -1,4 +1,4 @@
-import { bigint, date, integer, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, date, integer, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const volumeFlagsColumns = {
   account: text.required,

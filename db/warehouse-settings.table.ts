@@ -1,4 +1,4 @@
-import { boolean, text, timestamptz, type TableOf } from './columns.ts';
+import { boolean, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const warehouseSettingsColumns = {
   singleton: boolean.defaulted,

@@ -1,4 +1,4 @@
-import { char, text, timestamptz, type TableOf } from './columns.ts';
+import { char, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const workbenchSessionsColumns = {
   session_sha256: char.required,

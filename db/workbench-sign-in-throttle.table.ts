@@ -1,4 +1,4 @@
-import { char, integer, text, timestamptz, type TableOf } from './columns.ts';
+import { char, integer, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const workbenchSignInThrottleColumns = {
   scope: text.required,

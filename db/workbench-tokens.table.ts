@@ -1,4 +1,4 @@
-import { bigint, char, text, textArray, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, text, textArray, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const workbenchTokensColumns = {
   token_id: bigint.defaulted,

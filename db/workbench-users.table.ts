@@ -1,4 +1,4 @@
-import { text, textArray, timestamptz, type TableOf } from './columns.ts';
+import { text, textArray, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const workbenchUsersColumns = {
   username: text.required,

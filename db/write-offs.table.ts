@@ -1,4 +1,4 @@
-import { bigint, char, date, text, timestamptz, type TableOf } from './columns.ts';
+import { bigint, char, date, text, timestamptz, type TableOf } from '../domain/columns.ts';
 
 export const writeOffsColumns = {
   write_off_id: bigint.defaulted,

@@ -5,32 +5,34 @@
  */
 
 import type { Selectable } from 'kysely';
-import type { Database } from '../db/database.ts';
+import type { Spec, TableOf } from './columns.ts';
+import type {
+  adjustmentColumns,
+  ledgerColumns,
+  legacyTransactionColumns,
+  rawColumn,
+  returnColumns,
+  transactionColumns,
+} from './record-columns.ts';
 
-type Row<T extends keyof Database> = Selectable<Database[T]>;
-/** `account` is the load's (LoadRequest.account), never a parser's. */
-type Lineage =
-  'source' | 'load_id' | 'first_load_id' | 'created_at' | 'updated_at' | 'unknown_mask' | 'account';
+/** A record's fields: the columns of record-columns.ts as they are read back (no lineage). */
+type Fields<C extends Record<string, Spec>> = Selectable<TableOf<C>>;
+/** A report record's fields, with the text it was read from. */
+type Read<C extends Record<string, Spec>> = Fields<C & typeof rawColumn>;
 
-export type TransactionRecord = { kind: 'transaction' } & Omit<Row<'provider_transactions'>, Lineage>;
-export type LegacyTransactionRecord = { kind: 'legacy-transaction' } & Omit<
-  Row<'legacy_transactions'>,
-  Lineage
->;
-export type ReturnRecord = { kind: 'return' } & Omit<Row<'provider_returns'>, Lineage>;
+export type TransactionRecord = { kind: 'transaction' } & Read<typeof transactionColumns>;
+export type LegacyTransactionRecord = { kind: 'legacy-transaction' } & Read<typeof legacyTransactionColumns>;
+export type ReturnRecord = { kind: 'return' } & Read<typeof returnColumns>;
 /** adjustment_key is completed by the loader with the occurrence number (#1, #2...) of identical rows. */
-export type AdjustmentRecord = { kind: 'adjustment' } & Omit<
-  Row<'provider_adjustments'>,
-  Lineage | 'adjustment_id'
->;
+export type AdjustmentRecord = { kind: 'adjustment' } & Read<typeof adjustmentColumns>;
 /**
  * A ledger entry may name its account (`account` column) or its provider merchant (`merchant_id`,
  * mapped to an account by the accounts configuration); the loader settles `account` before staging.
  */
-export type LedgerRecord = { kind: 'ledger' } & Omit<
-  Row<'merchant_ledger'>,
-  'load_id' | 'created_at' | 'updated_at' | 'unknown_mask' | 'account'
-> & { account?: string | null; merchant_id?: string | null };
+export type LedgerRecord = { kind: 'ledger' } & Fields<typeof ledgerColumns> & {
+    account?: string | null;
+    merchant_id?: string | null;
+  };
 
 export type ReportRecord = TransactionRecord | LegacyTransactionRecord | ReturnRecord | AdjustmentRecord;
 export type AnyRecord = ReportRecord | LedgerRecord;

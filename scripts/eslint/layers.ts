@@ -28,7 +28,7 @@ interface Layer {
 }
 
 export const LAYERS: Readonly<Record<string, Layer>> = {
-  domain: { imports: [], typeOnly: ['db'] },
+  domain: { imports: [] },
   config: { imports: ['domain'] },
   observability: { imports: ['domain', 'config', 'db'] },
   db: { imports: ['domain', 'observability'] },

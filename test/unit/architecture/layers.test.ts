@@ -33,6 +33,7 @@ describe('the layers rule (imports point toward domain/)', () => {
     );
     expect(lint('workflows/x.ts', "import { a } from '../activities/index.ts';")).toHaveLength(1);
     expect(lint('ingest/x.ts', "const m = await import('../sandbox/server.ts');")).toHaveLength(1);
+    expect(lint('domain/records.ts', "import type { Database } from '../db/database.ts';")).toHaveLength(1);
   });
 
   it('keeps sandbox/ out of everything but cli/, test/ and bench/', () => {

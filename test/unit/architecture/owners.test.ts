@@ -103,6 +103,17 @@ describe('one owner for each idea', () => {
     expect(circlesOf(graph)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
   });
 
+  it('keeps domain/ at the bottom: it imports nothing of the other folders, not even types', () => {
+    // domain/ owns the types it names (the records' fields are domain/record-columns.ts; db/ builds
+    // its tables from them), so no import runs back up from it.
+    const upward = FILES.filter((f) => f.startsWith('domain/')).flatMap((f) =>
+      importsOf(f)
+        .filter((g) => !g.startsWith('domain/'))
+        .map((g) => `${f} -> ${g}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
   it('writes the account-name pattern once outside test/ and migrations/ (domain/account-name.ts)', () => {
     const pattern = '[a-z0-9-]{1,32}';
     expect(FILES.filter((f) => text(f).includes(pattern))).toEqual(['domain/account-name.ts']);

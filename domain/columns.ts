@@ -1,7 +1,9 @@
 /**
- * Column specs: one runtime description per warehouse column, from which the Kysely table types are
- * derived. test/integration/schema-types.test.ts compares these specs with the migrated database
- * (names, types, nullability, defaults), so the types cannot drift from the migrations.
+ * Column specs: one runtime description per warehouse column, from which the Kysely table types (db/)
+ * and the normalised record types (records.ts) are derived. test/integration/schema-types.test.ts
+ * compares the tables' specs with the migrated database (names, types, nullability, defaults), so the
+ * types cannot drift from the migrations. Here in domain/ because a record's fields are the pipeline's
+ * own vocabulary: the parsers yield them and the warehouse stores them under the same names.
  */
 
 import type { ColumnType, Generated } from 'kysely';
