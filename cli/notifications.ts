@@ -59,27 +59,11 @@ async function serveNotifications(config: Config, opts: { host: string; confirm?
   const metrics = metricsAt ? createMetrics() : undefined;
   const { loadAccounts } = await import('../config/accounts.ts');
   const accounts = loadAccounts();
-  let confirm: import('../ingest/notifications/server.ts').ConfirmNotification | undefined;
-  const clients = new Map<string, import('../provider/client/index.ts').ProviderClient>();
-  if (opts.confirm) {
-    const { createAccountClient } = await import('../provider/client/account-client.ts');
-    for (const account of accounts.list) {
-      clients.set(account.name, createAccountClient(config, accounts, account));
-    }
-    // ConfirmTransactionRequest (docs/provider-interface.md): the notification's members plus
-    // additionalData, sent with the credentials of the account the notification is filed under.
-    confirm = async (body, notification) => {
-      const client = clients.get(notification.account ?? 'default');
-      if (!client) throw new Error(`no provider account ${notification.account} to confirm with`);
-      const answer = await client.confirmTransaction({
-        ...(body as Record<string, unknown>),
-        additionalData: [],
-      });
-      return { verificationCode: answer.verification_code ?? null };
-    };
-  }
+  const { confirmPerAccount } = await import('../ingest/notifications/confirm-per-account.ts');
+  // Each notification is confirmed with the credentials of the account it is filed under.
+  const confirmations = opts.confirm ? confirmPerAccount(config, accounts) : undefined;
   const receiver = await startNotificationReceiver({
-    ...(confirm ? { confirm } : {}),
+    ...(confirmations ? { confirm: confirmations.confirm } : {}),
     handle,
     config,
     accounts,
@@ -99,7 +83,7 @@ async function serveNotifications(config: Config, opts: { host: string; confirm?
     process.once('SIGTERM', resolve);
   });
   await receiver.close();
-  await Promise.all([...clients.values()].map((c) => c.close()));
+  await confirmations?.close();
   await metricsServer?.close();
   await handle.close();
 }
