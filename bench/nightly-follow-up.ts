@@ -86,7 +86,15 @@ export async function benchNightlyFollowUp(
     });
     const times = { without: [] as number[], with: [] as number[], followUp: [] as number[] };
     const parts = { lookups: [] as number[], reconcile: [] as number[] };
-    let last = { nonFinal: 0, lookedUp: 0, settled: 0, days: 0, lookupSeconds: 0, reconcileSeconds: 0 };
+    let last = {
+      nonFinal: 0,
+      lookedUp: 0,
+      settled: 0,
+      days: 0,
+      scopes: '',
+      lookupSeconds: 0,
+      reconcileSeconds: 0,
+    };
     for (let r = 0; r < repeat; r++) {
       for (const mode of ['without', 'with'] as const) {
         await onFreshCopy(bench.server, template, async (h) => {
@@ -106,7 +114,7 @@ export async function benchNightlyFollowUp(
           log(
             `  night of ${NIGHT.day} ${mode} follow-up: night ${round2((t1 - t0) / 1000)} s` +
               (mode === 'with'
-                ? `, follow-up ${round2((t2 - t1) / 1000)} s (${last.lookedUp} of ${last.nonFinal} non-final asked and written in ${last.lookupSeconds} s, ${last.settled} settled; ${last.days} days reconciled again in ${last.reconcileSeconds} s)`
+                ? `, follow-up ${round2((t2 - t1) / 1000)} s (${last.lookedUp} of ${last.nonFinal} non-final asked and written in ${last.lookupSeconds} s, ${last.settled} settled; ${last.days} days reconciled again in ${last.reconcileSeconds} s: ${last.scopes})`
                 : '') +
               ` (load average ${load})`,
           );
@@ -165,13 +173,20 @@ async function followUpAfterNight(db: Kysely<Database>, before: string) {
     now: NIGHT.now,
   });
   const t1 = performance.now();
-  for (const range of rangesOfDates(f.dates)) await reconcileRange(db, { ...range, now: NIGHT.now });
+  // How each run matched (full or over the changed keys, and why full): the bench's reason to exist.
+  const scopes = new Map<string, number>();
+  for (const range of rangesOfDates(f.dates)) {
+    const run = await reconcileRange(db, { ...range, now: NIGHT.now });
+    const how = run.fullBecause ? `full (${run.fullBecause})` : run.scope;
+    scopes.set(how, (scopes.get(how) ?? 0) + 1);
+  }
   const t2 = performance.now();
   return {
     nonFinal: f.nonFinal,
     lookedUp: f.lookedUp,
     settled: f.settled,
     days: f.dates.length,
+    scopes: [...scopes].map(([how, n]) => `${n} ${how}`).join(', '),
     lookupSeconds: round2((t1 - t0) / 1000),
     reconcileSeconds: round2((t2 - t1) / 1000),
   };
