@@ -168,6 +168,7 @@ function planHistory(input: HistoryOptions): HistoryPlan {
     merchantId: input.merchantId ?? 'IBTMERCH0001',
     legacyMerchantId: input.legacyMerchantId ?? 'EXF00001',
     legacyConflictRate: input.legacyConflictRate ?? 0,
+    feeOneCentOffRate: input.feeOneCentOffRate ?? 0,
     currency: input.currency ?? null,
     merchantTransactionTag: input.merchantTransactionTag ?? tagOf(input.seed),
   };

@@ -12,6 +12,7 @@ import {
   plantLegacyLedgerEntry,
   plantReturnBooking,
 } from './merchant-view/ledger.ts';
+import { NearMissPlanting, type NearMiss } from './merchant-view/near-misses.ts';
 import { notificationBody, plantNotification } from './merchant-view/notifications.ts';
 import { plantStuckPending } from './merchant-view/pending.ts';
 import { addDays } from '../domain/time/calendar.ts';
@@ -36,6 +37,10 @@ import { DEFAULT_RATES, type InjectionRates } from './merchant-view/rates.ts';
  * discrepancies by themselves (notifications the provider reports as not sent, legacy rows that
  * disagree with the report, fees off the contract) are read from the history and counted too.
  *
+ * Near misses (merchant-view/near-misses.ts) are ledger entries a person must pair by hand: mistyped
+ * ids, split and combined bookings; {@link MerchantView.nearMisses} lists them. Fees one cent above
+ * the contract are the history's (feeOneCentOffRate), found by the fee check like any other.
+ *
  * One provider-side fact the history does not produce is injected here: duplicate submissions (a
  * second provider transaction for a merchant transaction id). They are added to the history itself
  * ({@link History.add}), so a sandbox serving `view.history` reports them like any other transaction.
@@ -51,6 +56,7 @@ import { DEFAULT_RATES, type InjectionRates } from './merchant-view/rates.ts';
 
 export { SANDBOX_FEE_SCHEDULE, type FeeScheduleEntry } from './merchant-view/fee-schedule.ts';
 export type { ExpectedDiscrepancy, NotificationHistoryEntry } from './merchant-view/planting.ts';
+export type { NearMiss, NearMissKind } from './merchant-view/near-misses.ts';
 export { DEFAULT_RATES, type InjectionRates } from './merchant-view/rates.ts';
 
 export interface MerchantViewOptions {
@@ -84,6 +90,8 @@ export interface MerchantView {
   readonly quarantinedNotifications: number;
   readonly feeSchedule: FeeScheduleEntry[];
   readonly expected: ExpectedDiscrepancy[];
+  /** The near misses planted (mistyped ids, split and combined bookings): what a person would match by hand. */
+  readonly nearMisses: NearMiss[];
 }
 
 /** Derives the merchant view and the ground truth; see the module comment. */
@@ -103,11 +111,13 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     from: options.from,
     to: options.to,
     legacyConflictRate: rates.sourceConflict,
+    feeOneCentOffRate: rates.feeOneCentOff,
     ...options.account,
   });
   const asOf = `${addDays(options.to, 31)}T05:00:00.000Z`;
   const providerTransactions: TransactionRecord[] = [];
   const doubles: { t: TransactionRecord; f: HistoryTransaction | undefined }[] = [];
+  const nearMisses = new NearMissPlanting();
   let i = 0;
   for (const t of history.transactions({ asOf })) {
     const f = history.findByTransactionId(t.transaction_id);
@@ -124,11 +134,11 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
         t.amount_cents + 100,
         businessDateOf(t),
       );
-    plantLedgerEntry(p, i, t);
     // A second provider transaction for the same merchant transaction id (a double submission),
     // added to the history once this walk over it is done.
-    if (t.status === 'SUCCESSFUL' && draw(p.seed, i, 7) < rates.duplicateMerchantTransaction)
-      doubles.push({ t, f });
+    const doubled = t.status === 'SUCCESSFUL' && draw(p.seed, i, 7) < rates.duplicateMerchantTransaction;
+    if (!nearMisses.hold(p, i, t, f, doubled)) plantLedgerEntry(p, i, t);
+    if (doubled) doubles.push({ t, f });
     plantLedgerOnlyEntry(p, i, t);
     i++;
   }
@@ -141,6 +151,13 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     plantLegacyLedgerEntry(p, i, g, f);
     i++;
   }
+  // Booked once every other merchant transaction id is known, so that a mistyped one is nobody's.
+  const taken = new Set<string>([
+    ...providerTransactions.map((t) => t.merchant_transaction_id!),
+    ...legacyTransactions.map((g) => g.merchant_transaction_id!),
+    ...p.ledger.map((l) => l.merchant_transaction_id),
+  ]);
+  const planted = nearMisses.plantAll(p, taken);
 
   const providerReturns = [...history.returns({ asOf })];
   const legacyReturns = [...history.legacyReturns({ asOf })];
@@ -170,6 +187,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     quarantinedNotifications: p.quarantined,
     feeSchedule: SANDBOX_FEE_SCHEDULE,
     expected: p.expected.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    nearMisses: planted,
   };
 }
 

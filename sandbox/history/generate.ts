@@ -98,7 +98,11 @@ export function generateTransaction(layout: HistoryLayout, i: number): HistoryTr
   const pendingDays = u(38) < 0.1 ? 5 + (r(39) % 55) : 1 + (r(12) % 3);
   const settledAtUs = pending ? atUs + pendingDays * DAY_MICROS + (r(13) % 3600) * 1_000_000 : atUs;
   const feeCents =
-    outcome === 'SUCCESSFUL' ? (type === 'DEBIT' ? 25 : 40) + Math.floor((amountCents * 3) / 1000) : 0;
+    outcome === 'SUCCESSFUL'
+      ? (type === 'DEBIT' ? 25 : 40) +
+        Math.floor((amountCents * 3) / 1000) +
+        (u(40) < options.feeOneCentOffRate ? 1 : 0)
+      : 0;
   const err =
     outcome === 'REJECTED'
       ? REJECT_CODES[r(14) % REJECT_CODES.length]!

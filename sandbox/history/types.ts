@@ -33,6 +33,12 @@ export interface HistoryOptions {
    * tells which ones, so ground truth can be derived. Default 0: both sources agree.
    */
   readonly legacyConflictRate?: number;
+  /**
+   * Reconciliation hook: fraction (0..1) of successful transactions charged a fee one cent above the
+   * usual (a rounding difference); the report, the legacy row and the notification all carry it.
+   * Default 0.
+   */
+  readonly feeOneCentOffRate?: number;
 }
 
 /** A window of a query: UTC instants, start inclusive, end exclusive; asOf fixes statuses. */

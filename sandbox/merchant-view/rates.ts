@@ -23,6 +23,14 @@ export interface InjectionRates {
   sourceConflict: number;
   /** Notifications delivered twice (same body): never a discrepancy. */
   duplicateDelivery: number;
+  /** Payins booked with a digit of the merchant transaction id swapped or dropped (merchant-view/near-misses.ts). */
+  mistypedId: number;
+  /** Payins booked as two ledger entries. */
+  splitBooking: number;
+  /** Payins booked together with the next payin of the same currency (within three days), as one entry. */
+  combinedBooking: number;
+  /** Passed to the history as feeOneCentOffRate: the provider's fee one cent above the contract's. */
+  feeOneCentOff: number;
 }
 
 export const DEFAULT_RATES: InjectionRates = {
@@ -43,4 +51,8 @@ export const DEFAULT_RATES: InjectionRates = {
   duplicateMerchantTransaction: 0.01,
   sourceConflict: 0.2,
   duplicateDelivery: 0.05,
+  mistypedId: 0.015,
+  splitBooking: 0.006,
+  combinedBooking: 0.008,
+  feeOneCentOff: 0.01,
 };
