@@ -1,6 +1,6 @@
 /**
- * What crosses the boundary between the reconcile stage, the activities, the workflows and the
- * alerts: the summary of a reconcile run and the alerts sent about windows. They travel through
+ * What crosses the boundary between the stages, the activities, the workflows and the alerts: the
+ * activities' inputs and answers, the summary of a reconcile run and the alerts sent about windows. They travel through
  * Temporal payloads and histories, so they hold dates, ids, counts and money with its currency only:
  * never report data, never a secret.
  */
@@ -162,4 +162,35 @@ export interface FollowUpResult {
   readonly loadId: number | null;
   /** Eastern dates to reconcile again: those of settled transactions and of newly stuck ones. */
   readonly dates: readonly string[];
+}
+
+/** Input of the pull activity: one source, one window of Eastern days. */
+export interface PullSourceInput {
+  readonly source: Source;
+  readonly from: string;
+  readonly to: string;
+  /**
+   * The provider account to pull for (config/accounts.ts); the account `default` when absent (runs
+   * recorded before accounts existed).
+   */
+  readonly account?: string;
+}
+
+/** Input of the follow-up activity: one account's non-final transactions dated before `before`. */
+export interface FollowUpInput {
+  readonly account: string;
+  /** The night's Eastern day (RECON_FOLLOW_UP_DAYS counts back from it). */
+  readonly day: string;
+  /** The first day of the night's windows: they re-pull the days from it on. */
+  readonly before: string;
+  /** The instant the night is judged at (ISO); absent: now. */
+  readonly asOf?: string;
+}
+
+/** The retention activity's answer: the setting, the cutoff and the rows cleared per table.column. */
+export interface RetentionResult {
+  readonly olderThanDays: number;
+  /** ISO instant: personal data stored before it was cleared. */
+  readonly cutoff: string;
+  readonly cleared: Readonly<Record<string, number>>;
 }

@@ -4,6 +4,7 @@ import type {
   DayWindow,
   FollowUpResult,
   ReconcileWindowSummary,
+  RetentionResult,
   VolumeOutcome,
 } from '../domain/run-summary.ts';
 
@@ -11,8 +12,11 @@ export type {
   AlertInput,
   AlertResult,
   DiscrepancyTotal,
+  FollowUpInput,
   FollowUpResult,
+  PullSourceInput,
   ReconcileWindowSummary,
+  RetentionResult,
   RunSummaryAlert,
   VolumeCheckFailure,
   VolumeCheckInput,
@@ -26,18 +30,6 @@ export type {
  * Inputs and results of the workflows and activities. They travel through Temporal payloads and
  * histories, so they hold dates, counts and messages only: never report data, never a secret.
  */
-
-/** Input of the pull activity: one source, one window of Eastern days. */
-export interface PullSourceInput {
-  readonly source: Source;
-  readonly from: string;
-  readonly to: string;
-  /**
-   * The provider account to pull for (config/accounts.ts); the account `default` when absent (runs
-   * recorded before accounts existed).
-   */
-  readonly account?: string;
-}
 
 /**
  * Per-run overrides of the activity presets (workflows/activity-options.ts), carried in the workflow
@@ -171,17 +163,6 @@ export interface BackfillResult {
   readonly volume?: readonly VolumeOutcome[];
 }
 
-/** Input of the follow-up activity: one account's non-final transactions dated before `before`. */
-export interface FollowUpInput {
-  readonly account: string;
-  /** The night's Eastern day (RECON_FOLLOW_UP_DAYS counts back from it). */
-  readonly day: string;
-  /** The first day of the night's windows: they re-pull the days from it on. */
-  readonly before: string;
-  /** The instant the night is judged at (ISO); absent: now. */
-  readonly asOf?: string;
-}
-
 /** The follow-up of one account in a nightly result: what it learnt and the reconcile runs after it. */
 export interface NightlyFollowUp extends FollowUpResult {
   readonly reconciled: readonly ReconcileWindowSummary[];
@@ -216,12 +197,4 @@ export interface NightlyResult extends DayWindow {
   readonly volume?: readonly VolumeOutcome[];
   /** Per account, the follow-up of non-final transactions; absent in runs recorded before it. */
   readonly followUp?: readonly NightlyFollowUp[];
-}
-
-/** The retention activity's answer: the setting, the cutoff and the rows cleared per table.column. */
-export interface RetentionResult {
-  readonly olderThanDays: number;
-  /** ISO instant: personal data stored before it was cleared. */
-  readonly cutoff: string;
-  readonly cleared: Readonly<Record<string, number>>;
 }

@@ -6,7 +6,7 @@ import { followUpNonFinal } from '../../ingest/follow-up/follow-up-non-final.ts'
 import { lastDueDate } from '../../reconcile/reconcile-range.ts';
 import { DEFAULT_SETTINGS } from '../../reconcile/settings.ts';
 import type { FollowUpResult } from '../../domain/run-summary.ts';
-import type { FollowUpInput } from '../../workflows/types.ts';
+import type { FollowUpInput } from '../../domain/run-summary.ts';
 import { accountTarget } from '../account-target.ts';
 import type { ActivityDependencies, LookupStatusFn } from '../dependencies.ts';
 

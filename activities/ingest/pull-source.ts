@@ -4,7 +4,7 @@ import { readPullCursor, savePullCursor } from '../../db/pull-cursors.ts';
 import { recordLoad } from '../../observability/metrics.ts';
 import { readCommittedLoad } from '../../db/loads.ts';
 import { type LoadSummary, pullSummary, type PullSummary } from '../../domain/load-summary.ts';
-import type { PullSourceInput } from '../../workflows/types.ts';
+import type { PullSourceInput } from '../../domain/run-summary.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 import { accountTarget } from '../account-target.ts';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { clearPersonalData } from '../../db/retention.ts';
-import type { RetentionResult } from '../../workflows/types.ts';
+import type { RetentionResult } from '../../domain/run-summary.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 

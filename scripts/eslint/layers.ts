@@ -34,16 +34,10 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   db: { imports: ['domain', 'observability'] },
   provider: { imports: ['domain', 'config', 'observability'] },
   ingest: { imports: ['domain', 'config', 'observability', 'db', 'provider'] },
-  reconcile: { imports: ['domain', 'config', 'observability', 'db', 'provider'], typeOnly: ['workflows'] },
-  workbench: {
-    imports: ['domain', 'config', 'observability', 'db', 'provider', 'reconcile', 'workers'],
-    typeOnly: ['workflows'],
-  },
+  reconcile: { imports: ['domain', 'config', 'observability', 'db', 'provider'] },
+  workbench: { imports: ['domain', 'config', 'observability', 'db', 'provider', 'reconcile', 'workers'] },
   workflows: { imports: ['domain'], typeOnly: ['activities'] },
-  activities: {
-    imports: ['domain', 'config', 'observability', 'db', 'provider', 'ingest', 'reconcile'],
-    typeOnly: ['workflows'],
-  },
+  activities: { imports: ['domain', 'config', 'observability', 'db', 'provider', 'ingest', 'reconcile'] },
   workers: {
     imports: [
       'domain',
