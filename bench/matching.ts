@@ -8,7 +8,7 @@ import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
 import { type ChangedRerunFigures, measureChangedReruns } from './matching-changes.ts';
 import { type MatchingFloor, measureMatchingFloor } from './matching-floor.ts';
-import { openBenchServer } from './scratch-databases.ts';
+import { dropScratch, openBenchServer } from './scratch-databases.ts';
 
 export interface MatchingFigures {
   readonly rows: number;
@@ -135,10 +135,7 @@ export async function benchMatching(
     return figures;
   } finally {
     await db.destroy();
-    // RECON_BENCH_KEEP=1 keeps the scratch database for EXPLAIN sessions.
-    if (process.env.RECON_BENCH_KEEP !== '1') await server.drop(scratch);
-    else log(`  kept database ${scratch}`);
-    await server.close();
+    await dropScratch(server, [scratch], log);
   }
 }
 
@@ -147,7 +144,7 @@ export async function benchMatching(
  * 1/100 s on Linux), plus that of the server's processes that have ended (the postmaster's reaped
  * children: the parallel workers a run started); null when the server is not local.
  */
-async function pgBackendCpuSeconds(db: ReturnType<typeof createDatabase>): Promise<number | null> {
+export async function pgBackendCpuSeconds(db: ReturnType<typeof createDatabase>): Promise<number | null> {
   const pids = await sql<{
     pid: number;
   }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);

@@ -10,6 +10,7 @@ import { ingestSteps } from './ingest.ts';
 import { receiverSteps } from './receiver.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 import { nightlySteps } from './nightly.ts';
+import { previewSteps } from './preview.ts';
 import { followUpSteps } from './nightly-follow-up.ts';
 import { windowCostSteps } from './window-cost.ts';
 import { workbenchSteps } from './workbench.ts';
@@ -45,7 +46,7 @@ const steps: BenchStep[] = [
   ...indexCostSteps,
   ...receiverSteps,
   ...workbenchSteps,
-  ...[...windowCostSteps, ...nightlySteps, ...followUpSteps, ...growthSteps].map((s) => ({
+  ...[...windowCostSteps, ...nightlySteps, ...followUpSteps, ...previewSteps, ...growthSteps].map((s) => ({
     ...s,
     run: (c: BenchContext) => ((process.env.DATABASE_URL = adminUrl), s.run(c)),
   })),

@@ -63,3 +63,17 @@ export async function openBenchServer(): Promise<BenchServer> {
     },
   };
 }
+
+/**
+ * The end of a bench's scratch databases: dropped, unless RECON_BENCH_KEEP=1 keeps them for EXPLAIN
+ * sessions; then the server is closed.
+ */
+export async function dropScratch(
+  server: BenchServer,
+  names: readonly string[],
+  log: (line: string) => void,
+): Promise<void> {
+  if (process.env.RECON_BENCH_KEEP !== '1') for (const name of names) await server.drop(name);
+  else log(`  kept ${names.length === 1 ? 'database' : 'databases'} ${names.join(', ')}`);
+  await server.close();
+}

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
-import { openBenchServer } from './scratch-databases.ts';
+import { dropScratch, openBenchServer } from './scratch-databases.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -93,10 +93,7 @@ export async function benchWindowCost(
     return figures;
   } finally {
     for (const db of dbs) await db.destroy();
-    // RECON_BENCH_KEEP=1 keeps the scratch databases for EXPLAIN sessions.
-    if (process.env.RECON_BENCH_KEEP !== '1') for (const name of names) await server.drop(name);
-    else log(`  kept databases ${names.join(', ')}`);
-    await server.close();
+    await dropScratch(server, names, log);
   }
 }
 

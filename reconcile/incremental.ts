@@ -52,7 +52,7 @@ export async function matchChanges(
   const how = await chooseScope(ctx, account, rules, full);
   if (how.scope === 'full') {
     const matched = await matchRange(ctx, rules);
-    await keepMatching(ctx, account, fingerprint, matched);
+    if (!ctx.dryRun) await keepMatching(ctx, account, fingerprint, matched);
     return { matched, how, snapshot };
   }
   // The stored findings of the range are no longer all of its findings.

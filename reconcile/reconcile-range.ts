@@ -37,7 +37,8 @@ export interface ReconcileRequest {
   readonly tolerances?: Tolerances;
   /**
    * Called with the run's `findings`, before the lifecycle touches a discrepancy: a preview reads
-   * them there and throws to roll the whole run back (reconcile/tolerances/preview.ts).
+   * them there and throws to roll the whole run back (reconcile/tolerances/preview.ts). Such a run is
+   * a dry run (RuleContext.dryRun): it does not write the claims, and it fails if this returns.
    */
   readonly beforeLifecycle?: (ctx: RuleContext) => Promise<void>;
   /**
@@ -166,12 +167,16 @@ export async function reconcileRange(
       dueThrough,
       stuckThrough,
       tolerances,
+      // A preview reads the whole range's findings before the lifecycle, then rolls the run back.
+      ...(req.beforeLifecycle ? { dryRun: true } : {}),
     };
 
-    // A preview reads the whole range's findings before the lifecycle: it matches in full.
+    // A preview matches in full.
     const full = (req.full ?? false) || req.beforeLifecycle !== undefined;
     const { matched, how, snapshot } = await matchChanges(ctx, account, rules, full);
     await req.beforeLifecycle?.(ctx);
+    // A dry run left the claims unwritten: it must never commit.
+    if (ctx.dryRun) throw new Error('a preview run must throw in beforeLifecycle to roll itself back');
     const inScope = how.scope === 'incremental' ? { inScope: scopeCondition(rules) } : {};
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id, ...inScope });
     const writeOffs = await writeOffFindings(trx, { account, runId: run.run_id, asOf, from, to, tolerances });

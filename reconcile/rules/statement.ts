@@ -30,6 +30,12 @@ export interface RuleContext {
   readonly scoped?: boolean;
   /** The account's tolerances (reconcile/rules/tolerance-terms.ts); absent: exact matching. */
   readonly tolerances?: RunTolerances;
+  /**
+   * The run is read and rolled back (a preview: reconcile/tolerances/preview.ts): it writes only what
+   * its rules read (findings, the return claims), not the transaction, notification and legacy claims
+   * nor the stored findings a later run could reuse, which nobody would see.
+   */
+  readonly dryRun?: boolean;
 }
 
 /** One currency's tolerance as a run uses it: dueThrough is the run's due date with the date lag. */

@@ -144,4 +144,34 @@ describe('recon rules preview', () => {
     );
     expect((await writeOffReport(h.db, { month: '2026-04' })).lines).toEqual([]);
   });
+
+  it('matches as a dry run: a preview that does not roll itself back fails and writes nothing', async () => {
+    const before = await snapshot();
+    const claims = async () =>
+      (await sql<{ n: number }>`select (select count(*) from transaction_matches)::int as n`.execute(h.db))
+        .rows[0]!.n;
+    const claimed = await claims();
+    await h.db.deleteFrom('transaction_matches').execute();
+    let findings = -1;
+    await expect(
+      reconcileRange(h.db, {
+        from: '2026-01-01',
+        to: '2026-03-20',
+        now: NOW,
+        beforeLifecycle: async (ctx) => {
+          // The preview's run reads what the rules found, not the claims: they are not written.
+          findings = (await sql<{ n: number }>`select count(*)::int as n from findings`.execute(ctx.trx))
+            .rows[0]!.n;
+          expect(
+            (await sql<{ n: number }>`select count(*)::int as n from transaction_matches`.execute(ctx.trx))
+              .rows[0]!.n,
+          ).toBe(0);
+        },
+      }),
+    ).rejects.toThrow('must throw in beforeLifecycle');
+    expect(findings).toBeGreaterThan(0);
+    expect(await snapshot()).toBe(before);
+    await reconcileRange(h.db, { from: '2026-01-01', to: '2026-03-20', now: NOW, full: true });
+    expect(await claims()).toBe(claimed);
+  });
 });
