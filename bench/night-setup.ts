@@ -148,6 +148,16 @@ export async function prepareWarehouse(
   const elapsed = () => `${((performance.now() - p0) / 1000).toFixed(0)} s`;
   const handle = await bench.server.create(name, { poolSize: 12 });
   try {
+    // The contract begins with the sandbox's days: the history was generated without one, and a
+    // contract valid from before it would make a later run over a history day (the follow-up's) find
+    // a fee mismatch in every transaction, which no night before had found. It is written before the
+    // history is reconciled, as a warehouse's contract is in place before its nights: written after,
+    // it is a change no key tells (reconcile/incremental.ts), and every later run over a history day
+    // (the follow-up's) would match the whole of its range instead of the keys the night changed.
+    await insertFeeSchedule(
+      handle.db,
+      bench.view.feeSchedule.map((f) => ({ ...f, validFrom: SANDBOX_DAYS.from })),
+    );
     if (historyRows > 0) {
       await insertBenchLoad(handle.db);
       await generateHistory(handle.db, historyRows, (done) =>
@@ -163,14 +173,7 @@ export async function prepareWarehouse(
         (month) => log(`  ${name}: reconciled ${month} (${elapsed()})`),
       );
     }
-    // The contract begins with the sandbox's days: the history was generated and reconciled without
-    // one, and a contract valid from before it would make a later run over a history day (the
-    // follow-up's) find a fee mismatch in every transaction, which no night before had found.
     await loadMerchantSide(handle, bench.view, 'staging', { feeSchedule: false });
-    await insertFeeSchedule(
-      handle.db,
-      bench.view.feeSchedule.map((f) => ({ ...f, validFrom: SANDBOX_DAYS.from })),
-    );
     // The night before: its pulls leave the look-back days loaded, as they are when the timed night comes.
     await bench.runNight(handle, nightOf(addDays(NIGHT.day, -1), `${NIGHT.day}T06:30:00Z`));
     await sql`vacuum analyze`.execute(handle.db);
