@@ -57,6 +57,8 @@ export function registerServe(program: Command): void {
           port: opts.port ?? config.port ?? 8080,
           host: opts.host,
           sessions: { idleSeconds: opts.sessionIdleMinutes * 60 },
+          // A preview of tolerances matches as the nightly runs do.
+          reconcileSettings: { stuckPendingBusinessDays: config.followUp.stuckPendingDays },
           ...(opts.trustedUserHeader ? { trustedUserHeader: opts.trustedUserHeader } : {}),
           ...(proxies.length > 0 ? { trustedProxies: proxies } : {}),
           ...(opts.tlsCert && opts.tlsKey

@@ -10,6 +10,7 @@ import type { WorkbenchMetrics } from '../observability/workbench-metrics.ts';
 import type { PasswordChecks } from './auth/password-checks.ts';
 import type { Principal, SessionSettings } from './auth/sessions.ts';
 import type { Role } from './auth/accounts.ts';
+import type { PreviewJobs } from './preview-jobs.ts';
 import type { ScheduleReader } from './queries/schedule.ts';
 import type { ReplicaReads } from './replica-reads.ts';
 
@@ -37,6 +38,8 @@ export interface WorkbenchContext {
   readonly passwordChecks: PasswordChecks;
   readonly metrics: WorkbenchMetrics;
   readonly schedule: ScheduleReader;
+  /** The previews of tolerance proposals running or done in this process (preview-jobs.ts). */
+  readonly previews: PreviewJobs;
 }
 
 /**

@@ -32,14 +32,18 @@ import { ActionConflict, UnknownAssignee } from '../reconcile/discrepancies/acti
 import { InvalidFilter } from '../reconcile/discrepancies/filter.ts';
 import { DiscrepancyNotFound } from '../reconcile/discrepancies/row.ts';
 import { MatchConflict, MatchNotFound } from '../reconcile/manual-matches/record.ts';
+import type { ReconcileSettings } from '../reconcile/settings.ts';
+import { createPreviewJobs, PreviewBusy } from './preview-jobs.ts';
 import type { ScheduleReader, ScheduleState } from './queries/schedule.ts';
 import { registerDiscrepancyRoutes } from './routes/discrepancies.ts';
 import { registerMatchRoutes } from './routes/matches.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
 import { registerPages } from './routes/pages.ts';
+import { registerPreviewRoutes } from './routes/previews.ts';
 import { registerScorecardRoutes } from './routes/scorecard.ts';
 import { registerSessionRoutes } from './routes/session.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerToleranceRoutes } from './routes/tolerances.ts';
 import { createReplicaReads, type ReadReplica } from './replica-reads.ts';
 import { addSchemas } from './schemas.ts';
 import { SESSION_COOKIE, type WorkbenchContext } from './context.ts';
@@ -68,6 +72,10 @@ export interface WorkbenchOptions {
   readonly schedule?: ScheduleReader;
   /** The registry `/metrics` answers from; without it, one of the server's own over `db`. */
   readonly metrics?: WorkbenchMetrics;
+  /** The reconcile settings a preview of tolerances matches with (those of the nightly runs). */
+  readonly reconcileSettings?: Partial<ReconcileSettings>;
+  /** Where previews of tolerances run (long statements: not the pages' bounded pool); default `db`. */
+  readonly previewDb?: Kysely<Database>;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -149,6 +157,10 @@ export async function buildWorkbench(options: WorkbenchOptions): Promise<Fastify
   registerOperationsRoutes(app, ctx);
   registerPages(app, ctx);
   registerScorecardRoutes(app, ctx);
+  registerToleranceRoutes(app, ctx);
+  registerPreviewRoutes(app, ctx);
+  // A preview still running holds a transaction of `db`: it ends before the server says it closed.
+  app.addHook('onClose', () => ctx.previews.settled());
   app.get('/api/openapi.json', { schema: { hide: true }, config: { role: 'public' } }, async () =>
     app.swagger(),
   );
@@ -168,6 +180,7 @@ function contextOf(options: WorkbenchOptions): WorkbenchContext {
       throttle: { ...DEFAULT_SESSION_SETTINGS.throttle, ...options.sessions?.throttle },
     },
     metrics: options.metrics ?? createWorkbenchMetrics({ db: options.db }),
+    previews: createPreviewJobs(options.previewDb ?? options.db, options.reconcileSettings, options.log),
     schedule:
       options.schedule ??
       (async (): Promise<ScheduleState> => ({
@@ -261,7 +274,7 @@ function answerError(
     return reply.code(400).send({ error: 'bad_request', message: error.message });
   if (error instanceof DiscrepancyNotFound || error instanceof MatchNotFound)
     return reply.code(404).send({ error: 'not_found', message: error.message });
-  if (error instanceof ActionConflict || error instanceof MatchConflict)
+  if (error instanceof ActionConflict || error instanceof MatchConflict || error instanceof PreviewBusy)
     return reply.code(409).send({ error: 'conflict', message: error.message });
   if (isDatabaseDown(error)) {
     return reply

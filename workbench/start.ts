@@ -45,7 +45,7 @@ export async function startWorkbench(
     Config,
     'databaseUrl' | 'dataDir' | 'temporalAddress' | 'temporalNamespace' | 'workbenchReadUrl'
   >,
-  options: Omit<WorkbenchOptions, 'db' | 'readReplica' | 'metrics'> & {
+  options: Omit<WorkbenchOptions, 'db' | 'readReplica' | 'metrics' | 'previewDb'> & {
     port: number;
     host: string;
     metricsAt?: { host: string; port: number };
@@ -54,6 +54,9 @@ export async function startWorkbench(
   const opened: DatabaseHandle = await openDatabase(config, { poolSize: 1, longRunning: true });
   // A pool of its own with bounded statements; the handle above only keeps the embedded server.
   const db = createDatabase(boundStatements(createPool(opened.connectionString, 10)));
+  // Previews of tolerances are reconcile runs over the whole history: one connection of their own,
+  // without the 30 s bound of the pages' statements (one preview runs at a time: preview-jobs.ts).
+  const previewDb = createDatabase(createPool(opened.connectionString, 1));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const readUrl = config.workbenchReadUrl;
   const replica = readUrl
@@ -66,6 +69,7 @@ export async function startWorkbench(
     : undefined;
   const closeDatabases = async () => {
     await db.destroy();
+    await previewDb.destroy();
     await replica?.db.destroy();
     await opened.close();
   };
@@ -84,6 +88,7 @@ export async function startWorkbench(
     ...workbenchOptions,
     db,
     ...(replica ? { readReplica: replica } : {}),
+    previewDb,
     metrics,
     log,
   });

@@ -313,6 +313,9 @@ describe('workbench pages in Chromium', () => {
       '/runs',
       '/coverage',
       '/scorecard',
+      '/tolerances',
+      '/tolerances/preview',
+      '/write-offs?month=2026-03',
     ]) {
       await page.goto(`${base}${path}`);
       await page.evaluate(() =>
@@ -359,6 +362,9 @@ describe('workbench pages in Chromium', () => {
       [page, '/runs'],
       [page, '/coverage'],
       [page, '/scorecard'],
+      [page, '/tolerances'],
+      [page, '/tolerances/preview'],
+      [page, '/write-offs?month=2026-03'],
     ];
     for (const [p, path] of pages) {
       await p.goto(`${base}${path}`);

@@ -36,6 +36,25 @@
     });
     return out;
   }
+  // The preview form: the pasted settings file, else one entry per row that names a currency.
+  function previewOf(form) {
+    var file = form.querySelector('[name="settings_file"]').value;
+    if (file.trim() !== '') return { settings_file: file };
+    var rows = [];
+    Array.prototype.forEach.call(form.querySelectorAll('.proposal-row'), function (row) {
+      var value = function (name) {
+        return row.querySelector('[name="' + name + '"]').value.trim();
+      };
+      if (value('currency') === '') return;
+      var entry = { account: value('account'), currency: value('currency') };
+      ['amount_tolerance_cents', 'date_lag_business_days', 'write_off_limit_cents'].forEach(function (k) {
+        if (value(k) !== '') entry[k] = Number(value(k));
+      });
+      rows.push(entry);
+    });
+    var note = form.querySelector('[name="note"]').value.trim();
+    return note === '' ? { tolerances: rows } : { note: note, tolerances: rows };
+  }
   document.addEventListener('submit', function (event) {
     var form = event.target;
     if (form.id === 'sign-in') {
@@ -95,6 +114,17 @@
       send('POST', '/api/matches', match)
         .then(function () {
           location.reload();
+        })
+        .catch(function (e) {
+          showError(form, e);
+        });
+      return;
+    }
+    if (form.hasAttribute('data-preview')) {
+      event.preventDefault();
+      send('POST', '/api/tolerances/previews', previewOf(form))
+        .then(function (job) {
+          location.href = job.page;
         })
         .catch(function (e) {
           showError(form, e);

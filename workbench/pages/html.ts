@@ -87,19 +87,42 @@ export function scrollBox(label: string, table: Html, options: { hasLinks?: bool
     : html`<div class="scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
 }
 
+/** A column of {@link listTable}: its heading, and `num` for a column of numbers (right-aligned). */
+export type Column = string | readonly [heading: Html | string, kind: 'num'];
+
+/** A table of rows under column headings (class list), as the pages' lists are. */
+export function listTable(id: string, columns: readonly Column[], rows: readonly Html[]): Html {
+  const th = (c: Column) =>
+    typeof c === 'string'
+      ? html`<th scope="col">${c}</th>`
+      : html`<th scope="col" class="${c[1]}">${c[0]}</th>`;
+  return html`<table class="list" id="${id}">
+    <thead>
+      <tr>
+        ${columns.map(th)}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
 const NAV: readonly (readonly [string, string, string])[] = [
   ['worklist', '/', 'Worklist'],
   ['overview', '/overview', 'Overview'],
   ['runs', '/runs', 'Runs and loads'],
   ['coverage', '/coverage', 'Coverage'],
   ['scorecard', '/scorecard', 'Scorecard'],
+  ['tolerances', '/tolerances', 'Tolerances'],
+  ['write-offs', '/write-offs', 'Write-offs'],
 ];
 
 export function page(
   title: string,
   principal: Principal | null,
   body: Html,
-  options: { active?: string; skipTo?: string; skipLabel?: string } = {},
+  options: { active?: string; skipTo?: string; skipLabel?: string; refreshSeconds?: number } = {},
 ): string {
   const nav = principal
     ? html`<nav aria-label="Workbench">
@@ -119,6 +142,7 @@ export function page(
     html`<html lang="en">
       <head>
         <meta charset="utf-8" />
+        ${options.refreshSeconds ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}" />` : html``}
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="csrf-token" content="${principal?.csrfToken ?? ''}" />
         <title>${title} · ibt-recon workbench</title>

@@ -1,0 +1,111 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { addUser } from '../../workbench/auth/accounts.ts';
+import { launchChromium, signedInPage } from '../support/browser.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { seedAmountDifferences } from '../support/amount-differences.ts';
+import { closeAgents, serveWorkbench, type Served } from '../support/workbench-http.ts';
+
+/**
+ * The preview page in real Chromium (issue 29, section 4): an admin proposes CAD tolerances in the
+ * form, runs the preview, waits on its page until it is done, reads the counts per kind and currency
+ * and the agreement with people's decisions, applies it, and finds the new version on the
+ * tolerances page; an operator previews but is offered no Apply button.
+ */
+
+const PASSWORD = 'correct horse battery';
+
+let h: DatabaseHandle;
+let browser: Browser;
+let server: Served;
+
+beforeAll(async () => {
+  h = await createTestDatabase();
+  await seedAmountDifferences(h.db);
+  await addUser(h.db, { username: 'ada', role: 'admin', password: PASSWORD });
+  await addUser(h.db, { username: 'olga', role: 'operator', password: PASSWORD });
+  server = await serveWorkbench(h.db);
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.app.close();
+  await closeAgents();
+  await h?.close();
+});
+
+/** The counts row of amount_mismatch CAD, change by change. */
+async function amountCounts(page: import('playwright-core').Page) {
+  const row = page.locator('#preview-counts tr[data-kind="amount_mismatch"][data-currency="CAD"]');
+  const out: Record<string, string> = {};
+  for (const change of ['open', 'write_off', 'close', 'agree', 'disagree'])
+    out[change] = (await row.locator(`td[data-change="${change}"]`).innerText()).replace(/\s+/g, ' ').trim();
+  return out;
+}
+
+describe('the preview page in Chromium', () => {
+  it('proposes, previews, shows the counts, applies, and the tolerances page shows the new version', async () => {
+    const { context, page } = await signedInPage(browser, server.base, {
+      username: 'ada',
+      password: PASSWORD,
+    });
+    await page.goto(`${server.base}/tolerances`);
+    expect(await page.locator('#account-default h2').innerText()).toContain('version 0');
+    await Promise.all([page.waitForURL(/\/tolerances\/preview$/), page.click('#propose')]);
+
+    await page.selectOption('#p0-account', 'default');
+    await page.fill('#p0-currency', 'cad');
+    await page.fill('#p0-amount_tolerance_cents', '1');
+    await page.fill('#p0-write_off_limit_cents', '5');
+    await page.fill('#preview-note', 'the bank rounds');
+    await Promise.all([
+      page.waitForURL(/\/tolerances\/previews\/[0-9a-f-]{36}$/),
+      page.click('#run-preview'),
+    ]);
+    // Running, the page reloads itself until the result is there.
+    await page.locator('#preview-counts').waitFor({ timeout: 60_000 });
+
+    expect(await amountCounts(page)).toEqual({
+      open: '0',
+      write_off: '1 (0.03 CAD)',
+      close: '1 (0.01 CAD)',
+      agree: '1 (0.09 CAD)',
+      disagree: '0',
+    });
+    expect((await page.locator('#agreement').innerText()).replace(/\s+/g, ' ')).toBe(
+      "People's decisions: 1 agree, 0 disagree.",
+    );
+    expect(await page.locator('#preview-items tbody tr').count()).toBe(3);
+
+    await Promise.all([page.waitForEvent('load'), page.click('#apply')]);
+    expect(await page.locator('#applied').innerText()).toMatch(/^Applied by ada at /);
+    await Promise.all([page.waitForURL(/\/tolerances$/), page.click('#applied a')]);
+    expect(await page.locator('#account-default h2').innerText()).toContain('version 1');
+    expect((await page.locator('#current-default tbody tr').innerText()).replace(/\s+/g, ' ').trim()).toBe(
+      'CAD 1 ¢ 0 5 ¢',
+    );
+    await page.click('#account-default summary');
+    const history = (await page.locator('#history-default tbody tr').innerText()).replace(/\s+/g, ' ');
+    expect(history).toMatch(/^1 CAD 1 ¢ 0 5 ¢ ada .* the bank rounds \d+$/);
+    await context.close();
+  });
+
+  it('an operator previews but may not apply', async () => {
+    const { context, page } = await signedInPage(browser, server.base, {
+      username: 'olga',
+      password: PASSWORD,
+    });
+    await page.goto(`${server.base}/tolerances/preview`);
+    await page.fill(
+      '#settings-file',
+      JSON.stringify({ tolerances: [{ currency: 'CAD', amount_tolerance_cents: 9 }] }),
+    );
+    await Promise.all([page.waitForURL(/\/tolerances\/previews\//), page.click('#run-preview')]);
+    await page.locator('#preview-counts, #nothing-changes').first().waitFor({ timeout: 60_000 });
+    expect(await page.locator('#apply').count()).toBe(0);
+    expect(await page.locator('#apply-needs-admin').count()).toBe(1);
+    await context.close();
+  });
+});
