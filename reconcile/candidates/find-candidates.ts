@@ -93,12 +93,16 @@ async function tolerancesTable(ctx: RuleContext): Promise<void> {
   );
 }
 
-/** Each pair of an item of the run's dates with an item of the other side near it, with its checks' values. */
-async function pairItems(ctx: RuleContext, days: number): Promise<void> {
-  await exec(
-    ctx,
-    sql`create temp table cand_pairs on commit drop as
-      select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
+/**
+ * Each pair of an item of the run's dates with an item of the other side near it, with its checks'
+ * values. Read once by {@link rankCandidates}, never stored: nearly every pair fails the checks (98%
+ * in the matching bench), and storing them all wrote a temporary table of millions of rows to disk
+ * on a first run over 1,000,000 transactions. The dates around an item are joined one by one (a hash
+ * join on currency and date) rather than as a range (every item of the currency compared with every
+ * other). `offset 0` keeps it a subquery, so that each pair's id distance is computed once.
+ */
+function pairs(days: number) {
+  return sql`select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
         c.discrepancy_id as candidate_discrepancy_id, c.amount_cents, c.business_date as candidate_business_date,
         c.mtid as merchant_transaction_id, tol.amount_cents as amount_tolerance, tol.lag_days,
         abs(c.amount_cents - t.amount_cents) as amount_diff, abs(dc.ordinal - dt.ordinal) as days_apart,
@@ -106,13 +110,12 @@ async function pairItems(ctx: RuleContext, days: number): Promise<void> {
         case when length(t.mtid) <= ${MAX_ID_LENGTH} and length(c.mtid) <= ${MAX_ID_LENGTH}
           then public.recon_id_distance(t.mtid, c.mtid, ${MAX_ID_DISTANCE}) end as id_distance
       from cand_items t
-      join cand_items c on c.currency = t.currency and c.side <> t.side
-        and c.business_date between t.business_date - ${days}::int and t.business_date + ${days}::int
+      cross join generate_series(-${days}::int, ${days}::int) o(days)
+      join cand_items c on c.currency = t.currency and c.business_date = t.business_date + o.days and c.side <> t.side
       join cand_tolerance tol on tol.currency = t.currency
       join cand_days dt on dt.day = t.business_date
       join cand_days dc on dc.day = c.business_date
-      where t.target`,
-  );
+      where t.target offset 0`;
 }
 
 /** Every check in words: [{check, passed, detail}]; money in cents with its currency's tolerance. */
@@ -135,7 +138,7 @@ const CHECKS = sql.raw(`jsonb_build_array(
       else 'merchant transaction ids more than ${MAX_ID_DISTANCE} characters apart' end))`);
 
 /** The candidates of the run: at most MAX_CANDIDATES per discrepancy, ranked by score (cand_new). */
-async function rankCandidates(ctx: RuleContext): Promise<void> {
+async function rankCandidates(ctx: RuleContext, days: number): Promise<void> {
   await exec(
     ctx,
     sql`create temp table cand_new on commit drop as
@@ -152,7 +155,7 @@ async function rankCandidates(ctx: RuleContext): Promise<void> {
               + (case when p.id_distance <= ${MAX_ID_DISTANCE} then 30 - 5 * p.id_distance else 0 end)
               + (case when p.user_a = p.user_b then 20 else 0 end)
               + (case when p.days_apart <= p.lag_days then 10 else 0 end) - least(p.days_apart, 10)::int as score
-          from cand_pairs p
+          from (${pairs(days)}) p
         ) x
         where x.amount_ok or x.user_ok or x.id_ok
       ) ranked
@@ -212,8 +215,7 @@ export async function findCandidates(ctx: RuleContext): Promise<number> {
     sql`create temp table cand_days on commit drop as
       select * from unnest(${span.dates}::date[], ${span.ordinals}::int[]) as t(day, ordinal)`,
   );
-  await pairItems(ctx, days);
-  await rankCandidates(ctx);
+  await rankCandidates(ctx, days);
   await storeCandidates(ctx);
   const r = await sql<{ n: number }>`select count(distinct discrepancy_id)::int as n from cand_new`.execute(
     ctx.trx,
