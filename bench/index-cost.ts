@@ -58,7 +58,7 @@ async function serverCpuReader(url: string): Promise<() => number | null> {
 }
 
 /** Wall seconds and server CPU seconds of `body`. */
-async function measured(cpu: () => number | null, body: () => Promise<unknown>) {
+async function measured(cpu: () => number | null, body: () => Promise<unknown>): Promise<Measure> {
   const c0 = cpu();
   const { seconds } = await timed(body);
   // The backends have ended; give the postmaster a moment to reap them.
@@ -67,104 +67,173 @@ async function measured(cpu: () => number | null, body: () => Promise<unknown>) 
   return { seconds, cpu: c0 === null || c1 === null ? null : c1 - c0 };
 }
 
-const cpuNote = (cpu: number | null) => (cpu === null ? '' : `server CPU ${cpu.toFixed(2)} s`);
-/** `a / b` of server CPU, when both were read. */
-const cpuRatio = (a: number | null, b: number | null) =>
-  a === null || b === null || b === 0 ? '' : ` (${(a / b).toFixed(2)}x in server CPU)`;
+/** One measured load or `\copy`: wall seconds, server CPU seconds, and the loader's own CPU seconds. */
+interface Measure {
+  readonly seconds: number;
+  readonly cpu: number | null;
+  readonly nodeCpu?: number;
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return (s[Math.floor((s.length - 1) / 2)]! + s[Math.ceil((s.length - 1) / 2)]!) / 2;
+}
+/** `median (min–max over n)`, or the one figure. */
+function spread(xs: readonly number[], digits = 2, unit = ' s'): string {
+  const f = (x: number) => x.toFixed(digits);
+  if (xs.length === 1) return `${f(xs[0]!)}${unit}`;
+  return `${f(median(xs))}${unit} (${f(Math.min(...xs))}–${f(Math.max(...xs))} over ${xs.length} runs)`;
+}
+const cpus = (ms: readonly Measure[]) => ms.flatMap((m) => (m.cpu === null ? [] : [m.cpu]));
+const cpuNote = (ms: readonly Measure[]) => (cpus(ms).length === 0 ? '' : `server CPU ${spread(cpus(ms))}`);
+/** The ratios a / b taken within each round (the same minutes of the shared machine), wall and server CPU. */
+function ratios(a: readonly Measure[], b: readonly Measure[]): string {
+  const wall = a.map((m, i) => m.seconds / b[i]!.seconds);
+  const cpu = a.flatMap((m, i) => (m.cpu === null || !b[i]!.cpu ? [] : [m.cpu / b[i]!.cpu]));
+  return `${spread(wall, 2, 'x')} wall${cpu.length === 0 ? '' : `, ${spread(cpu, 2, 'x')} server CPU`}`;
+}
+const nodeNote = (ms: readonly Measure[]) => {
+  const xs = ms.flatMap((m) => (m.nodeCpu === undefined ? [] : [m.nodeCpu]));
+  return xs.length === 0 ? '' : `; the loader's own CPU ${spread(xs)}`;
+};
+/** The change-capture triggers of migration 0027 that a first legacy load fires (one per COPY). */
+const NO_CAPTURE = TABLES.map((t) => `drop trigger ${t}_changed_keys_insert on ${t}`);
+
+/** What the rounds measured: the loader and the `\copy`s, each round's load average. */
+interface Rounds {
+  loader: Measure[];
+  loaderNoCapture: Measure[];
+  bare: Measure[];
+  real: Measure[];
+  realNoCapture: Measure[];
+  loads: number[];
+}
+
+/**
+ * The loader and `\copy` into fresh databases of ctx's server, on the rows of `file`: `load` runs
+ * `recon import` of it (in a child, its own CPU read), `copy` a `\copy` of the rows the first load
+ * wrote (`exportRows` must run after that first load).
+ */
+function measurer(ctx: BenchContext, file: string) {
+  let cpu: () => number | null = () => null;
+  const files: { table: string; cols: string; csv: string }[] = [];
+  const out = {
+    rows: 0,
+    async load(label: string, prepare: string[]) {
+      const url = await ctx.newDatabase();
+      for (const s of [...NO_AUTOVACUUM, ...prepare]) await runStatement(url, s);
+      cpu = await serverCpuReader(url);
+      ctx.log(`loading with the loader, ${label}`);
+      let nodeCpu = 0;
+      const m = await measured(cpu, async () => {
+        const child = await loadInChild(url, 'legacy-transactions', 'legacy', '5', file);
+        out.rows = child.summary.rowsRead;
+        nodeCpu = child.cpuSeconds;
+      });
+      return { url, ...m, nodeCpu };
+    },
+    async exportRows(url: string) {
+      for (const table of TABLES) {
+        const columns = await columnsOf(url, table, ['created_at', 'updated_at']);
+        const csv = join(ctx.workDir, `${table}.index-cost.csv`);
+        await psql(url, `\\copy (select ${columns.join(', ')} from ${table}) to '${csv}' csv`);
+        files.push({ table, cols: columns.join(', '), csv });
+      }
+    },
+    /** `\copy` of both tables into a fresh database prepared by `prepare`. */
+    async copy(label: string, prepare: string[], into = (t: string) => t) {
+      const url = await ctx.newDatabase();
+      await runStatement(
+        url,
+        `insert into loads (source, environment, origin, format) values ('legacy-transactions', 'staging', 'direct', 'legacy')`,
+      );
+      for (const s of [...prepare, ...(into('x') === 'x' ? NO_AUTOVACUUM : [])]) await runStatement(url, s);
+      ctx.log(`\\copy: ${label}`);
+      return measured(cpu, async () => {
+        for (const f of files) await psql(url, `\\copy ${into(f.table)} (${f.cols}) from '${f.csv}' csv`);
+      });
+    },
+  };
+  return out;
+}
+
+const BARE_TABLES = TABLES.map(
+  (t) => `create unlogged table bench_${t} (like ${t} including defaults) with (autovacuum_enabled = false)`,
+);
+
+/** `repeat` rounds of the loader and `\copy`, with and without the change-capture triggers. */
+async function rounds(m: ReturnType<typeof measurer>, first: Measure, repeat: number): Promise<Rounds> {
+  const r: Rounds = { loader: [], loaderNoCapture: [], bare: [], real: [], realNoCapture: [], loads: [] };
+  for (let round = 0; round < repeat; round++) {
+    r.loader.push(round === 0 ? first : await m.load('indexes as migration 0028 leaves them', []));
+    r.loaderNoCapture.push(await m.load('without the change-capture triggers', NO_CAPTURE));
+    r.bare.push(await m.copy('bare UNLOGGED tables', BARE_TABLES, (t) => `bench_${t}`));
+    r.real.push(await m.copy('the real tables', []));
+    r.realNoCapture.push(await m.copy('the real tables without the change-capture triggers', NO_CAPTURE));
+    r.loads.push(loadavg()[0]!);
+  }
+  return r;
+}
 
 /**
  * What each index of the tables the legacy loader writes costs a load (issue 30, section 3), all in
  * one run at ctx.rows lines: the loader against a bare `\copy` of the rows it writes (target 2.5x at
- * most), the loader on the indexes as they were before migration 0028, and `\copy` of the same rows
- * into the real tables as they are and without each secondary index in turn. The load average is
- * printed beside the figures: the machine is shared.
+ * most), the loader and `\copy` into the real tables with and without the change-capture triggers of
+ * migration 0027, each BENCH_REPEAT times (default 1) in rounds, the ratios taken within a round; then
+ * once the loader on the indexes as they were before migration 0028, and `\copy` into the real tables
+ * without each secondary index in turn. The load average is printed beside the figures: the machine
+ * is shared.
  */
 export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> {
   const file = join(ctx.workDir, 'legacy-type5-index-cost.csv');
   ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
   await generateLegacyType5(file, ctx.rows);
-  let cpu: () => number | null = () => null;
-  const load = async (before0028: boolean) => {
-    const url = await ctx.newDatabase();
-    for (const s of [...NO_AUTOVACUUM, ...(before0028 ? BEFORE_0028 : [])]) await runStatement(url, s);
-    cpu = await serverCpuReader(url);
-    let rows = 0;
-    const m = await measured(cpu, async () => {
-      rows = (await loadInChild(url, 'legacy-transactions', 'legacy', '5', file)).summary.rowsRead;
-    });
-    return { url, rows, ...m };
-  };
-  ctx.log('loading with the loader, indexes as migration 0028 leaves them');
-  const now = await load(false);
-  ctx.log('loading with the loader, indexes as before migration 0028');
-  const before = await load(true);
-
-  const files: { table: string; cols: string; csv: string }[] = [];
-  for (const table of TABLES) {
-    const columns = await columnsOf(now.url, table, ['created_at', 'updated_at']);
-    const csv = join(ctx.workDir, `${table}.index-cost.csv`);
-    await psql(now.url, `\\copy (select ${columns.join(', ')} from ${table}) to '${csv}' csv`);
-    files.push({ table, cols: columns.join(', '), csv });
-  }
-  /** `\copy` of both tables into a fresh database prepared by `prepare`, seconds. */
-  const copy = async (label: string, prepare: string[], into = (t: string) => t) => {
-    const url = await ctx.newDatabase();
-    await runStatement(
-      url,
-      `insert into loads (source, environment, origin, format) values ('legacy-transactions', 'staging', 'direct', 'legacy')`,
-    );
-    for (const s of [...prepare, ...(into('x') === 'x' ? NO_AUTOVACUUM : [])]) await runStatement(url, s);
-    ctx.log(`\\copy: ${label}`);
-    return measured(cpu, async () => {
-      for (const f of files) await psql(url, `\\copy ${into(f.table)} (${f.cols}) from '${f.csv}' csv`);
-    });
-  };
-  const bare = await copy(
-    'bare UNLOGGED tables',
-    TABLES.map(
-      (t) =>
-        `create unlogged table bench_${t} (like ${t} including defaults) with (autovacuum_enabled = false)`,
-    ),
-    (t) => `bench_${t}`,
-  );
-  const real = await copy('the real tables', []);
+  const m = measurer(ctx, file);
+  const first = await m.load('indexes as migration 0028 leaves them', []);
+  await m.exportRows(first.url);
+  const r = await rounds(m, first, Math.max(1, Number(process.env.BENCH_REPEAT ?? 1)));
+  const before = await m.load('indexes as before migration 0028', BEFORE_0028);
   const without: BenchResult[] = [];
+  const realCpu = cpus(r.real).length === 0 ? null : median(cpus(r.real));
   for (const index of SECONDARY) {
-    const m = await copy(`without ${index}`, [`drop index ${index}`]);
-    const saved = m.cpu === null || real.cpu === null ? '' : `, ${(real.cpu - m.cpu).toFixed(2)} s of CPU`;
+    const w = await m.copy(`without ${index}`, [`drop index ${index}`]);
+    const saved = w.cpu === null || realCpu === null ? '' : `, ${(realCpu - w.cpu).toFixed(2)} s of CPU`;
     without.push({
       name: `psql \\copy into the real tables without ${index}`,
-      rows: now.rows,
-      seconds: m.seconds,
-      note: `the index costs ${(real.seconds - m.seconds).toFixed(2)} s${saved}; ${cpuNote(m.cpu)}`,
+      rows: m.rows,
+      seconds: w.seconds,
+      note: `the index costs ${(median(r.real.map((x) => x.seconds)) - w.seconds).toFixed(2)} s${saved} (against the median); ${cpuNote([w])}`,
     });
   }
-  const load1 = `load ${loadavg()[0]!.toFixed(1)}`;
+  const line = (name: string, ms: Measure[], note: string): BenchResult => ({
+    name,
+    rows: m.rows,
+    seconds: median(ms.map((x) => x.seconds)),
+    note: `wall ${spread(ms.map((x) => x.seconds))}; ${cpuNote(ms)}${nodeNote(ms)}${note}`,
+  });
   return [
-    {
-      name: 'recon import, legacy type 5 (indexes of migration 0028)',
-      rows: now.rows,
-      seconds: now.seconds,
-      note: `loader / bare \\copy = ${(now.seconds / bare.seconds).toFixed(2)}x${cpuRatio(now.cpu, bare.cpu)} (target <= 2.5x); ${cpuNote(now.cpu)}; ${load1}`,
-    },
-    {
-      name: 'recon import, legacy type 5 (indexes as before migration 0028)',
-      rows: before.rows,
-      seconds: before.seconds,
-      note: `loader / bare \\copy = ${(before.seconds / bare.seconds).toFixed(2)}x${cpuRatio(before.cpu, bare.cpu)}; ${cpuNote(before.cpu)}`,
-    },
-    {
-      name: 'psql \\copy of the same rows into bare UNLOGGED tables',
-      rows: now.rows,
-      seconds: bare.seconds,
-      note: cpuNote(bare.cpu),
-    },
-    {
-      name: 'psql \\copy into the real tables (indexes of migration 0028)',
-      rows: now.rows,
-      seconds: real.seconds,
-      note: `${(real.seconds / bare.seconds).toFixed(2)}x bare; ${cpuNote(real.cpu)}`,
-    },
+    line(
+      'recon import, legacy type 5 (indexes of migration 0028)',
+      r.loader,
+      `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x); load average ${spread(r.loads, 1, '')}`,
+    ),
+    line(
+      'recon import without the change-capture triggers of migration 0027',
+      r.loaderNoCapture,
+      `; / bare \\copy = ${ratios(r.loaderNoCapture, r.bare)}; with them / without = ${ratios(r.loader, r.loaderNoCapture)}`,
+    ),
+    line('recon import, indexes as before migration 0028', [before], ''),
+    line('psql \\copy of the same rows into bare UNLOGGED tables', r.bare, ''),
+    line(
+      'psql \\copy into the real tables (indexes of migration 0028)',
+      r.real,
+      `; / bare = ${ratios(r.real, r.bare)}`,
+    ),
+    line(
+      'psql \\copy into the real tables without the change-capture triggers',
+      r.realNoCapture,
+      `; with them / without = ${ratios(r.real, r.realNoCapture)}`,
+    ),
     ...without,
   ];
 }

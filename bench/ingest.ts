@@ -20,7 +20,10 @@ export async function timed<T>(body: () => Promise<T>): Promise<{ value: T; seco
   return { value, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
 }
 
-/** Runs one load in a child process (its own peak RSS), returning the summary and the child's maxRSS. */
+/**
+ * Runs one load in a child process (its own peak RSS), returning the summary, the child's maxRSS and
+ * its CPU seconds (user + system).
+ */
 export async function loadInChild(
   url: string,
   source: string,
@@ -28,7 +31,7 @@ export async function loadInChild(
   queryType: string,
   file: string,
 ) {
-  return new Promise<{ summary: LoadSummary; maxRssKiB: number }>((resolve, reject) => {
+  return new Promise<{ summary: LoadSummary; maxRssKiB: number; cpuSeconds: number }>((resolve, reject) => {
     // The same V8 flag as bin/recon.ts (its shebang), so that the child's peak RSS is recon import's.
     const child = spawn(
       process.execPath,
@@ -42,7 +45,7 @@ export async function loadInChild(
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`load child exited with ${code}`));
-      else resolve(JSON.parse(out) as { summary: LoadSummary; maxRssKiB: number });
+      else resolve(JSON.parse(out) as { summary: LoadSummary; maxRssKiB: number; cpuSeconds: number });
     });
   });
 }
