@@ -163,7 +163,10 @@ async function driveBackfill(
     return 130;
   }
   if (outcome.status === 'COMPLETED') {
-    process.stdout.write(`${JSON.stringify(await handle.result(), null, 2)}\n`);
+    const result = await handle.result();
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const { warnRejectedInRange } = await import('./load-file.ts');
+    warnRejectedInRange(result.rowsRejected, result);
     return 0;
   }
   printUnfinished(workflowId, outcome);

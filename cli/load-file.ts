@@ -25,6 +25,22 @@ export function warnRejected(summary: Pick<LoadSummary, 'loadId' | 'rowsRejected
 }
 
 /**
+ * The same warning for the pulls of a backfill or a nightly run that completed with rejected rows
+ * (each window within RECON_MAX_REJECTED_PER_WINDOW, or the run would have failed): a body cut short
+ * by the provider leaves its last record rejected here, and the day fewer rows than it had. The
+ * command lists the rejected rows of the workflows' loads of those Eastern days.
+ */
+export function warnRejectedInRange(
+  rowsRejected: number,
+  range: { readonly from: string; readonly to: string },
+): void {
+  if (rowsRejected === 0) return;
+  process.stderr.write(
+    `recon: warning: ${rowsRejected} row(s) rejected by the pulls of ${range.from}..${range.to}; list them with: recon warehouse psql -- -c "select l.load_id, l.source, l.account, r.line_number, r.reason from rejected_rows_redacted r join loads l using (load_id) where l.origin = 'workflow' and (l.window_start at time zone 'America/Toronto')::date between '${range.from}' and '${range.to}' order by l.load_id, r.line_number"\n`,
+  );
+}
+
+/**
  * The body of `recon import` and `recon ledger import`: opens the file (an unreadable one fails before
  * the database is touched), loads it with origin 'file' and the configured environment, shows progress
  * on a terminal, prints the load summary as JSON on stdout (and the rejected rows' warning on

@@ -85,6 +85,11 @@ export function registerNightly(program: Command): void {
           process.stdout.write(
             opts.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : formatNightly(outcome.result),
           );
+          const { warnRejectedInRange } = await import('./load-file.ts');
+          warnRejectedInRange(
+            outcome.result.windows.reduce((n, w) => n + w.rowsRejected, 0),
+            outcome.result,
+          );
           return 0;
         } finally {
           await session.close();

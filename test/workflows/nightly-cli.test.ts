@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { useSandboxCluster } from '../support/sandbox-cluster.ts';
 
@@ -72,6 +73,35 @@ describe('recon nightly --date', () => {
       .where('l.source', '=', 'status-lookup')
       .executeTakeFirstOrThrow();
     expect(Number(settledByLookup.n)).toBe(followUp.settled);
+  });
+
+  it('a body the provider cut short is loaded without its last record, and recon backfill warns of the rejected row', async () => {
+    // Complete at the HTTP level, cut inside a record: within the rejected-line limit (default 100).
+    c.sandbox.setAsOf('2026-03-27T07:00:00Z');
+    c.sandbox.setFaults({ shortBodyBytes: 700 });
+    try {
+      const backfill = await c.recon([
+        'backfill',
+        '--from',
+        '2026-03-23',
+        '--to',
+        '2026-03-24',
+        '--sources',
+        'legacy-transactions',
+      ]);
+      expect(backfill.code, backfill.stderr).toBe(0);
+      const result = JSON.parse(backfill.stdout) as { rowsRejected: number };
+      expect(result.rowsRejected).toBe(1);
+      expect(backfill.stderr).toContain(
+        'recon: warning: 1 row(s) rejected by the pulls of 2026-03-23..2026-03-24; list them with: recon warehouse psql -- -c "select l.load_id',
+      );
+      // The printed command lists the rejected row: the record the cut fell in.
+      const listing = /psql -- -c "(.*)"$/m.exec(backfill.stderr)![1]!;
+      const rows = await sql<{ source: string; reason: string }>`${sql.raw(listing)}`.execute(c.h.db);
+      expect(rows.rows).toMatchObject([{ source: 'legacy-transactions' }]);
+    } finally {
+      c.sandbox.setFaults({});
+    }
   });
 
   it('exits 1 and names the window when a window of the night failed', async () => {
