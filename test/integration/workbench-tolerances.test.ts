@@ -327,6 +327,36 @@ describe('the preview in the workbench', () => {
     });
   });
 
+  it('says it is running while it waits for a reconcile run, and refuses a second one meanwhile', async () => {
+    let id = '';
+    // A reconcile run holding the lock: the preview waits for it, as a run would.
+    await h.db.transaction().execute(async (trx) => {
+      await sql`lock table recon_work.reconcile_lock in exclusive mode`.execute(trx);
+      const started = await call(server.base, 'POST', '/api/tolerances/previews', {
+        headers: as(op),
+        body: CAD_PROPOSAL,
+      });
+      id = started.json.preview_id;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const running = await call(server.base, 'GET', `/api/tolerances/previews/${id}`, { headers: as(op) });
+      expect(running.json).toMatchObject({ status: 'running', finished_at: null, preview: null });
+      const page = await call(server.base, 'GET', `/tolerances/previews/${id}`, { headers: as(op) });
+      expect(page.text).toContain('<meta http-equiv="refresh" content="2" />');
+      expect(page.text).toMatch(/id="preview-running"[^>]*>\s*Running since/);
+      const second = await call(server.base, 'POST', '/api/tolerances/previews', {
+        headers: as(admin),
+        body: CAD_PROPOSAL,
+      });
+      expect([second.status, second.json.message]).toEqual([
+        409,
+        `preview ${id} is running: wait until it is done (its page shows when), then preview again`,
+      ]);
+    });
+    expect((await settled(id, as(op))).json.status).toBe('done');
+    const page = await call(server.base, 'GET', `/tolerances/previews/${id}`, { headers: as(op) });
+    expect(page.text).not.toContain('http-equiv="refresh"');
+  });
+
   it('takes the settings file the CLI reads, and runs one preview at a time', async () => {
     const text = JSON.stringify({
       tolerances: [{ account: 'beta', currency: 'USD', amount_tolerance_cents: 3 }],
