@@ -115,7 +115,10 @@ export const statusMismatch = pairRule(
 /**
  * missing_at_provider: a booked DEBIT/CREDIT the provider does not know once the grace period has run
  * out (a provider row of its id that a person matched with other entries does not count), and that no
- * manual match pairs with provider transactions.
+ * manual match pairs with provider transactions. The provider rows of the run (facts, mm_id: not
+ * matched by hand) answer for nearly every entry first; only the few left are looked up among every
+ * provider row, by key: asked of every row at once, the planner hashed the whole ledger against every
+ * provider transaction of the warehouse (12 s of a preview over 1,000,000 rows).
  */
 export const missingAtProvider: Rule = {
   name: 'missing_at_provider',
@@ -124,6 +127,7 @@ export const missingAtProvider: Rule = {
   reads: { from: () => 'scope_l s join merchant_ledger l using (merchant_transaction_id)', anchor: 'ledger' },
   when: (ctx) => sql`l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
     and s.booked_on <= ${dueThroughFor(ctx, 'l.currency')}
+    and not exists (select 1 from facts f where f.merchant_transaction_id = l.merchant_transaction_id and f.mm_id is null)
     and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))}
       and not ${sql.raw(manuallyMatched('provider', 'p.transaction_id'))})
     and not ${sql.raw(manuallyMatched('ledger', 'l.merchant_transaction_id'))}`,
