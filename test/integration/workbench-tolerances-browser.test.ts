@@ -1,4 +1,5 @@
-import type { Browser } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { addUser } from '../../workbench/auth/accounts.ts';
@@ -36,8 +37,17 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** With RECON_SCREENSHOTS=1 (npm run docs:screenshots), the page as docs/screenshots/NAME.png. */
+async function shot(page: Page, name: string): Promise<void> {
+  if (process.env.RECON_SCREENSHOTS)
+    await page.screenshot({
+      path: join(import.meta.dirname, `../../docs/screenshots/${name}.png`),
+      fullPage: true,
+    });
+}
+
 /** The counts row of amount_mismatch CAD, change by change. */
-async function amountCounts(page: import('playwright-core').Page) {
+async function amountCounts(page: Page) {
   const row = page.locator('#preview-counts tr[data-kind="amount_mismatch"][data-currency="CAD"]');
   const out: Record<string, string> = {};
   for (const change of ['open', 'write_off', 'close', 'agree', 'disagree'])
@@ -78,6 +88,7 @@ describe('the preview page in Chromium', () => {
       "People's decisions: 1 agree, 0 disagree.",
     );
     expect(await page.locator('#preview-items tbody tr').count()).toBe(3);
+    await shot(page, 'tolerances-preview');
 
     await Promise.all([page.waitForEvent('load'), page.click('#apply')]);
     expect(await page.locator('#applied').innerText()).toMatch(/^Applied by ada at /);
@@ -89,6 +100,7 @@ describe('the preview page in Chromium', () => {
     await page.click('#account-default summary');
     const history = (await page.locator('#history-default tbody tr').innerText()).replace(/\s+/g, ' ');
     expect(history).toMatch(/^1 CAD 1 ¢ 0 5 ¢ ada .* the bank rounds \d+$/);
+    await shot(page, 'tolerances');
     await context.close();
   });
 

@@ -174,10 +174,12 @@ function doneBody(principal: Principal, p: Preview, stored: StoredProposal | und
             ${
               a.proposed.length === 0
                 ? 'exact'
-                : a.proposed.map(
-                    (c) =>
-                      `${c.currency} tolerance ${c.amountCents} ¢, lag ${c.dateLagBusinessDays}, limit ${c.writeOffLimitCents} ¢; `,
-                  )
+                : a.proposed
+                    .map(
+                      (c) =>
+                        `${c.currency} tolerance ${c.amountCents} ¢, lag ${c.dateLagBusinessDays}, limit ${c.writeOffLimitCents} ¢`,
+                    )
+                    .join('; ')
             }
           </li>`,
       )}
