@@ -11,11 +11,19 @@
  * days around them (migration 0025), never a join of everything unmatched. A candidate must pass the
  * amount, the merchant user or the id check: the date alone makes no candidate. An item a person
  * matched by hand is nobody's candidate. Only what changed is written to match_candidates.
+ *
+ * A ledger entry still inside its grace period (no missing_at_provider yet: the provider may still
+ * report it) is a candidate of missing_in_ledger items all the same: a payin booked late under a
+ * mistyped id is that case, and the person who matches it by hand today need not wait for the grace
+ * period to run out. It has no candidates of its own (it is not a discrepancy).
  */
 import { sql } from 'kysely';
 import { addDays } from '../../domain/time/calendar.ts';
+import { easternDayStartUtc } from '../../domain/time/eastern.ts';
 import { isBusinessDay } from '../../domain/time/business-days.ts';
 import { manuallyMatched } from '../rules/manual-matches.ts';
+import { keyJoin } from '../rules/sql-terms.ts';
+import { dueThroughFor } from '../rules/tolerance-terms.ts';
 import { exec, type RuleContext } from '../rules/statement.ts';
 
 /** At most this many candidates per discrepancy. */
@@ -74,7 +82,36 @@ async function collectItems(ctx: RuleContext, days: number): Promise<void> {
             else ${manuallyMatched('ledger', 'd.merchant_transaction_id')} end)`,
         )}`,
   );
+  await collectEntriesInGrace(ctx, days);
   await exec(ctx, sql`analyze cand_items`);
+}
+
+/**
+ * Adds to cand_items the ledger entries of the searched dates still inside their grace period: booked
+ * after the due date (the earliest of the currencies', a date lag making it earlier), unclaimed by a
+ * provider row and unmatched by hand, as the missing_at_provider rule will judge them once due.
+ */
+async function collectEntriesInGrace(ctx: RuleContext, days: number): Promise<void> {
+  const due = [ctx.dueThrough, ...(ctx.tolerances?.currencies ?? []).map((t) => t.dueThrough)].sort()[0]!;
+  const first = [addDays(ctx.from, -days), addDays(due, 1)].sort()[1]!;
+  const last = addDays(ctx.to, days);
+  if (first > last) return;
+  await exec(
+    ctx,
+    sql`insert into cand_items (discrepancy_id, currency, business_date, side, item_id, mtid, amount_cents,
+        merchant_user_id, target)
+      select null, l.currency, (l.booked_at at time zone 'America/Toronto')::date, 'ledger', l.merchant_transaction_id,
+        l.merchant_transaction_id, l.amount_cents, l.merchant_user_id, false
+      from merchant_ledger l
+      where l.booked_at >= ${easternDayStartUtc(first)}::timestamptz
+        and l.booked_at < ${easternDayStartUtc(addDays(last, 1))}::timestamptz
+        and (l.booked_at at time zone 'America/Toronto')::date > ${dueThroughFor(ctx, 'l.currency')}
+        and l.transaction_type in ('DEBIT','CREDIT') and l.status not in ('REJECTED','FAILED')
+        and not exists (select 1 from provider_transactions p where ${sql.raw(keyJoin('p', 'l', 'merchant_transaction_id'))}
+          and not ${sql.raw(manuallyMatched('provider', 'p.transaction_id'))})
+        and not ${sql.raw(manuallyMatched('ledger', 'l.merchant_transaction_id'))}
+        and not exists (select 1 from cand_items c where c.side = 'ledger' and c.item_id = l.merchant_transaction_id)`,
+  );
 }
 
 /** The run's tolerance of each currency of the items (none: exact), as a table (cand_tolerance). */
