@@ -60,7 +60,8 @@ export interface ReconcileSummary extends ReconcileOutcome {
   /** The version of the account's tolerances the run used (0: none, exact matching). */
   readonly toleranceVersion: number;
   /** Differences the run wrote off (within the write-off limit), and earlier ones it reopened. */
-  readonly writeOffs: { readonly writtenOff: number; readonly reopened: number };
+  /** fixed: a run's write-off no longer found (the difference gone), reversed and resolved as fixed. */
+  readonly writeOffs: { readonly writtenOff: number; readonly reopened: number; readonly fixed: number };
   /**
    * `reused` when nothing matching reads had been written since the last run of this exact range with
    * the same code, settings and due date: its findings were taken instead of matching again
@@ -179,7 +180,15 @@ export async function reconcileRange(
     if (ctx.dryRun) throw new Error('a preview run must throw in beforeLifecycle to roll itself back');
     const inScope = how.scope === 'incremental' ? { inScope: scopeCondition(rules) } : {};
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id, ...inScope });
-    const writeOffs = await writeOffFindings(trx, { account, runId: run.run_id, asOf, from, to, tolerances });
+    const writeOffs = await writeOffFindings(trx, {
+      account,
+      runId: run.run_id,
+      asOf,
+      from,
+      to,
+      tolerances,
+      ...inScope,
+    });
     await finishMatching(ctx, account, rules, how, snapshot);
     await findCandidates(ctx);
 

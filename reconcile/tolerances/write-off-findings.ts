@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { execStatement, type RunTolerances } from '../rules/statement.ts';
 import { writeOffLimit } from '../rules/tolerance-terms.ts';
@@ -13,13 +13,25 @@ import { RECON_ACTOR } from './write-offs.ts';
  * - written off by a run before, and still within: kept; when its difference changed, the earlier
  *   amount is reversed and the new one written off, so that write_offs adds up to it;
  * - written off by a run before and now beyond the limit (the difference grew, or the limit was
- *   lowered): reopened, with its write-off reversed.
+ *   lowered): reopened, with its write-off reversed;
+ * - written off by a run before and no longer found at all (the ledger was corrected to the
+ *   provider's amount): its write-off reversed, and resolved as any discrepancy a run no longer finds
+ *   (no resolution: fixed), not left written off ({@link fixGoneWriteOffs}).
  * A write-off a person made (resolved_by not 'recon') is theirs: never touched here.
  */
 export async function writeOffFindings(
   trx: Transaction<Database>,
-  req: { account: string; runId: number; asOf: string; from: string; to: string; tolerances: RunTolerances },
-): Promise<{ writtenOff: number; reopened: number }> {
+  req: {
+    account: string;
+    runId: number;
+    asOf: string;
+    from: string;
+    to: string;
+    tolerances: RunTolerances;
+    /** The discrepancies (as `d`) the run looked at (reconcile/apply-findings.ts FindingsRun). */
+    inScope?: RawBuilder<unknown>;
+  },
+): Promise<{ writtenOff: number; reopened: number; fixed: number }> {
   const { account, runId, asOf, tolerances } = req;
   const limit = sql.raw(writeOffLimit(tolerances, 'f.currency'));
   await execStatement(
@@ -84,5 +96,61 @@ export async function writeOffFindings(
   // The workbench totals' deltas of these changes, folded as the lifecycle folds its own.
   if (reopened > 0)
     await execStatement(trx, sql`select compact_discrepancy_totals(${req.from}::date, ${req.to}::date)`);
-  return { writtenOff: opened.rows[0]!.n, reopened: reopened - opened.rows[0]!.n };
+  const fixed = await fixGoneWriteOffs(trx, req);
+  return { writtenOff: opened.rows[0]!.n, reopened: reopened - opened.rows[0]!.n, fixed };
+}
+
+/**
+ * A run's write-off whose discrepancy the run looked at and no longer found: the difference is gone,
+ * so the amount written off is reversed (write_offs is insert-only) and the discrepancy stays
+ * resolved as fixed (no resolution, resolved by this run), with a 'resolved' event that says so.
+ * Returns how many.
+ */
+async function fixGoneWriteOffs(
+  trx: Transaction<Database>,
+  req: {
+    account: string;
+    runId: number;
+    asOf: string;
+    from: string;
+    to: string;
+    tolerances: RunTolerances;
+    inScope?: RawBuilder<unknown>;
+  },
+): Promise<number> {
+  const { account, runId, asOf, from, to } = req;
+  await execStatement(
+    trx,
+    sql`create temp table gone_write_offs on commit drop as
+    select d.discrepancy_id, d.kind, d.currency, d.business_date, w.net, w.last_id
+    from discrepancies d
+    left join lateral (select sum(x.amount_cents)::bigint as net, max(x.write_off_id) as last_id
+      from public.write_offs x where x.discrepancy_id = d.discrepancy_id) w on true
+    where d.business_date between ${from}::date and ${to}::date
+      and d.resolution = 'written_off' and d.resolved_by = ${RECON_ACTOR}
+      and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)
+      and ${req.inScope ?? sql`true`}`,
+  );
+  const reason = sql`format('%s no longer found: the difference is gone, its write-off of %s cent(s) %s reversed',
+    t.kind, coalesce(t.net, 0), t.currency)`;
+  await execStatement(
+    trx,
+    sql`insert into public.write_offs (account, currency, amount_cents, reason, kind, business_date, discrepancy_id,
+      run_id, tolerance_version, reversal_of, written_off_by, written_off_at)
+    select ${account}, t.currency, -t.net, ${reason}, t.kind, t.business_date, t.discrepancy_id, ${runId}::bigint,
+      ${req.tolerances.version}::bigint, t.last_id, ${RECON_ACTOR}, ${asOf}::timestamptz
+    from gone_write_offs t where coalesce(t.net, 0) <> 0`,
+  );
+  await execStatement(
+    trx,
+    sql`insert into discrepancy_events (discrepancy_id, event, details, at)
+    select t.discrepancy_id, 'resolved', jsonb_build_object('run_id', ${runId}::bigint, 'reason', ${reason}),
+      ${asOf}::timestamptz
+    from gone_write_offs t`,
+  );
+  return execStatement(
+    trx,
+    sql`update discrepancies d set resolution = null, resolved_by = null, resolved_at = ${asOf}::timestamptz
+    from gone_write_offs t where d.discrepancy_id = t.discrepancy_id`,
+  );
 }

@@ -63,7 +63,7 @@ describe('tolerances in the rules', () => {
     await seed();
     const s = await reconcileRange(h.db, RANGE);
     expect(s.toleranceVersion).toBe(0);
-    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 0 });
+    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 0, fixed: 0 });
     expect(await state()).toEqual({
       'amount_mismatch:T-A1': ['open', null, null],
       'amount_mismatch:T-A3': ['open', null, null],
@@ -84,7 +84,7 @@ describe('tolerances in the rules', () => {
     // Same data, other tolerances: matched again, not the last matching reused.
     expect(s.matching).toBe('matched');
     expect(s.toleranceVersion).toBe(1);
-    expect(s.writeOffs).toEqual({ writtenOff: 1, reopened: 0 });
+    expect(s.writeOffs).toEqual({ writtenOff: 1, reopened: 0, fixed: 0 });
     expect(await state()).toEqual({
       'amount_mismatch:T-A1': ['resolved', null, null],
       'amount_mismatch:T-A3': ['resolved', 'written_off', 'recon'],
@@ -119,7 +119,7 @@ describe('tolerances in the rules', () => {
 
   it('a re-run writes nothing off twice', async () => {
     const s = await reconcileRange(h.db, RANGE);
-    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 0 });
+    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 0, fixed: 0 });
     expect((await state())['amount_mismatch:T-A3']).toEqual(['resolved', 'written_off', 'recon']);
     expect(await writeOffs()).toHaveLength(1);
   });
@@ -129,7 +129,7 @@ describe('tolerances in the rules', () => {
       h.db,
     );
     const s = await reconcileRange(h.db, RANGE);
-    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 1 });
+    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 1, fixed: 0 });
     expect((await state())['amount_mismatch:T-A3']).toEqual(['open', null, null]);
     expect(await writeOffs()).toEqual([
       ['amount_mismatch:T-A3', 3, false, 'recon', 1],
@@ -141,7 +141,34 @@ describe('tolerances in the rules', () => {
       changes: [{ currency: 'CAD', amountCents: 1, dateLagBusinessDays: 3, writeOffLimitCents: 8 }],
       setBy: 'cli:ann',
     });
-    expect((await reconcileRange(h.db, RANGE)).writeOffs).toEqual({ writtenOff: 1, reopened: 0 });
+    expect((await reconcileRange(h.db, RANGE)).writeOffs).toEqual({ writtenOff: 1, reopened: 0, fixed: 0 });
     expect((await writeOffs()).at(-1)).toEqual(['amount_mismatch:T-A3', 8, false, 'recon', 2]);
+  });
+
+  it('a difference gone (the ledger corrected) reverses the write-off and resolves the item as fixed', async () => {
+    // T-A3 is written off at 8 cents (version 2); the ledger is corrected to the provider's amount.
+    await sql`update merchant_ledger set amount_cents = 1000 where merchant_transaction_id = 'M-T-A3'`.execute(
+      h.db,
+    );
+    const s = await reconcileRange(h.db, RANGE);
+    expect(s.writeOffs).toEqual({ writtenOff: 0, reopened: 0, fixed: 1 });
+    expect((await state())['amount_mismatch:T-A3']).toEqual(['resolved', null, null]);
+    expect((await writeOffs()).slice(-2)).toEqual([
+      ['amount_mismatch:T-A3', 8, false, 'recon', 2],
+      ['amount_mismatch:T-A3', -8, true, 'recon', 2],
+    ]);
+    const net = await sql<{ n: string }>`select sum(amount_cents)::text as n from write_offs`.execute(h.db);
+    expect(Number(net.rows[0]!.n)).toBe(0);
+    const last = await sql<{ event: string; reason: string }>`
+      select e.event, e.details->>'reason' as reason from discrepancy_events e join discrepancies d using (discrepancy_id)
+      where d.discrepancy_key = 'amount_mismatch:T-A3' order by e.event_id desc limit 1`.execute(h.db);
+    expect(last.rows[0]).toEqual({
+      event: 'resolved',
+      reason:
+        'amount_mismatch no longer found: the difference is gone, its write-off of 8 cent(s) CAD reversed',
+    });
+    // Nothing more on the next run.
+    expect((await reconcileRange(h.db, RANGE)).writeOffs).toEqual({ writtenOff: 0, reopened: 0, fixed: 0 });
+    expect(await writeOffs()).toHaveLength(4);
   });
 });
