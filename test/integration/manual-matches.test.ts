@@ -284,6 +284,33 @@ describe('amounts apart: the tolerance, or a write-off by a person with the righ
       { amount_cents: '2', written_off_by: 'root', reversal: true },
     ]);
   });
+
+  it('an undone match with a write-off: the items open again on every later run, the write-off nets to zero', async () => {
+    // The match of T-8 with M-T-8x (2 cents written off) was undone above.
+    for (let run = 0; run < 2; run++) {
+      await reconcileRange(h.db, RANGE);
+      expect(await openKinds()).toEqual(
+        expect.arrayContaining(['missing_in_ledger:T-8', 'missing_at_provider:M-T-8x']),
+      );
+    }
+    const events = await sql<{ key: string; events: string }>`
+      select d.discrepancy_key as key, string_agg(e.event, ',' order by e.event_id) as events
+      from discrepancies d join discrepancy_events e using (discrepancy_id)
+      where d.discrepancy_key in ('missing_in_ledger:T-8', 'missing_at_provider:M-T-8x')
+      group by 1 order by 1`.execute(h.db);
+    expect(events.rows).toEqual([
+      { key: 'missing_at_provider:M-T-8x', events: 'opened,matched,resolved,match_undone,reopened' },
+      { key: 'missing_in_ledger:T-8', events: 'opened,matched,resolved,match_undone,reopened' },
+    ]);
+    const net = await sql<{
+      n: string;
+      rows: number;
+    }>`select coalesce(sum(amount_cents), 0)::text as n, count(*)::int as rows
+      from write_offs w join manual_matches m on m.match_id = w.manual_match_id where m.undone_at is not null`.execute(
+      h.db,
+    );
+    expect(net.rows[0]).toEqual({ n: '0', rows: 2 });
+  });
 });
 
 describe('recon_id_distance without fuzzystrmatch', () => {
