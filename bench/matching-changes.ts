@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { createDatabase } from '../db/connect.ts';
 import { reconcileRange, type ReconcileSummary } from '../reconcile/reconcile-range.ts';
+import { pgBackendCpuSeconds } from './backend-cpu.ts';
 
 /**
  * Re-runs after changes (issue 30, section 1): the run over changed keys (reconcile/incremental.ts)
@@ -21,6 +22,9 @@ export interface ChangedRerun {
   readonly fullSeconds: number;
   /** incrementalSeconds / fullSeconds: issue 30's target is 0.05 at most (one change). */
   readonly ratio: number;
+  /** PostgreSQL CPU seconds of each run (bench/backend-cpu.ts), when readable: steadier than wall time under load. */
+  readonly incrementalCpuSeconds: number | null;
+  readonly fullCpuSeconds: number | null;
   /** The full run after the incremental one changed nothing. */
   readonly agree: boolean;
 }
@@ -60,20 +64,27 @@ export async function measureChangedReruns(db: Db, day: number): Promise<Changed
 
 async function rerun(db: Db, day: number): Promise<ChangedRerun> {
   const now = `2026-05-${String(day).padStart(2, '0')}T12:00:00Z`;
+  const cpu0 = await pgBackendCpuSeconds(db);
   const t0 = performance.now();
   const incremental = await reconcileRange(db, { ...RANGE, now });
   const incrementalSeconds = (performance.now() - t0) / 1000;
+  const cpu1 = await pgBackendCpuSeconds(db);
   if (incremental.scope !== 'incremental')
     throw new Error(`the re-run after a change was ${incremental.scope} (${incremental.fullBecause ?? ''})`);
   const claimsBefore = await claims(db);
   const t1 = performance.now();
   const full = await reconcileRange(db, { ...RANGE, now, full: true });
   const fullSeconds = (performance.now() - t1) / 1000;
+  const cpu2 = await pgBackendCpuSeconds(db);
+  const cpu = (a: number | null, b: number | null) =>
+    a === null || b === null ? null : Math.round((b - a) * 10) / 10;
   const agree = nothingChanged(full) && (await claims(db)) === claimsBefore;
   return {
     incrementalSeconds: Math.round(incrementalSeconds * 100) / 100,
     fullSeconds: Math.round(fullSeconds * 10) / 10,
     ratio: Math.round((incrementalSeconds / fullSeconds) * 1000) / 1000,
+    incrementalCpuSeconds: cpu(cpu0, cpu1),
+    fullCpuSeconds: cpu(cpu1, cpu2),
     agree,
   };
 }

@@ -8,6 +8,7 @@ import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
 import { type ChangedRerunFigures, measureChangedReruns } from './matching-changes.ts';
 import { type MatchingFloor, measureMatchingFloor } from './matching-floor.ts';
+import { pgBackendCpuSeconds } from './backend-cpu.ts';
 import { dropScratch, openBenchServer } from './scratch-databases.ts';
 
 export interface MatchingFigures {
@@ -126,8 +127,10 @@ export async function benchMatching(
     log(
       `  reconcileRange over 31 days: first run ${figures.firstRunSeconds} s (${figures.firstRunOverFloor}x the floor), re-run ${figures.rerunSeconds} s, ` +
         `re-run after one changed ledger entry ${changedReruns.one.incrementalSeconds} s (full ${changedReruns.one.fullSeconds} s, ` +
-        `${changedReruns.one.ratio}x), after four changes ${changedReruns.four.incrementalSeconds} s (full ${changedReruns.four.fullSeconds} s, ` +
-        `${changedReruns.four.ratio}x), full runs after them agree: ${changedReruns.one.agree && changedReruns.four.agree} ` +
+        `${changedReruns.one.ratio}x; PostgreSQL CPU ${changedReruns.one.incrementalCpuSeconds ?? '?'} s against ${changedReruns.one.fullCpuSeconds ?? '?'} s), ` +
+        `after four changes ${changedReruns.four.incrementalSeconds} s (full ${changedReruns.four.fullSeconds} s, ` +
+        `${changedReruns.four.ratio}x; PostgreSQL CPU ${changedReruns.four.incrementalCpuSeconds ?? '?'} s against ${changedReruns.four.fullCpuSeconds ?? '?'} s), ` +
+        `full runs after them agree: ${changedReruns.one.agree && changedReruns.four.agree} ` +
         `(PostgreSQL CPU ${figures.firstRunCpuSeconds ?? '?'} s, ${figures.rerunCpuSeconds ?? '?'} s; load ${loadavg()[0]!.toFixed(1)}); ` +
         `${figures.discrepancies} discrepancies; peak RSS node ${figures.nodePeakRssMiB} MiB, postgres backend ${figures.postgresPeakRssMiB ?? '?'} MiB`,
     );
@@ -137,32 +140,6 @@ export async function benchMatching(
     await db.destroy();
     await dropScratch(server, [scratch], log);
   }
-}
-
-/**
- * CPU time (user + system) of this database's backends so far, from /proc/<pid>/stat (clock ticks of
- * 1/100 s on Linux), plus that of the server's processes that have ended (the postmaster's reaped
- * children: the parallel workers a run started); null when the server is not local.
- */
-export async function pgBackendCpuSeconds(db: ReturnType<typeof createDatabase>): Promise<number | null> {
-  const pids = await sql<{
-    pid: number;
-  }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
-  // Fields after the command name: [1] is the parent pid, [11]/[12] own user/system ticks, [13]/[14]
-  // those of reaped children.
-  const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  let ticks = 0;
-  try {
-    for (const { pid } of pids.rows) {
-      const fields = stat(pid);
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    const postmaster = pids.rows[0] ? stat(Number(stat(pids.rows[0].pid)[1])) : undefined;
-    if (postmaster) ticks += Number(postmaster[13]) + Number(postmaster[14]);
-  } catch {
-    return null;
-  }
-  return ticks / 100;
 }
 
 function round1(n: number): number {

@@ -6,7 +6,7 @@ import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { previewSettings } from '../reconcile/tolerances/preview.ts';
 import { parseSettingsFile } from '../reconcile/tolerances/settings-file.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
-import { pgBackendCpuSeconds } from './matching.ts';
+import { pgBackendCpuSeconds } from './backend-cpu.ts';
 import { dropScratch, openBenchServer } from './scratch-databases.ts';
 import type { BenchStep } from './steps.ts';
 

@@ -14,6 +14,7 @@ import { previewSteps } from './preview.ts';
 import { followUpSteps } from './nightly-follow-up.ts';
 import { windowCostSteps } from './window-cost.ts';
 import { workbenchSteps } from './workbench.ts';
+import type { ChangedRerun } from './matching-changes.ts';
 
 /**
  * `npm run bench`: generates large provider files in a temporary directory (never committed), loads
@@ -63,10 +64,11 @@ if (existsSync(matching)) {
       floorCpuSeconds: number | null;
       firstRunCpuSeconds: number | null;
       rerunSeconds: number;
+      rerunCpuSeconds: number | null;
       changedRerunSeconds: number;
       changedReruns: {
-        one: { incrementalSeconds: number; fullSeconds: number; ratio: number; agree: boolean };
-        four: { incrementalSeconds: number; fullSeconds: number; ratio: number; agree: boolean };
+        one: ChangedRerun;
+        four: ChangedRerun;
       };
       discrepancies: number;
       nodePeakRssMiB: number;
@@ -107,6 +109,7 @@ if (existsSync(matching)) {
             name: 'reconcileRange, re-run a day later (nothing changed)',
             rows: f.rows,
             seconds: f.rerunSeconds,
+            note: `PostgreSQL CPU ${f.rerunCpuSeconds ?? '?'} s against ${f.firstRunCpuSeconds ?? '?'} s for the first run`,
           },
           ...(['one', 'four'] as const).flatMap((n) => {
             const r = f.changedReruns[n];
@@ -118,7 +121,9 @@ if (existsSync(matching)) {
                 name: `reconcileRange, re-run after ${what}: changed keys only`,
                 rows: f.rows,
                 seconds: r.incrementalSeconds,
-                note: `${r.ratio}x the full re-run${n === 'one' ? ' (target <= 0.05x)' : ''}; full run after it ${r.agree ? 'agrees' : 'DISAGREES'}`,
+                note:
+                  `${r.ratio}x the full re-run${n === 'one' ? ' (target <= 0.05x)' : ''}; PostgreSQL CPU ` +
+                  `${r.incrementalCpuSeconds ?? '?'} s against ${r.fullCpuSeconds ?? '?'} s; full run after it ${r.agree ? 'agrees' : 'DISAGREES'}; ${load}`,
               },
             ];
           }),

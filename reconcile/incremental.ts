@@ -33,6 +33,8 @@ const kept = () => sql.join(KEPT_WHILE_FOUND.map((r) => sql.lit(r)));
 
 /** Dates not matched for this long lose their state: their next run is a full one. */
 const DAYS_KEPT = 45;
+/** Days around a range whose last matching a run over changed keys notes (more than a candidate search spans). */
+const NEAR_DAYS = 366;
 
 /**
  * Fills `findings` for the run: reused, full or over the changed keys (see the module's comment).
@@ -47,25 +49,39 @@ export async function matchChanges(
   const snapshot = (await sql<{ s: string }>`select pg_current_snapshot()::text as s`.execute(ctx.trx))
     .rows[0]!.s;
   const fingerprint = matchingFingerprint(ctx, rules);
-  const reused = full ? null : await reuseMatching(ctx, account, fingerprint);
-  if (reused) return { matched: reused, how: { scope: 'reused' }, snapshot };
+  // Over changed keys first: with nothing changed, it looks at nothing, where reusing the range's
+  // stored findings would take the lifecycle through every discrepancy of the range again.
   const how = await chooseScope(ctx, account, rules, full);
   if (how.scope === 'full') {
+    const reused = how.because === 'asked' ? null : await reuseMatching(ctx, account, fingerprint);
+    if (reused) return { matched: reused, how: { scope: 'reused' }, snapshot };
     const matched = await matchRange(ctx, rules);
     if (!ctx.dryRun) await keepMatching(ctx, account, fingerprint, matched);
     return { matched, how, snapshot };
   }
   // The stored findings of the range are no longer all of its findings.
   await forgetMatching(ctx, account);
-  return { matched: await matchRange({ ...ctx, scoped: true }, rules), how, snapshot };
+  const matched = await matchRange({ ...ctx, scoped: true }, rules);
+  await noteLookedAt(ctx, rules);
+  return { matched, how, snapshot };
 }
 
 /**
- * The discrepancies (`d`) a run over changed keys looked at: those whose row (by the rule's anchor)
- * was in its scope or among the changed keys (a row that left the range or was deleted), those of
- * the dates it looked at whole (flagged_days), and those of rules the code no longer has.
+ * The discrepancies (`d`) a run over changed keys looked at: those in recon_work's temporary
+ * `looked_at` ({@link noteLookedAt}).
  */
-export function scopeCondition(rules: readonly Rule[]): RawBuilder<unknown> {
+export function scopeCondition(): RawBuilder<unknown> {
+  return sql`d.discrepancy_id in (select discrepancy_id from looked_at)`;
+}
+
+/**
+ * Fills the temporary table looked_at with the discrepancies a run over changed keys looked at:
+ * those whose row (by the rule's anchor) was in its scope or among the changed keys (a row that left
+ * the range or was deleted), those of the dates it looked at whole (flagged_days), and those of rules
+ * the code no longer has. Each part is an index lookup by key, date or rule: the range's other
+ * discrepancies are not read.
+ */
+async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Promise<void> {
   const byAnchor = new Map<Anchor, string[]>();
   const anchorOfRule = new Map<string, Anchor>();
   for (const r of rules) {
@@ -84,25 +100,52 @@ export function scopeCondition(rules: readonly Rule[]): RawBuilder<unknown> {
     return: 'return_transaction_id',
   };
   const scoped = {
-    transaction: sql`select transaction_id from scope_p union all select key from changed_t`,
-    ledger: sql`select merchant_transaction_id from scope_l union all select key from changed_m`,
-    return: sql`select return_transaction_id from scope_r union all select key from changed_r`,
+    transaction: sql`select transaction_id from scope_p union select key from changed_t`,
+    ledger: sql`select merchant_transaction_id from scope_l union select key from changed_m`,
+    return: sql`select return_transaction_id from scope_r union select key from changed_r`,
   };
-  const parts = [...byAnchor].map(
-    ([anchor, names]) =>
-      sql`(d.rule in (${sql.join(names)}) and d.${sql.id(column[anchor])} in (${scoped[anchor]}))`,
+  // One index probe per key, date or rule (lateral, offset 0), whatever the planner's estimates of
+  // the run's small tables: a join chosen on them read every discrepancy of a rule.
+  const probe = (keys: RawBuilder<unknown>, condition: RawBuilder<unknown>) =>
+    sql`select d.discrepancy_id from (${keys}) k(key)
+      cross join lateral (select d.discrepancy_id from discrepancies d where ${condition} offset 0) d`;
+  const parts = [...byAnchor].map(([anchor, names]) =>
+    probe(scoped[anchor], sql`d.${sql.id(column[anchor])} = k.key and d.rule in (${sql.join(names)})`),
   );
-  const everyRow = sql`d.business_date in (select business_date from flagged_days)`;
-  const unknownRule = sql`d.rule not in (${sql.join([...anchorOfRule.keys()])})`;
-  return sql`(${sql.join([...parts, everyRow, unknownRule], sql` or `)})`;
+  const everyRow = probe(sql`select business_date from flagged_days`, sql`d.business_date = k.key`);
+  // The rules the warehouse's discrepancies name, one index probe each (a loose scan of
+  // discrepancies_rule_idx); those of rules the code no longer has are looked at.
+  const unknownRule = probe(
+    sql`with recursive r(rule) as (select min(rule) from discrepancies
+        union all select (select min(x.rule) from discrepancies x where x.rule > r.rule) from r where r.rule is not null)
+      select rule from r where rule is not null and rule not in (${sql.join([...anchorOfRule.keys()])})`,
+    sql`d.rule = k.key`,
+  );
+  await exec(
+    ctx,
+    sql`create temp table looked_at on commit drop as
+      ${sql.join([...parts, everyRow, unknownRule], sql` union `)}`,
+  );
+  await exec(ctx, sql`analyze looked_at`);
 }
 
 /**
- * After the lifecycle: a run over changed keys adds to `findings` the discrepancies of its range it
- * did not look at and that were found when last looked at (unresolved, or resolved by a person as
- * accepted, provider_error or written_off and not in recon_work.unfound_resolutions), so that the run's totals are
- * the range's. Then every
- * run but a reused one records its dates' state and drops the changes no date needs any more.
+ * The discrepancies (`d`) of the range a run over changed keys did not find but counts in its totals,
+ * after the lifecycle: those it did not look at and that were found when last looked at (unresolved,
+ * or resolved by a person as accepted, provider_error or written_off and not in
+ * recon_work.unfound_resolutions), so that the run's totals are the range's. Read once, for the
+ * totals (reconcile-range.ts), without copying them into `findings`.
+ */
+export function countedUnfound(ctx: RuleContext): RawBuilder<unknown> {
+  return sql`d.business_date between ${ctx.from}::date and ${ctx.to}::date
+    and (d.resolved_at is null or (d.resolution in (${kept()})
+      and not exists (select 1 from recon_work.unfound_resolutions u where u.discrepancy_id = d.discrepancy_id)))
+    and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)`;
+}
+
+/**
+ * After the lifecycle: every run but a reused one records its dates' state and drops the changes no
+ * date needs any more.
  */
 export async function finishMatching(
   ctx: RuleContext,
@@ -111,21 +154,8 @@ export async function finishMatching(
   how: MatchingScope,
   snapshot: string,
 ): Promise<void> {
-  await noteUnfoundResolutions(ctx, how.scope === 'incremental' ? scopeCondition(rules) : sql`true`);
+  await noteUnfoundResolutions(ctx, how.scope === 'incremental' ? scopeCondition() : sql`true`);
   if (how.scope === 'reused') return;
-  if (how.scope === 'incremental') {
-    await exec(
-      ctx,
-      sql`insert into findings (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id, return_transaction_id,
-        business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents, difference_cents, candidates)
-      select discrepancy_key, kind, rule, transaction_id, merchant_transaction_id, return_transaction_id,
-        business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents, difference_cents, candidates
-      from discrepancies d where d.business_date between ${ctx.from}::date and ${ctx.to}::date
-        and (d.resolved_at is null or (d.resolution in (${kept()})
-          and not exists (select 1 from recon_work.unfound_resolutions u where u.discrepancy_id = d.discrepancy_id)))
-      on conflict do nothing`,
-    );
-  }
   await exec(
     ctx,
     sql`insert into recon_work.matched_days (account, business_date, fingerprint, due, stuck, seen, run_id)
@@ -194,6 +224,14 @@ async function chooseScope(
   const { known, same } = days.rows[0]!;
   if (known === 0) return { scope: 'full', because: 'first run of these dates' };
   if (same < known) return { scope: 'full', because: 'code or settings changed' };
+  // Which run last matched each date around the range, before this run records itself: the
+  // candidates of a run over changed keys (reconcile/candidates/changed-candidates.ts) read it.
+  await exec(
+    ctx,
+    sql`create temp table matched_before on commit drop as
+      select business_date, run_id from recon_work.matched_days where account = ${account}
+        and business_date between ${from}::date - ${NEAR_DAYS}::int and ${to}::date + ${NEAR_DAYS}::int`,
+  );
   // Distinct snapshots: the runs that last matched these dates; a statement's keys are changed for
   // the range when one of them did not see its writer.
   await exec(

@@ -5,10 +5,12 @@ import { easternDateOf } from '../domain/time/eastern.ts';
 import { addDays, daysInclusive } from '../domain/time/calendar.ts';
 import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings } from './apply-findings.ts';
+import { findChangedCandidates } from './candidates/changed-candidates.ts';
 import { findCandidates } from './candidates/find-candidates.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import {
+  countedUnfound,
   finishMatching,
   type FullBecause,
   matchChanges,
@@ -178,7 +180,7 @@ export async function reconcileRange(
     await req.beforeLifecycle?.(ctx);
     // A dry run left the claims unwritten: it must never commit.
     if (ctx.dryRun) throw new Error('a preview run must throw in beforeLifecycle to roll itself back');
-    const inScope = how.scope === 'incremental' ? { inScope: scopeCondition(rules) } : {};
+    const inScope = how.scope === 'incremental' ? { inScope: scopeCondition() } : {};
     const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id, ...inScope });
     const writeOffs = await writeOffFindings(trx, {
       account,
@@ -190,12 +192,10 @@ export async function reconcileRange(
       ...inScope,
     });
     await finishMatching(ctx, account, rules, how, snapshot);
-    await findCandidates(ctx);
+    if (how.scope === 'incremental') await findChangedCandidates(ctx);
+    else await findCandidates(ctx);
 
-    const byKind = await sql<DiscrepancyTotal>`
-      select kind, currency::text as currency, count(*)::int as count,
-        coalesce(sum(${DISCREPANCY_CENTS}), 0)::bigint as amount_cents
-      from findings group by kind, currency order by kind, currency nulls last`.execute(trx);
+    const byKind = await runTotals(ctx, how);
     const summary = {
       account,
       runId: run.run_id,
@@ -209,8 +209,8 @@ export async function reconcileRange(
       matching: how.scope === 'reused' ? ('reused' as const) : ('matched' as const),
       scope: how.scope,
       ...(how.scope === 'full' ? { fullBecause: how.because } : {}),
-      discrepancies: byKind.rows,
-      totalDiscrepancies: byKind.rows.reduce((n, r) => n + r.count, 0),
+      discrepancies: byKind,
+      totalDiscrepancies: byKind.reduce((n, r) => n + r.count, 0),
       lifecycle,
       durationMs: Math.round(performance.now() - started),
       ...(requested ? { requested } : {}),
@@ -223,6 +223,22 @@ export async function reconcileRange(
     await endAccountScope(trx);
     return summary;
   });
+}
+
+/**
+ * The run's totals per kind and currency: its findings, and for a run over changed keys the range's
+ * discrepancies it did not look at (countedUnfound, reconcile/incremental.ts).
+ */
+async function runTotals(ctx: RuleContext, how: MatchingScope): Promise<DiscrepancyTotal[]> {
+  const unfound = how.scope === 'incremental' ? countedUnfound(ctx) : sql`false`;
+  const byKind = await sql<DiscrepancyTotal>`
+    select kind, currency::text as currency, sum(n)::int as count, sum(cents)::bigint as amount_cents from (
+      select kind, currency, count(*) as n, coalesce(sum(${DISCREPANCY_CENTS}), 0) as cents
+      from findings group by kind, currency
+      union all select kind, currency, count(*), coalesce(sum(${DISCREPANCY_CENTS}), 0)
+      from discrepancies d where ${unfound} group by kind, currency) t
+    group by kind, currency order by kind, currency nulls last`.execute(ctx.trx);
+  return byKind.rows;
 }
 
 /** The planner settings of a run's transaction (why each: below). */

@@ -17,7 +17,7 @@
  * mistyped id is that case, and the person who matches it by hand today need not wait for the grace
  * period to run out. It has no candidates of its own (it is not a discrepancy).
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { addDays } from '../../domain/time/calendar.ts';
 import { easternDayStartUtc } from '../../domain/time/eastern.ts';
 import { isBusinessDay } from '../../domain/time/business-days.ts';
@@ -58,8 +58,33 @@ function businessDayOrdinals(
   return { dates, ordinals };
 }
 
-/** The open missing items of the searched dates: cand_items (target: of the run's own dates). */
-async function collectItems(ctx: RuleContext, days: number): Promise<void> {
+/**
+ * The open missing items (`d`) of the searched dates, from..to and `days` around them, that can be
+ * candidates; `dates` narrows them (a run over changed keys: the days around what changed,
+ * reconcile/candidates/changed-candidates.ts).
+ */
+export function itemCondition(
+  ctx: RuleContext,
+  days: number,
+  dates: RawBuilder<unknown> = sql`true`,
+): RawBuilder<unknown> {
+  const { from, to } = ctx;
+  return sql`d.resolved_at is null and d.kind in ('missing_in_ledger','missing_at_provider')
+        and d.business_date between ${from}::date - ${days}::int and ${to}::date + ${days}::int and ${dates}
+        and d.currency is not null and d.expected_amount_cents is not null
+        and (d.kind <> 'missing_in_ledger' or d.transaction_id is not null)
+        and not ${sql.raw(
+          `(case d.kind when 'missing_in_ledger' then ${manuallyMatched('provider', 'd.transaction_id')}
+            else ${manuallyMatched('ledger', 'd.merchant_transaction_id')} end)`,
+        )}`;
+}
+
+/** The items of {@link itemCondition}: cand_items (target: of the run's own dates). */
+export async function collectItems(
+  ctx: RuleContext,
+  days: number,
+  dates: RawBuilder<unknown> = sql`true`,
+): Promise<void> {
   const { from, to } = ctx;
   await exec(
     ctx,
@@ -73,14 +98,7 @@ async function collectItems(ctx: RuleContext, days: number): Promise<void> {
       from discrepancies d
       left join provider_transactions p on d.kind = 'missing_in_ledger' and p.transaction_id = d.transaction_id
       left join merchant_ledger l on d.kind = 'missing_at_provider' and l.merchant_transaction_id = d.merchant_transaction_id
-      where d.resolved_at is null and d.kind in ('missing_in_ledger','missing_at_provider')
-        and d.business_date between ${from}::date - ${days}::int and ${to}::date + ${days}::int
-        and d.currency is not null and d.expected_amount_cents is not null
-        and (d.kind <> 'missing_in_ledger' or d.transaction_id is not null)
-        and not ${sql.raw(
-          `(case d.kind when 'missing_in_ledger' then ${manuallyMatched('provider', 'd.transaction_id')}
-            else ${manuallyMatched('ledger', 'd.merchant_transaction_id')} end)`,
-        )}`,
+      where ${itemCondition(ctx, days, dates)}`,
   );
   await collectEntriesInGrace(ctx, days);
   await exec(ctx, sql`analyze cand_items`);
@@ -115,7 +133,7 @@ async function collectEntriesInGrace(ctx: RuleContext, days: number): Promise<vo
 }
 
 /** The run's tolerance of each currency of the items (none: exact), as a table (cand_tolerance). */
-async function tolerancesTable(ctx: RuleContext): Promise<void> {
+export async function tolerancesTable(ctx: RuleContext): Promise<void> {
   const r = await sql<{
     currency: string;
   }>`select distinct currency::text as currency from cand_items`.execute(ctx.trx);
@@ -137,8 +155,9 @@ async function tolerancesTable(ctx: RuleContext): Promise<void> {
  * on a first run over 1,000,000 transactions. The dates around an item are joined one by one (a hash
  * join on currency and date) rather than as a range (every item of the currency compared with every
  * other). `offset 0` keeps it a subquery, so that each pair's id distance is computed once.
+ * `which` narrows the items of the run's dates (`t`) or their candidates (`c`).
  */
-function pairs(days: number) {
+export function pairs(days: number, which: RawBuilder<unknown> = sql`true`) {
   return sql`select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
         c.discrepancy_id as candidate_discrepancy_id, c.amount_cents, c.business_date as candidate_business_date,
         c.mtid as merchant_transaction_id, tol.amount_cents as amount_tolerance, tol.lag_days,
@@ -152,7 +171,7 @@ function pairs(days: number) {
       join cand_tolerance tol on tol.currency = t.currency
       join cand_days dt on dt.day = t.business_date
       join cand_days dc on dc.day = c.business_date
-      where t.target offset 0`;
+      where t.target and ${which} offset 0`;
 }
 
 /** Every check in words: [{check, passed, detail}]; money in cents with its currency's tolerance. */
@@ -174,8 +193,15 @@ const CHECKS = sql.raw(`jsonb_build_array(
         case when x.id_distance = 1 then '' else 's' end || ' apart'
       else 'merchant transaction ids more than ${MAX_ID_DISTANCE} characters apart' end))`);
 
-/** The candidates of the run: at most MAX_CANDIDATES per discrepancy, ranked by score (cand_new). */
-async function rankCandidates(ctx: RuleContext, days: number): Promise<void> {
+/**
+ * The candidates of the run (of the discrepancies `which`, as `t`): at most MAX_CANDIDATES per
+ * discrepancy, ranked by score (cand_new).
+ */
+export async function rankCandidates(
+  ctx: RuleContext,
+  days: number,
+  which: RawBuilder<unknown> = sql`true`,
+): Promise<void> {
   await exec(
     ctx,
     sql`create temp table cand_new on commit drop as
@@ -192,7 +218,7 @@ async function rankCandidates(ctx: RuleContext, days: number): Promise<void> {
               + (case when p.id_distance <= ${MAX_ID_DISTANCE} then 30 - 5 * p.id_distance else 0 end)
               + (case when p.user_a = p.user_b then 20 else 0 end)
               + (case when p.days_apart <= p.lag_days then 10 else 0 end) - least(p.days_apart, 10)::int as score
-          from (${pairs(days)}) p
+          from (${pairs(days, which)}) p
         ) x
         where x.amount_ok or x.user_ok or x.id_ok
       ) ranked
@@ -200,13 +226,19 @@ async function rankCandidates(ctx: RuleContext, days: number): Promise<void> {
   );
 }
 
-/** Writes what changed: drops the range's candidates that differ from cand_new, inserts the new ones. */
-async function storeCandidates(ctx: RuleContext): Promise<void> {
+/**
+ * Writes what changed: drops the range's candidates (of the discrepancies `which`, as `m`) that
+ * differ from cand_new, inserts the new ones.
+ */
+export async function storeCandidates(
+  ctx: RuleContext,
+  which: RawBuilder<unknown> = sql`true`,
+): Promise<void> {
   const { from, to } = ctx;
   await exec(
     ctx,
     sql`delete from match_candidates m
-      where m.business_date between ${from}::date and ${to}::date
+      where m.business_date between ${from}::date and ${to}::date and ${which}
         and not exists (select 1 from cand_new n where n.discrepancy_id = m.discrepancy_id and n.side = m.side
           and n.candidate_id = m.candidate_id and (n.rank, n.candidate_discrepancy_id, n.amount_cents,
             n.candidate_business_date, n.merchant_transaction_id, n.score, n.checks)
@@ -222,6 +254,20 @@ async function storeCandidates(ctx: RuleContext): Promise<void> {
       from cand_new n
       where not exists (select 1 from match_candidates m where m.discrepancy_id = n.discrepancy_id
         and m.side = n.side and m.candidate_id = n.candidate_id)`,
+  );
+}
+
+/** The business-day ordinal of every date the pairs can meet (cand_days). */
+export async function writeDays(ctx: RuleContext, days: number): Promise<void> {
+  const span = businessDayOrdinals(
+    addDays(ctx.from, -2 * days),
+    addDays(ctx.to, 2 * days),
+    ctx.settings.civicHoliday,
+  );
+  await exec(
+    ctx,
+    sql`create temp table cand_days on commit drop as
+      select * from unnest(${span.dates}::date[], ${span.ordinals}::int[]) as t(day, ordinal)`,
   );
 }
 
@@ -242,16 +288,7 @@ export async function findCandidates(ctx: RuleContext): Promise<number> {
     await exec(ctx, sql`drop table cand_items`);
     await collectItems(ctx, days);
   }
-  const span = businessDayOrdinals(
-    addDays(ctx.from, -2 * days),
-    addDays(ctx.to, 2 * days),
-    ctx.settings.civicHoliday,
-  );
-  await exec(
-    ctx,
-    sql`create temp table cand_days on commit drop as
-      select * from unnest(${span.dates}::date[], ${span.ordinals}::int[]) as t(day, ordinal)`,
-  );
+  await writeDays(ctx, days);
   await rankCandidates(ctx, days);
   await storeCandidates(ctx);
   const r = await sql<{ n: number }>`select count(distinct discrepancy_id)::int as n from cand_new`.execute(

@@ -19,7 +19,8 @@ import {
 // entries (DEBIT, CREDIT, RETURN), notifications, legacy twins, returns (of originals loaded before or
 // after them), status lookups, the fee schedule and people's resolutions; one is reconciled as it
 // chooses (incremental), the other in full, over a range that grows a day every other round. Their discrepancies, events and claims must agree row for
-// row, last_seen_at aside (a run over changed keys moves it only on what it looked at).
+// row, last_seen_at aside (a run over changed keys moves it only on what it looked at), and so must
+// their near-miss candidates.
 
 const ROUNDS = Number(process.env.RECON_INCREMENTAL_ROUNDS ?? 10);
 const SEEDS = (process.env.RECON_INCREMENTAL_SEEDS ?? '2026').split(',').map(Number);
@@ -252,6 +253,11 @@ async function state(db: Kysely<Database>) {
       await q(`select return_transaction_id, original_transaction_id, ledger_merchant_transaction_id, rule
       from return_matches order by return_transaction_id`),
     sourceMatches: await q(`select transaction_id, legacy_transaction_id from source_matches order by 1`),
+    // The near-miss candidates (reconcile/candidates/changed-candidates.ts in a run over changed keys).
+    candidates: await q(`select d.discrepancy_key, m.side, m.candidate_id, c.discrepancy_key as candidate_key,
+      m.rank, m.amount_cents, m.business_date::text, m.candidate_business_date::text, m.merchant_transaction_id,
+      m.score, m.checks from match_candidates m join discrepancies d using (discrepancy_id)
+      left join discrepancies c on c.discrepancy_id = m.candidate_discrepancy_id order by 1, 2, 3`),
   };
 }
 

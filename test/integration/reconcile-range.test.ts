@@ -202,11 +202,13 @@ describe('reconcileRange', () => {
     expect(summary.lifecycle).toEqual({ opened: 17, reopened: 0, changed: 0, resolved: 0, unchanged: 0 });
     expect(summary.matched.returns).toBe(1);
 
-    // Re-run: nothing changes but last_seen_at.
+    // Re-run in full: nothing changes but last_seen_at. (A run over changed keys would look at none
+    // of them: reconcile-reuse.test.ts.)
     const again = await reconcileRange(h.db, {
       from: '2026-03-02',
       to: '2026-03-04',
       now: '2026-03-21T12:00:00Z',
+      full: true,
     });
     expect(again.lifecycle).toEqual({ opened: 0, reopened: 0, changed: 0, resolved: 0, unchanged: 17 });
 

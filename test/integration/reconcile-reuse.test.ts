@@ -12,6 +12,9 @@ import { insertLedger, insertLoad, insertTransactions } from '../support/recon-r
 // A run of a range nothing has written to since its last run takes that run's findings instead of
 // matching again (reconcile/matching-reuse.ts). It must find exactly what matching would, and any
 // write that matching reads, committed by anyone at any time, must make the next run match.
+// A run whose dates were matched before goes over the changed keys instead (reconcile/incremental.ts,
+// the first test): reuse is what a run tries when it would match in full, so the other tests forget
+// the dates' state (recon_work.matched_days) before each run.
 
 let h: DatabaseHandle;
 beforeAll(async () => {
@@ -27,7 +30,8 @@ beforeEach(async () => {
     notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
     h.db,
   );
-  await sql`truncate recon_work.data_changes, recon_work.matched_ranges cascade`.execute(h.db);
+  await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_days,
+    recon_work.changed_keys cascade`.execute(h.db);
   const load = await insertLoad(h.db, 'report-transactions');
   await insertTransactions(
     h.db,
@@ -45,6 +49,12 @@ beforeEach(async () => {
   ]);
 });
 
+/** A run after the dates' state is gone: it cannot go over changed keys, and tries reuse. */
+async function reconcileWithoutDays(req: ReconcileRequest, rules?: typeof RULES) {
+  await sql`truncate recon_work.matched_days`.execute(h.db);
+  return reconcileRange(h.db, req, rules);
+}
+
 async function discrepancies() {
   const r = await sql<{ discrepancy_key: string; status: string; last_seen_at: string }>`
     select discrepancy_key, status, last_seen_at from discrepancies order by discrepancy_key`.execute(h.db);
@@ -56,11 +66,23 @@ const keys = async () =>
 const FOUND = ['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE', 'missing_in_ledger:T-MIL'];
 
 describe('a run over data nothing wrote since the last run of its range', () => {
+  it('goes over the changed keys when its dates were matched before: none, so it looks at nothing', async () => {
+    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    const before = await discrepancies();
+    const again = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    expect([again.matching, again.scope]).toEqual(['matched', 'incremental']);
+    expect(again.matched).toEqual({ transactions: 0, notifications: 0, legacy: 0, returns: 0 });
+    expect(again.lifecycle).toEqual({ opened: 0, reopened: 0, changed: 0, resolved: 0, unchanged: 0 });
+    expect(again.totalDiscrepancies).toBe(3);
+    // Nothing looked at: last_seen_at stays where the first run left it.
+    expect(await discrepancies()).toEqual(before);
+  });
+
   it('reuses that run’s findings: the same discrepancies and counts, last_seen_at moved', async () => {
-    const first = await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    const first = await reconcileWithoutDays({ ...MARCH, now: at(20) });
     expect(first.matching).toBe('matched');
     expect(await keys()).toEqual(FOUND);
-    const second = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    const second = await reconcileWithoutDays({ ...MARCH, now: at(21) });
     expect(second.matching).toBe('reused');
     expect(formatSummary(second)).toContain(
       '(reused: nothing matching reads changed since the last run of this range)',
@@ -74,22 +96,22 @@ describe('a run over data nothing wrote since the last run of its range', () => 
   });
 
   it('matches again after a write to any table matching reads, and finds what changed', async () => {
-    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    await reconcileWithoutDays({ ...MARCH, now: at(20) });
     await insertLedger(h.db, [{ merchant_transaction_id: 'M-T-MIL' }]);
-    const afterLedger = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    const afterLedger = await reconcileWithoutDays({ ...MARCH, now: at(21) });
     expect(afterLedger.matching).toBe('matched');
     expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
 
     await sql`update provider_transactions set amount_cents = 1000 where transaction_id = 'T-AMT'`.execute(
       h.db,
     );
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).matching).toBe('matched');
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(22) })).matching).toBe('matched');
     expect(await keys()).toEqual(['missing_at_provider:M-GONE']);
 
     // An update that changes no row is still a write: matching runs (never a stale reuse).
     await sql`update fee_schedule set fixed_cents = fixed_cents where false`.execute(h.db);
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(23) })).matching).toBe('matched');
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(24) })).matching).toBe('reused');
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(23) })).matching).toBe('matched');
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(24) })).matching).toBe('reused');
   });
 
   it('matches again when a write that was under way during the last run commits after it', async () => {
@@ -102,32 +124,32 @@ describe('a run over data nothing wrote since the last run of its range', () => 
          values ('M-T-MIL', 'DEBIT', 1000, 'CAD', 'SUCCESSFUL', '2026-03-02T15:00:01Z')`,
       );
       // The run does not see the uncommitted entry, and another write commits meanwhile.
-      await reconcileRange(h.db, { ...MARCH, now: at(20) });
-      await reconcileRange(h.db, { ...MARCH, now: at(21) });
+      await reconcileWithoutDays({ ...MARCH, now: at(20) });
+      await reconcileWithoutDays({ ...MARCH, now: at(21) });
       const load = await insertLoad(h.db, 'report-transactions');
       await insertTransactions(h.db, load, [{ transaction_id: 'T-LATER', transaction_on: '2026-04-02' }]);
-      expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).matching).toBe('matched');
+      expect((await reconcileWithoutDays({ ...MARCH, now: at(22) })).matching).toBe('matched');
       expect(await keys()).toEqual(FOUND);
       await writer.query('commit');
     } finally {
       await writer.end();
     }
-    const after = await reconcileRange(h.db, { ...MARCH, now: at(23) });
+    const after = await reconcileWithoutDays({ ...MARCH, now: at(23) });
     expect(after.matching).toBe('matched');
     expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
   });
 
   it('matches again under other settings, another due date or other rules', async () => {
-    await reconcileRange(h.db, { ...MARCH, now: at(20) });
-    const graver = await reconcileRange(h.db, { ...MARCH, now: at(21), settings: { graceBusinessDays: 40 } });
+    await reconcileWithoutDays({ ...MARCH, now: at(20) });
+    const graver = await reconcileWithoutDays({ ...MARCH, now: at(21), settings: { graceBusinessDays: 40 } });
     expect(graver.matching).toBe('matched');
     // With 40 business days of grace on 2026-04-21, M-GONE (booked 2026-03-03) is not due yet.
     expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_in_ledger:T-MIL']);
     expect(
-      (await reconcileRange(h.db, { ...MARCH, now: at(21), settings: { graceBusinessDays: 40 } })).matching,
+      (await reconcileWithoutDays({ ...MARCH, now: at(21), settings: { graceBusinessDays: 40 } })).matching,
     ).toBe('reused');
     // A later day makes M-GONE due: the due date is part of what a run is reused for.
-    const due = await reconcileRange(h.db, {
+    const due = await reconcileWithoutDays({
       ...MARCH,
       now: '2026-05-20T12:00:00Z',
       settings: { graceBusinessDays: 40 },
@@ -148,22 +170,22 @@ describe('a run over data nothing wrote since the last run of its range', () => 
     await insertTransactions(h.db, acme, [
       { transaction_id: 'T-ACME', account: 'acme', notify_status: null },
     ]);
-    await reconcileRange(h.db, { ...MARCH, now: at(20) });
-    const other = await reconcileRange(h.db, { ...MARCH, account: 'acme', now: at(20) });
+    await reconcileWithoutDays({ ...MARCH, now: at(20) });
+    const other = await reconcileWithoutDays({ ...MARCH, account: 'acme', now: at(20) });
     expect(other.matching).toBe('matched');
     expect(other.totalDiscrepancies).toBe(1);
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(21) })).matching).toBe('reused');
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(21) })).matching).toBe('reused');
     await insertLedger(h.db, [{ merchant_transaction_id: 'M-T-ACME', account: 'acme' }]);
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).matching).toBe('matched');
-    const acmeAgain = await reconcileRange(h.db, { ...MARCH, account: 'acme', now: at(22) });
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(22) })).matching).toBe('matched');
+    const acmeAgain = await reconcileWithoutDays({ ...MARCH, account: 'acme', now: at(22) });
     expect([acmeAgain.matching, acmeAgain.totalDiscrepancies]).toEqual(['matched', 0]);
   });
 
   it('keeps the lifecycle: a discrepancy resolved as fixed in the ledger but still found is reopened', async () => {
-    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    await reconcileWithoutDays({ ...MARCH, now: at(20) });
     await sql`update discrepancies set status = 'resolved', resolution = 'fixed_in_ledger', resolved_by = 'ops',
       resolved_at = '2026-04-20T13:00:00Z' where discrepancy_key = 'amount_mismatch:T-AMT'`.execute(h.db);
-    const again = await reconcileRange(h.db, { ...MARCH, now: at(21) });
+    const again = await reconcileWithoutDays({ ...MARCH, now: at(21) });
     expect(again.matching).toBe('reused');
     expect(again.lifecycle.reopened).toBe(1);
     expect(await keys()).toEqual(FOUND);
@@ -173,7 +195,7 @@ describe('a run over data nothing wrote since the last run of its range', () => 
     await sql`insert into recon_work.data_changes (weight) select 1 from generate_series(1, 10001)`.execute(
       h.db,
     );
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(20) })).matching).toBe('matched');
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(20) })).matching).toBe('matched');
     // One row per account left: the loads' (every account, null) and this run's claims (default).
     const rows = await sql<{ account: string | null; n: number }>`select account, count(*)::int as n
       from recon_work.data_changes group by account order by account nulls first`.execute(h.db);
@@ -181,8 +203,8 @@ describe('a run over data nothing wrote since the last run of its range', () => 
       { account: null, n: 1 },
       { account: 'default', n: 1 },
     ]);
-    expect((await reconcileRange(h.db, { ...MARCH, now: at(21) })).matching).toBe('reused');
-    expect((await reconcileRange(h.db, { ...MARCH, from: '2026-03-02', now: at(21) })).matching).toBe(
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(21) })).matching).toBe('reused');
+    expect((await reconcileWithoutDays({ ...MARCH, from: '2026-03-02', now: at(21) })).matching).toBe(
       'matched',
     );
   });

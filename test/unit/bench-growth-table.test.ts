@@ -15,6 +15,14 @@ const night = (total: number) => ({
   reconcileSeconds: total / 2,
   totalSeconds: total,
 });
+const rerun = (scale: number) => ({
+  incrementalSeconds: 0.1,
+  fullSeconds: 2 * scale,
+  ratio: 0.05 / scale,
+  incrementalCpuSeconds: null,
+  fullCpuSeconds: null,
+  agree: true,
+});
 
 function size(rows: number, scale: number, extra: Partial<GrowthSize> = {}): GrowthSize {
   return {
@@ -34,10 +42,7 @@ function size(rows: number, scale: number, extra: Partial<GrowthSize> = {}): Gro
       floorCpuSeconds: null,
       rerunSeconds: scale,
       changedRerunSeconds: 1.5 * scale,
-      changedReruns: {
-        one: { incrementalSeconds: 0.1, fullSeconds: 2 * scale, ratio: 0.05 / scale, agree: true },
-        four: { incrementalSeconds: 0.1, fullSeconds: 2 * scale, ratio: 0.05 / scale, agree: true },
-      },
+      changedReruns: { one: rerun(scale), four: rerun(scale) },
       firstRunCpuSeconds: null,
       rerunCpuSeconds: null,
       discrepancies: 0,
