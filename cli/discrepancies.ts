@@ -1,8 +1,8 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { DISCREPANCY_STATUSES, type DiscrepancyStatus } from '../reconcile/discrepancies/row.ts';
 import { DISCREPANCY_KINDS } from '../reconcile/settings.ts';
-import { dateArg, wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { currencyArg, dateArg, nonEmpty, wholeNumberArg } from './options.ts';
+import { runWithDatabase } from './run.ts';
 
 interface ListOptions {
   kind?: string;
@@ -12,12 +12,6 @@ interface ListOptions {
   to?: string;
   limit?: number;
   json?: boolean;
-}
-
-function currencyArg(value: string): string {
-  if (!/^[A-Za-z]{3}$/.test(value))
-    throw new InvalidArgumentError('give a three-letter currency code, e.g. CAD');
-  return value.toUpperCase();
 }
 
 const idArgument = wholeNumberArg(1);
@@ -41,22 +35,16 @@ export function registerDiscrepancies(program: Command): void {
     .option('--limit <n>', 'at most this many rows', wholeNumberArg(1))
     .option('--json', 'print a JSON array (amounts in cents, each with its currency)')
     .action((opts: ListOptions) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
+      runWithDatabase(async (handle) => {
         const { listDiscrepancies } = await import('../reconcile/discrepancies/read.ts');
         const { formatDiscrepancyTable } = await import('../reconcile/report/format-worklist.ts');
-        const handle = await openDatabase(config);
-        try {
-          const { json, kind, limit, ...filter } = opts;
-          const rows = await listDiscrepancies(
-            handle.db,
-            { ...filter, ...(kind !== undefined ? { kinds: [kind] } : {}) },
-            { order: 'newest', ...(limit !== undefined ? { limit } : {}) },
-          );
-          process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : formatDiscrepancyTable(rows));
-        } finally {
-          await handle.close();
-        }
+        const { json, kind, limit, ...filter } = opts;
+        const rows = await listDiscrepancies(
+          handle.db,
+          { ...filter, ...(kind !== undefined ? { kinds: [kind] } : {}) },
+          { order: 'newest', ...(limit !== undefined ? { limit } : {}) },
+        );
+        process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : formatDiscrepancyTable(rows));
       }),
     );
 
@@ -68,19 +56,13 @@ export function registerDiscrepancies(program: Command): void {
     .argument('<id>', 'discrepancy_id (see recon discrepancies list)', idArgument)
     .option('--json', 'print it as JSON')
     .action((id: number, opts: { json?: boolean }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
+      runWithDatabase(async (handle) => {
         const { discrepancyDetail, terminalDetail } = await import('../reconcile/discrepancies/detail.ts');
         const { formatDiscrepancyDetail } = await import('../reconcile/report/format-worklist.ts');
-        const handle = await openDatabase(config);
-        try {
-          const detail = terminalDetail(await discrepancyDetail(handle.db, id));
-          process.stdout.write(
-            opts.json ? `${JSON.stringify(detail, null, 2)}\n` : formatDiscrepancyDetail(detail),
-          );
-        } finally {
-          await handle.close();
-        }
+        const detail = terminalDetail(await discrepancyDetail(handle.db, id));
+        process.stdout.write(
+          opts.json ? `${JSON.stringify(detail, null, 2)}\n` : formatDiscrepancyDetail(detail),
+        );
       }),
     );
 
@@ -93,21 +75,10 @@ export function registerDiscrepancies(program: Command): void {
     .requiredOption('--note <text>', 'why, what was done (not empty)', nonEmpty)
     .requiredOption('--by <name>', 'who acknowledges (not empty)', nonEmpty)
     .action((id: number, opts: { note: string; by: string }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
+      runWithDatabase(async (handle) => {
         const { actOnDiscrepancy } = await import('../reconcile/discrepancies/actions.ts');
-        const handle = await openDatabase(config);
-        try {
-          await actOnDiscrepancy(handle.db, id, { action: 'ack', note: opts.note }, { name: opts.by });
-          process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
-        } finally {
-          await handle.close();
-        }
+        await actOnDiscrepancy(handle.db, id, { action: 'ack', note: opts.note }, { name: opts.by });
+        process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
       }),
     );
-}
-
-function nonEmpty(value: string): string {
-  if (value.trim() === '') throw new InvalidArgumentError('give a non-empty text');
-  return value.trim();
 }

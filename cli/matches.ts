@@ -1,19 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import { UsageError } from '../domain/errors.ts';
-import { accountArg, wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { accountArg, nonEmpty, wholeNumberArg } from './options.ts';
+import { runCommand, runWithDatabase } from './run.ts';
 
 /**
  * `recon matches add / undo / list / import`: manual matches from the terminal (docs/finance.md,
  * Manual matches). Whoever runs them reaches the warehouse directly, so may write a difference off.
  */
-
-function nonEmpty(value: string): string {
-  if (value.trim() === '') throw new InvalidArgumentError('give a non-empty text');
-  return value.trim();
-}
 
 const collect = (value: string, previous: string[] = []) => [...previous, nonEmpty(value)];
 
@@ -54,27 +49,21 @@ function registerAdd(matches: Command): void {
         account?: string;
         writeOffCents?: number;
       }) =>
-        runCommand(async (config) => {
-          const { openDatabase } = await import('../db/connect.ts');
+        runWithDatabase(async (handle) => {
           const { matchItems } = await import('../reconcile/manual-matches/apply.ts');
-          const handle = await openDatabase(config);
-          try {
-            const m = await matchItems(
-              handle.db,
-              {
-                account: opts.account ?? DEFAULT_ACCOUNT,
-                providerTransactionIds: opts.provider,
-                ledgerMerchantTransactionIds: opts.ledger,
-                note: opts.note,
-                ...(opts.writeOffCents !== undefined ? { writeOffCents: opts.writeOffCents } : {}),
-                origin: 'cli',
-              },
-              { name: opts.by, mayWriteOff: true },
-            );
-            process.stdout.write(`${JSON.stringify(m)}\n`);
-          } finally {
-            await handle.close();
-          }
+          const m = await matchItems(
+            handle.db,
+            {
+              account: opts.account ?? DEFAULT_ACCOUNT,
+              providerTransactionIds: opts.provider,
+              ledgerMerchantTransactionIds: opts.ledger,
+              note: opts.note,
+              ...(opts.writeOffCents !== undefined ? { writeOffCents: opts.writeOffCents } : {}),
+              origin: 'cli',
+            },
+            { name: opts.by, mayWriteOff: true },
+          );
+          process.stdout.write(`${JSON.stringify(m)}\n`);
         }),
     );
 }
@@ -89,17 +78,11 @@ function registerUndo(matches: Command): void {
     .requiredOption('--note <text>', 'why (not empty)', nonEmpty)
     .requiredOption('--by <name>', 'who undoes it (not empty)', nonEmpty)
     .action((id: number, opts: { note: string; by: string }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
+      runWithDatabase(async (handle) => {
         const { undoMatch } = await import('../reconcile/manual-matches/apply.ts');
-        const handle = await openDatabase(config);
-        try {
-          process.stdout.write(
-            `${JSON.stringify(await undoMatch(handle.db, id, opts.note, { name: opts.by }))}\n`,
-          );
-        } finally {
-          await handle.close();
-        }
+        process.stdout.write(
+          `${JSON.stringify(await undoMatch(handle.db, id, opts.note, { name: opts.by }))}\n`,
+        );
       }),
     );
 }
@@ -112,16 +95,10 @@ function registerList(matches: Command): void {
     .option('--active', 'only the matches that hold')
     .option('--limit <n>', 'at most this many', wholeNumberArg(1, 10_000))
     .action((opts: { account?: string; active?: boolean; limit?: number }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
+      runWithDatabase(async (handle) => {
         const { listManualMatches } = await import('../reconcile/manual-matches/read.ts');
-        const handle = await openDatabase(config);
-        try {
-          const rows = await listManualMatches(handle.db, { ...opts, limit: opts.limit ?? 100 });
-          for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
-        } finally {
-          await handle.close();
-        }
+        const rows = await listManualMatches(handle.db, { ...opts, limit: opts.limit ?? 100 });
+        for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
       }),
     );
 }

@@ -1,17 +1,15 @@
 import type { Command } from 'commander';
-import { runCommand } from './run.ts';
+import { runWithDatabase } from './run.ts';
 
 export function registerMigrate(program: Command): void {
   program
     .command('migrate')
     .description('apply the warehouse migrations to DATABASE_URL (or the embedded PostgreSQL)')
     .action(() =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { migrateToLatest } = await import('../db/migrate.ts');
-        const { FOLDED_MIGRATIONS, LEGACY_MIGRATIONS } = await import('../db/legacy-migrations.ts');
-        const handle = await openDatabase(config, { schema: 'as-is' });
-        try {
+      runWithDatabase(
+        async (handle) => {
+          const { migrateToLatest } = await import('../db/migrate.ts');
+          const { FOLDED_MIGRATIONS, LEGACY_MIGRATIONS } = await import('../db/legacy-migrations.ts');
           const result = await migrateToLatest(handle.db);
           if (result.legacyHistoryUpgraded) {
             process.stdout.write(
@@ -25,9 +23,8 @@ export function registerMigrate(program: Command): void {
               ? `applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}\n`).join('')}`
               : 'warehouse is up to date\n',
           );
-        } finally {
-          await handle.close();
-        }
-      }),
+        },
+        { schema: 'as-is' },
+      ),
     );
 }

@@ -27,6 +27,19 @@ export function accountArg(value: string): AccountName {
   return value;
 }
 
+/** A three-letter currency code, upper-cased (cad is CAD). */
+export function currencyArg(value: string): string {
+  if (!/^[A-Za-z]{3}$/.test(value))
+    throw new InvalidArgumentError('give a three-letter currency code, e.g. CAD');
+  return value.toUpperCase();
+}
+
+/** A text that is not blank (a note, who acts), trimmed. */
+export function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('give a non-empty text');
+  return value.trim();
+}
+
 /** An ISO-8601 instant with its offset, e.g. 2026-04-02T12:00:00Z. */
 export function instantArg(value: string): string {
   try {

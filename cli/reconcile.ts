@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { dateArg, instantArg, wholeNumberArg, accountArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { runWithDatabase } from './run.ts';
 
 export function registerReconcile(program: Command): void {
   program
@@ -44,12 +44,10 @@ export function registerReconcile(program: Command): void {
         followUpPending?: number;
         account?: string;
       }) =>
-        runCommand(async (config) => {
-          const { openDatabase } = await import('../db/connect.ts');
-          const { reconcileAccounts } = await import('../reconcile/reconcile-range.ts');
-          const { formatSummary } = await import('../reconcile/report/format-summary.ts');
-          const handle = await openDatabase(config, { watch: true });
-          try {
+        runWithDatabase(
+          async (handle, config) => {
+            const { reconcileAccounts } = await import('../reconcile/reconcile-range.ts');
+            const { formatSummary } = await import('../reconcile/report/format-summary.ts');
             if (opts.account !== undefined) {
               const { requireKnownAccount } = await import('./known-account.ts');
               await requireKnownAccount(handle.db, opts.account);
@@ -91,9 +89,8 @@ export function registerReconcile(program: Command): void {
               const out = several ? summaries : summaries[0];
               process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
             }
-          } finally {
-            await handle.close();
-          }
-        }),
+          },
+          { watch: true },
+        ),
     );
 }

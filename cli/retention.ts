@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { runWithDatabase } from './run.ts';
 
 export function registerRetention(program: Command): void {
   program
@@ -15,18 +15,10 @@ export function registerRetention(program: Command): void {
     )
     .option('--json', 'print the summary as JSON')
     .action((opts: { rawOlderThan: number; json?: boolean }) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
+      runWithDatabase(async (handle) => {
         const { clearPersonalData, formatRetention } = await import('../db/retention.ts');
-        const handle = await openDatabase(config);
-        try {
-          const summary = await clearPersonalData(handle.db, { olderThanDays: opts.rawOlderThan });
-          process.stdout.write(
-            opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatRetention(summary),
-          );
-        } finally {
-          await handle.close();
-        }
+        const summary = await clearPersonalData(handle.db, { olderThanDays: opts.rawOlderThan });
+        process.stdout.write(opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatRetention(summary));
       }),
     );
 }

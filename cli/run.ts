@@ -1,3 +1,4 @@
+import type { DatabaseHandle, openDatabase } from '../db/connect.ts';
 import { databaseErrorLine } from '../db/connection-errors.ts';
 import { type Config, loadConfig, loadDotEnv } from '../config/config.ts';
 import { ReconError, TooManyRejected, UsageError } from '../domain/errors.ts';
@@ -45,6 +46,34 @@ export async function runCommand(body: (config: Config) => Promise<number | void
             ? EXIT.usage
             : EXIT.failed;
   }
+}
+
+type OpenOptions = Parameters<typeof openDatabase>[1];
+
+/**
+ * Runs `body` with the warehouse open (`options` as for openDatabase) and closes it however the body
+ * ends. db/connect.ts is loaded only here, when a command that needs the warehouse runs.
+ */
+export async function withDatabase<T>(
+  config: Config,
+  body: (handle: DatabaseHandle) => Promise<T>,
+  options?: OpenOptions,
+): Promise<T> {
+  const { openDatabase } = await import('../db/connect.ts');
+  const handle = await openDatabase(config, options);
+  try {
+    return await body(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Runs a command body as {@link runCommand} does, with the warehouse open ({@link withDatabase}). */
+export function runWithDatabase(
+  body: (handle: DatabaseHandle, config: Config) => Promise<number | void>,
+  options?: OpenOptions,
+): Promise<void> {
+  return runCommand((config) => withDatabase(config, (handle) => body(handle, config), options));
 }
 
 export function describeError(error: unknown): string {

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { runCommand } from './run.ts';
+import { runWithDatabase } from './run.ts';
 import { wholeNumberArg } from './options.ts';
 import { accountArg, parseRole } from './users.ts';
 
@@ -35,11 +35,9 @@ export function registerTokens(program: Command): void {
         expiresInDays: number;
         account?: string[];
       }) =>
-        runCommand(async (config) => {
-          const { openDatabase } = await import('../db/connect.ts');
-          const { createToken } = await import('../workbench/auth/accounts.ts');
-          const handle = await openDatabase(config, { poolSize: 1 });
-          try {
+        runWithDatabase(
+          async (handle) => {
+            const { createToken } = await import('../workbench/auth/accounts.ts');
             const accounts = opts.account ?? [];
             const created = await createToken(handle.db, {
               name: opts.name,
@@ -53,44 +51,37 @@ export function registerTokens(program: Command): void {
             );
             const token = created.token;
             process.stdout.write(`${token}\n`);
-          } finally {
-            await handle.close();
-          }
-        }),
+          },
+          { poolSize: 1 },
+        ),
     );
   tokens
     .command('list')
     .description('list API tokens (ids, names, roles, never the tokens)')
     .action(() =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { listTokens } = await import('../workbench/auth/accounts.ts');
-        const handle = await openDatabase(config, { poolSize: 1 });
-        try {
+      runWithDatabase(
+        async (handle) => {
+          const { listTokens } = await import('../workbench/auth/accounts.ts');
           for (const t of await listTokens(handle.db))
             process.stdout.write(
               `${t.token_id}\t${t.name}\t${t.role}\t${t.accounts ? t.accounts.join(',') : 'every account'}\tcreated ${t.created_at}\t${t.revoked_at ? `revoked ${t.revoked_at}` : `expires ${t.expires_at}`}\n`,
             );
-        } finally {
-          await handle.close();
-        }
-      }),
+        },
+        { poolSize: 1 },
+      ),
     );
   tokens
     .command('revoke')
     .argument('<id>', 'token id (recon tokens list)', tokenId)
     .description('revoke an API token by id')
     .action((id: number) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { revokeToken } = await import('../workbench/auth/accounts.ts');
-        const handle = await openDatabase(config, { poolSize: 1 });
-        try {
+      runWithDatabase(
+        async (handle) => {
+          const { revokeToken } = await import('../workbench/auth/accounts.ts');
           await revokeToken(handle.db, id);
           process.stdout.write(`revoked token ${id}\n`);
-        } finally {
-          await handle.close();
-        }
-      }),
+        },
+        { poolSize: 1 },
+      ),
     );
 }

@@ -1,20 +1,11 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { Kysely } from 'kysely';
-import type { Config } from '../config/config.ts';
-import type { Database } from '../db/database.ts';
-import { accountArg, instantArg, wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { accountArg, currencyArg, instantArg, wholeNumberArg } from './options.ts';
+import { runCommand, withDatabase } from './run.ts';
 
 /**
  * `recon tolerances list / history / set / apply` and `recon rules preview`: the matching tolerances
  * and write-off limits per account and currency (docs/finance.md, "Tolerances and write-offs").
  */
-
-function currencyArg(value: string): string {
-  if (!/^[A-Za-z]{3}$/.test(value))
-    throw new InvalidArgumentError('give a three-letter currency code, e.g. CAD');
-  return value.toUpperCase();
-}
 
 function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('give some text');
@@ -23,19 +14,9 @@ function nonEmpty(value: string): string {
 
 const cents = wholeNumberArg(0);
 
-async function withDatabase<T>(config: Config, body: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  const { openDatabase } = await import('../db/connect.ts');
-  const handle = await openDatabase(config);
-  try {
-    return await body(handle.db);
-  } finally {
-    await handle.close();
-  }
-}
-
 function listTolerances(opts: { account?: string; json?: boolean }) {
   return runCommand(async (config) =>
-    withDatabase(config, async (db) => {
+    withDatabase(config, async ({ db }) => {
       const r = await db
         .selectFrom('matching_tolerances')
         .select('account')
@@ -64,7 +45,7 @@ function listTolerances(opts: { account?: string; json?: boolean }) {
 
 function toleranceHistoryCommand(opts: { account: string; json?: boolean }) {
   return runCommand(async (config) =>
-    withDatabase(config, async (db) => {
+    withDatabase(config, async ({ db }) => {
       const { toleranceHistory } = await import('../reconcile/tolerances/index.ts');
       const rows = await toleranceHistory(db, opts.account);
       if (opts.json) return void process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
@@ -90,7 +71,7 @@ interface SetOptions {
 
 function setTolerance(opts: SetOptions) {
   return runCommand(async (config) =>
-    withDatabase(config, async (db) => {
+    withDatabase(config, async ({ db }) => {
       const { loadTolerances, setTolerances } = await import('../reconcile/tolerances/index.ts');
       const now = (await loadTolerances(db, opts.account)).of(opts.currency);
       const version = await setTolerances(db, {
@@ -116,7 +97,7 @@ function setTolerance(opts: SetOptions) {
 function applyFile(file: string, opts: { by: string }) {
   return runCommand(async (config) => {
     const proposal = await readProposal(file);
-    return withDatabase(config, async (db) => {
+    return withDatabase(config, async ({ db }) => {
       const { applySettings } = await import('../reconcile/tolerances/apply.ts');
       const r = await applySettings(db, proposal, `cli:${opts.by}`);
       for (const [account, version] of Object.entries(r.versions))
@@ -153,7 +134,7 @@ interface PreviewOptions {
 function previewFile(opts: PreviewOptions) {
   return runCommand(async (config) => {
     const proposal = await readProposal(opts.settings);
-    return withDatabase(config, async (db) => {
+    return withDatabase(config, async ({ db }) => {
       const { previewSettings } = await import('../reconcile/tolerances/preview.ts');
       const { formatPreview } = await import('../reconcile/tolerances/format-preview.ts');
       const preview = await previewSettings(db, proposal, {

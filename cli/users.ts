@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { isAccountName } from '../domain/account-name.ts';
-import { runCommand } from './run.ts';
+import { runCommand, runWithDatabase } from './run.ts';
 
 /** commander parser for a repeatable --account: each name checked, collected in order. */
 export function accountArg(value: string, previous: string[] = []): string[] {
@@ -64,16 +64,13 @@ export function registerUsers(program: Command): void {
     .command('disable <name>')
     .description('disable a workbench user and end its sessions')
     .action((name: string) =>
-      runCommand(async (config) => {
-        const { openDatabase } = await import('../db/connect.ts');
-        const { disableUser } = await import('../workbench/auth/accounts.ts');
-        const handle = await openDatabase(config, { poolSize: 1 });
-        try {
+      runWithDatabase(
+        async (handle) => {
+          const { disableUser } = await import('../workbench/auth/accounts.ts');
           await disableUser(handle.db, name);
           process.stdout.write(`disabled user ${name}\n`);
-        } finally {
-          await handle.close();
-        }
-      }),
+        },
+        { poolSize: 1 },
+      ),
     );
 }
