@@ -34,6 +34,14 @@ export const reconcileWindowOptions: ActivityOptions = {
   },
 };
 
+/** The retention and the follow-up: five tries, 5 seconds, then doubling up to 5 minutes apart. */
+const FIVE_TRIES_UP_TO_FIVE_MINUTES_APART = {
+  initialInterval: '5 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '5 minutes',
+  maximumAttempts: 5,
+} as const;
+
 /**
  * Retention after the nightly windows: a few UPDATEs over the warehouse in one transaction,
  * idempotent, so retried freely; heartbeats on a timer while the statements run.
@@ -41,12 +49,7 @@ export const reconcileWindowOptions: ActivityOptions = {
 export const clearPersonalDataOptions: ActivityOptions = {
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '2 minutes',
-  retry: {
-    initialInterval: '5 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    maximumAttempts: 5,
-  },
+  retry: FIVE_TRIES_UP_TO_FIVE_MINUTES_APART,
 };
 
 /** Bounds of {@link ActivityTuning.heartbeatTimeoutSeconds}: below 1 s a busy worker looks dead. */
@@ -137,10 +140,5 @@ export const checkVolumeOptions: ActivityOptions = {
 export const followUpOptions: ActivityOptions = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '2 minutes',
-  retry: {
-    initialInterval: '5 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    maximumAttempts: 5,
-  },
+  retry: FIVE_TRIES_UP_TO_FIVE_MINUTES_APART,
 };

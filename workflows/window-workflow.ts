@@ -37,24 +37,31 @@ export const ALERTS_PATCH = 'window-alerts';
 
 /** The alert of a finished window: ids and counts from the reconcile summary (no secret, no data). */
 export function summaryAlert(input: WindowInput, reconcile: ReconcileWindowSummary): AlertInput {
-  const info = workflowInfo();
   // Histories recorded before the run's counts were typed carry them flat only (`lifecycle.opened`).
   const lifecycle = reconcile.run?.lifecycle;
   const count = (key: 'opened' | 'reopened' | 'resolved') =>
     (lifecycle ? lifecycle[key] : reconcile.counts[`lifecycle.${key}`]) ?? 0;
   return {
     type: 'summary',
+    ...alertHead(input),
+    reconcileRunId: reconcile.run ? reconcile.run.runId : (reconcile.counts['runId'] ?? null),
+    opened: count('opened'),
+    reopened: count('reopened'),
+    resolved: count('resolved'),
+    discrepancies: reconcile.discrepancies ?? [],
+  };
+}
+
+/** What every alert of a window starts with: the window, its account and the workflow that ran it. */
+function alertHead(input: WindowInput) {
+  const info = workflowInfo();
+  return {
     from: input.from,
     to: input.to,
     ...accountOf(input),
     workflowId: info.workflowId,
     workflowRunId: info.runId,
     startedBy: info.parent?.workflowId ?? null,
-    reconcileRunId: reconcile.run ? reconcile.run.runId : (reconcile.counts['runId'] ?? null),
-    opened: count('opened'),
-    reopened: count('reopened'),
-    resolved: count('resolved'),
-    discrepancies: reconcile.discrepancies ?? [],
   };
 }
 
@@ -100,17 +107,7 @@ export async function windowWorkflow(input: WindowInput): Promise<WindowResult> 
     result = await loadAndReconcile(input);
   } catch (error) {
     if (!isCancellation(error) && patched(ALERTS_PATCH)) {
-      const info = workflowInfo();
-      await sendAlertQuietly({
-        type: 'failure',
-        from: input.from,
-        to: input.to,
-        ...accountOf(input),
-        workflowId: info.workflowId,
-        workflowRunId: info.runId,
-        startedBy: info.parent?.workflowId ?? null,
-        message: failureMessage(error),
-      });
+      await sendAlertQuietly({ type: 'failure', ...alertHead(input), message: failureMessage(error) });
     }
     throw error;
   }

@@ -38,19 +38,8 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   workbench: { imports: ['domain', 'config', 'observability', 'db', 'provider', 'reconcile', 'workers'] },
   workflows: { imports: ['domain'], typeOnly: ['activities'] },
   activities: { imports: ['domain', 'config', 'observability', 'db', 'provider', 'ingest', 'reconcile'] },
-  workers: {
-    imports: [
-      'domain',
-      'config',
-      'observability',
-      'db',
-      'provider',
-      'ingest',
-      'reconcile',
-      'workflows',
-      'activities',
-    ],
-  },
+  // Everything below the workers but the workbench (an application of its own).
+  workers: { imports: ALL.filter((l) => !['workbench', 'workers', 'cli', 'sandbox'].includes(l)) },
   cli: { imports: ALL.filter((l) => l !== 'cli') },
   bin: { imports: ['cli'] },
   sandbox: { imports: ALL.filter((l) => l !== 'cli' && l !== 'sandbox') },
