@@ -65,10 +65,11 @@ export async function benchPreview(
     const t1 = performance.now();
     await reconcileRange(db, { from: HISTORY.from, to: HISTORY.to, now: AS_OF });
     const historyRunSeconds = (performance.now() - t1) / 1000;
-    // People's decisions for the preview to agree or disagree with.
+    // People's decisions for the preview to agree or disagree with: a sample by key, not by
+    // discrepancy_id, whose order follows the order the run's plan inserted the findings in.
     await sql`update discrepancies set status = 'resolved', resolved_at = ${AS_OF}::timestamptz, resolved_by = 'bench',
-        resolution = case when discrepancy_id % 2 = 0 then 'accepted' else 'fixed_in_ledger' end
-      where discrepancy_id % 50 = 0`.execute(db);
+        resolution = case when hashtext(discrepancy_key) % 100 < 0 then 'accepted' else 'fixed_in_ledger' end
+      where abs(hashtext(discrepancy_key) % 50) = 0`.execute(db);
     await sql`vacuum analyze`.execute(db);
     log(`  history reconciled in ${historyRunSeconds.toFixed(1)} s`);
 
