@@ -8,6 +8,7 @@ import { recordWriteOff, setTolerances } from '../../reconcile/tolerances/index.
 import { parseSettingsFile } from '../../reconcile/tolerances/settings-file.ts';
 import { addUser, createToken } from '../../workbench/auth/accounts.ts';
 import { createPreviewJobs, PreviewBusy } from '../../workbench/preview-jobs.ts';
+import { createDatabase, createPool } from '../../db/connect.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { recon } from '../support/recon-process.ts';
 import { seedAmountDifferences } from '../support/amount-differences.ts';
@@ -377,6 +378,22 @@ describe('the preview in the workbench', () => {
     expect(() => jobs.start(parseSettingsFile(text, 'b'), 'y')).toThrow(PreviewBusy);
     await jobs.settled();
     expect(jobs.get(first.id)?.status).toBe('done');
+
+    // A preview that cannot reach the warehouse fails with a message to act on; the log has why.
+    const lines: string[] = [];
+    const nowhere = createDatabase(createPool('postgres://recon@127.0.0.1:1/recon', 1));
+    try {
+      const failed = createPreviewJobs(nowhere, undefined, (line) => lines.push(line));
+      const job = failed.start(parseSettingsFile(text, 'c'), 'z');
+      await failed.settled();
+      expect(failed.get(job.id)).toMatchObject({
+        status: 'failed',
+        message: 'the preview failed (the server log says why); nothing was written: run it again',
+      });
+      expect(lines.some((l) => l.startsWith(`workbench: preview ${job.id}: `))).toBe(true);
+    } finally {
+      await nowhere.destroy();
+    }
   });
 
   it('documents the routes in the OpenAPI document', async () => {
