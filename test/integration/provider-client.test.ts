@@ -91,10 +91,12 @@ describe('token', () => {
   it('a 401 on an expired token gets one fresh token and the call succeeds', async () => {
     const client = clientFor();
     const id = sandbox.history.fact(1).transactionId;
-    sandbox.setFaults({ tokenTtlMs: 30 }); // the token says 1800 s but dies after 30 ms
+    // The token says 1800 s but dies after 2 s: long enough for the first call to use it on a loaded
+    // machine (at 30 ms, a busy CI host saw the fresh token die before its first use).
+    sandbox.setFaults({ tokenTtlMs: 2000 });
     await client.transactionStatus(id);
     sandbox.setFaults({});
-    await new Promise((r) => setTimeout(r, 60)); // every token issued so far is dead now
+    await new Promise((r) => setTimeout(r, 2100)); // every token issued so far is dead now
     // Counted from here: on a loaded machine the first call itself may already have needed a refresh.
     const before = client.tokenRequests;
     const status = await client.transactionStatus(id);
