@@ -181,16 +181,9 @@ export async function reconcileRange(
     // A dry run left the claims unwritten: it must never commit.
     if (ctx.dryRun) throw new Error('a preview run must throw in beforeLifecycle to roll itself back');
     const inScope = how.scope === 'incremental' ? { inScope: scopeCondition() } : {};
-    const lifecycle = await applyFindings(trx, { from, to, asOf, runId: run.run_id, ...inScope });
-    const writeOffs = await writeOffFindings(trx, {
-      account,
-      runId: run.run_id,
-      asOf,
-      from,
-      to,
-      tolerances,
-      ...inScope,
-    });
+    const looked = { from, to, asOf, runId: run.run_id, ...inScope };
+    const lifecycle = await applyFindings(trx, looked);
+    const writeOffs = await writeOffFindings(trx, { ...looked, account, tolerances });
     await finishMatching(ctx, account, rules, how, snapshot);
     if (how.scope === 'incremental') await findChangedCandidates(ctx);
     else await findCandidates(ctx);
