@@ -9,8 +9,9 @@ import { openBenchServer } from './scratch-databases.ts';
  * Each secondary index of the tables the legacy loader writes, with the query that needs it: the
  * query's executed plan and time with the index and without it (dropped inside a transaction that is
  * rolled back), on `rows` generated provider transactions over 30 days (1% PENDING) and as many
- * legacy rows written a day at a time, as loads write them. docs/architecture.md ("Indexes of the
- * provider tables") shows this output.
+ * legacy rows written a day at a time, as loads write them; then the analysts' documented queries
+ * over those days ({@link ANALYST_USES}). docs/architecture.md ("Indexes of the provider tables")
+ * shows this output.
  *
  *   node bench/index-plans.ts [--rows 1000000]
  */
@@ -66,6 +67,27 @@ export const INDEX_USES: readonly IndexUse[] = [
       "reconcile/volume/source-days.ts (a window's rows per day) and docs/analysts.md (a month's failures)",
     query: `select transaction_on, count(*) from legacy_transactions where transaction_on between ${WINDOW} group by 1`,
     instead: 'create index legacy_transactions_on_idx on legacy_transactions (transaction_on)',
+  },
+];
+
+/**
+ * Analysts' documented queries (docs/analysts.md) that read the days of the loader's tables: their
+ * plans as the schema is, without the index they could use, and with its form before migration 0028.
+ */
+export const ANALYST_USES: readonly IndexUse[] = [
+  {
+    index: 'legacy_transactions_on_idx',
+    reader:
+      "docs/analysts.md: consumers with more than one failed transaction in March (the whole month's rows here)",
+    query: `select consumer_email_hash, count(*) from legacy_transactions_redacted
+      where status = 'FAILED' and transaction_on between '2026-03-01' and '2026-03-31' group by 1 having count(*) > 1`,
+    instead: 'create index legacy_transactions_on_idx on legacy_transactions (transaction_on)',
+  },
+  {
+    index: 'provider_transactions_on_idx',
+    reader: 'docs/analysts.md: what settled on a day, per currency and type (daily_settlement_totals)',
+    query: `select business_date, currency, transaction_type, transactions, amount_cents, fee_cents, net_cents
+      from daily_settlement_totals where business_date = ${DAY} order by currency, transaction_type`,
   },
 ];
 
@@ -131,7 +153,7 @@ export async function benchIndexPlans(rows: number, log: (line: string) => void)
   try {
     log(`-- ${rows.toLocaleString('en')} provider transactions over 30 days, as many legacy rows`);
     await generate(db, rows);
-    for (const use of INDEX_USES) log(`${await planUse(db, use)}\n`);
+    for (const use of [...INDEX_USES, ...ANALYST_USES]) log(`${await planUse(db, use)}\n`);
   } finally {
     await db.destroy();
     await server.drop(scratch);
