@@ -154,7 +154,9 @@ export async function tolerancesTable(ctx: RuleContext): Promise<void> {
  * in the matching bench), and storing them all wrote a temporary table of millions of rows to disk
  * on a first run over 1,000,000 transactions. The dates around an item are joined one by one (a hash
  * join on currency and date) rather than as a range (every item of the currency compared with every
- * other). `offset 0` keeps it a subquery, so that each pair's id distance is computed once.
+ * other). The planner flattens it into the ranking, so that a pair's checks are tested before its
+ * other columns are computed (the id distance twice for the few that pass): at 200,000 rows the
+ * candidates took 0.6-1.2 s instead of 1.1-2.0 s as a subquery kept apart (`offset 0`).
  * `which` narrows the items of the run's dates (`t`) or their candidates (`c`).
  */
 export function pairs(days: number, which: RawBuilder<unknown> = sql`true`) {
@@ -171,7 +173,7 @@ export function pairs(days: number, which: RawBuilder<unknown> = sql`true`) {
       join cand_tolerance tol on tol.currency = t.currency
       join cand_days dt on dt.day = t.business_date
       join cand_days dc on dc.day = c.business_date
-      where t.target and ${which} offset 0`;
+      where t.target and ${which}`;
 }
 
 /** Every check in words: [{check, passed, detail}]; money in cents with its currency's tolerance. */
