@@ -3,8 +3,7 @@ import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import type { AnyRecord, ParsedRow } from '../../domain/records.ts';
 import { loadParsedRows, type ParseRows } from './load-rows.ts';
-import { loadParsers } from './parsers.ts';
-import type { RecordKind } from '../../domain/sources.ts';
+import { parserNotingColumns } from './parsers.ts';
 import type { LedgerLoadRequest } from './types.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
 
@@ -23,17 +22,10 @@ export async function loadLedger(
   input: Readable,
   parse?: ParseRows,
 ): Promise<LoadSummary> {
-  // Filled by the parser (the CSV header, the NDJSON keys), read by the merge.
-  const carried = new Map<RecordKind, readonly string[]>();
-  const parseRows: ParseRows =
-    parse ??
-    (await loadParsers().then(
-      (p) => (stream: Readable) =>
-        p.parseLedger(stream, {
-          fileName: req.fileName,
-          onColumns: (kind, columns) => carried.set(kind, columns),
-        }),
-    ));
+  const { parseRows, carried } = await parserNotingColumns(
+    parse,
+    (p, onColumns) => (stream) => p.parseLedger(stream, { fileName: req.fileName, onColumns }),
+  );
   const account = accountOrDefault(req.account);
   return loadParsedRows(
     handle,

@@ -2,7 +2,7 @@ import { accountOrDefault } from '../../domain/account-name.ts';
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { loadParsedRows, type ParseRows } from './load-rows.ts';
-import { loadParsers } from './parsers.ts';
+import { parserNotingColumns } from './parsers.ts';
 import { kindOfLegacyQuery, type RecordKind } from '../../domain/sources.ts';
 import type { LoadSummary } from '../../domain/load-summary.ts';
 import type { LoadRequest } from './types.ts';
@@ -38,20 +38,17 @@ export async function loadReport(
   const kinds = new Set<RecordKind>(
     legacy ? [kindOfLegacyQuery(req.queryType ?? '5') ?? 'legacy-transaction'] : ['transaction', 'return'],
   );
-  // Filled by the parser while it reads (the CSV header decides), read by the merge.
-  const carried = new Map<RecordKind, readonly string[]>();
-  const parseRows: ParseRows =
-    parse ??
-    (await loadParsers().then(
-      (p) => (stream: Readable) =>
-        p.parseReport(stream, {
-          format: req.format,
-          queryType: req.queryType,
-          fields: req.fields,
-          fileName: req.fileName,
-          onColumns: (kind, columns) => carried.set(kind, columns),
-        }),
-    ));
+  const { parseRows, carried } = await parserNotingColumns(
+    parse,
+    (p, onColumns) => (stream) =>
+      p.parseReport(stream, {
+        format: req.format,
+        queryType: req.queryType,
+        fields: req.fields,
+        fileName: req.fileName,
+        onColumns,
+      }),
+  );
   return loadParsedRows(
     handle,
     {

@@ -288,16 +288,18 @@ function staged(t: Target, staging: string, source: string | null, account: stri
 /** Report API rows always replace; legacy rows never replace a row that came from the report API. */
 const LEGACY_GUARD = `t.source not like 'report-%'`;
 
-/** Transactions and returns merge alike: the report API replaces, legacy rows never replace report rows. */
-function mergeGuarded(
-  t: Target,
+/** What a merge of staged report rows takes: where they are staged, for which load, account and source. */
+type MergeArgs = [
   db: Db,
   staging: string,
   loadId: number,
   account: string,
   source: string,
   carried?: readonly string[],
-) {
+];
+
+/** Transactions and returns merge alike: the report API replaces, legacy rows never replace report rows. */
+function mergeGuarded(t: Target, ...[db, staging, loadId, account, source, carried]: MergeArgs) {
   return run(
     db,
     {
@@ -313,26 +315,12 @@ function mergeGuarded(
   );
 }
 
-export function mergeTransactions(
-  db: Db,
-  staging: string,
-  loadId: number,
-  account: string,
-  source: string,
-  carried?: readonly string[],
-) {
-  return mergeGuarded(TARGETS.transaction, db, staging, loadId, account, source, carried);
+export function mergeTransactions(...args: MergeArgs) {
+  return mergeGuarded(TARGETS.transaction, ...args);
 }
 
-export function mergeReturns(
-  db: Db,
-  staging: string,
-  loadId: number,
-  account: string,
-  source: string,
-  carried?: readonly string[],
-) {
-  return mergeGuarded(TARGETS.return, db, staging, loadId, account, source, carried);
+export function mergeReturns(...args: MergeArgs) {
+  return mergeGuarded(TARGETS.return, ...args);
 }
 
 /**

@@ -24,7 +24,7 @@ import {
 } from '../../domain/records.ts';
 import { normaliseInstant } from '../../domain/time/iso-instant.ts';
 import { digitsToCents, jsonToCents } from '../../domain/money.ts';
-import { readCsvRecords } from './read-csv-records.ts';
+import { readCsvRecords, rejectedRecord } from './read-csv-records.ts';
 import { isBlank, readLines } from './read-lines.ts';
 
 export type LedgerFormat = 'ledger-csv' | 'ledger-ndjson';
@@ -120,16 +120,11 @@ export async function* parseLedgerStream(
         continue;
       }
       if (rec.fields === null) {
-        yield { ok: false, line: rec.line, raw: rec.raw, reason: 'malformed quoting' };
+        yield rejectedRecord(rec, 'malformed quoting');
         continue;
       }
       if (rec.fields.length !== width) {
-        yield {
-          ok: false,
-          line: rec.line,
-          raw: rec.raw,
-          reason: `expected ${width} fields as in the header, found ${rec.fields.length}`,
-        };
+        yield rejectedRecord(rec, `expected ${width} fields as in the header, found ${rec.fields.length}`);
         continue;
       }
       const values: Record<string, unknown> = {};

@@ -14,6 +14,11 @@ export interface CsvRecord {
 /** Lines a quoted field may span before the input is judged unreadable. */
 const MAX_RECORD_LINES = 1000;
 
+/** A CSV record refused as a row of its file: its line, its text and why (a rejected row). */
+export function rejectedRecord(rec: CsvRecord, reason: string) {
+  return { ok: false, line: rec.line, raw: rec.raw, reason } as const;
+}
+
 /**
  * Reads RFC 4180 CSV (quoted fields with commas, doubled quotes, line breaks inside quotes; CRLF or LF;
  * a missing final newline) as records, in batches, with memory bounded by one record. Blank lines are

@@ -9,7 +9,7 @@ import type {
 } from '../../domain/records.ts';
 import { InvalidParseOption } from './invalid-parse-option.ts';
 import { type FieldNames, reportRecordProblem } from './field-forms.ts';
-import { readCsvRecords } from './read-csv-records.ts';
+import { readCsvRecords, rejectedRecord } from './read-csv-records.ts';
 import { describeHeader } from '../../domain/privacy.ts';
 import { RETURN_CSV_HEADER, TRANSACTION_CSV_HEADER } from './report-csv-headers.ts';
 import {
@@ -260,22 +260,17 @@ async function* iterate(
         continue;
       }
       if (rec.fields === null) {
-        yield {
-          ok: false,
-          line: rec.line,
-          raw: rec.raw,
-          reason:
-            'malformed quoting (a double quote inside an unquoted field, or text after a closing quote)',
-        };
+        yield rejectedRecord(
+          rec,
+          'malformed quoting (a double quote inside an unquoted field, or text after a closing quote)',
+        );
         continue;
       }
       if (rec.fields.length !== width) {
-        yield {
-          ok: false,
-          line: rec.line,
-          raw: rec.raw,
-          reason: `expected ${width} fields as in the header (line ${headerLine}), found ${rec.fields.length}`,
-        };
+        yield rejectedRecord(
+          rec,
+          `expected ${width} fields as in the header (line ${headerLine}), found ${rec.fields.length}`,
+        );
         continue;
       }
       values = rec.fields;
@@ -284,10 +279,10 @@ async function* iterate(
         const problem = reportRecordProblem(record, CSV_NAMES[queryType]);
         yield problem === null
           ? { ok: true, line: rec.line, raw: rec.raw, record }
-          : { ok: false, line: rec.line, raw: rec.raw, reason: problem };
+          : rejectedRecord(rec, problem);
       } catch (error) {
         if (!(error instanceof FieldProblem)) throw error;
-        yield { ok: false, line: rec.line, raw: rec.raw, reason: error.message };
+        yield rejectedRecord(rec, error.message);
       }
     }
   }

@@ -33,7 +33,7 @@ export function requiredText(field: string, value: unknown): string {
 
 /** An optional text field: absent, null or '' → null; numbers are kept as their JSON text. */
 export function optionalText(field: string, value: unknown): string | null {
-  if (value === undefined || value === null || value === '') return null;
+  if (isAbsent(value)) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   throw new FieldProblem(`${field} is ${describe(value)}; a string is expected`);
@@ -60,11 +60,7 @@ export function jsonCents(field: string, value: unknown): number {
     const text = value.source.length > 40 ? `${value.source.slice(0, 40)}…` : value.source;
     throw new FieldProblem(`${field}: amount ${text} is not written as an integer number of cents`);
   }
-  try {
-    return jsonToCents(value);
-  } catch (error) {
-    throw new FieldProblem(`${field}: ${(error as Error).message}`);
-  }
+  return asField(field, () => jsonToCents(value));
 }
 
 export function optionalJsonCents(field: string, value: unknown): number | null {
@@ -73,11 +69,7 @@ export function optionalJsonCents(field: string, value: unknown): number | null 
 
 /** CSV amount: whole cents written as digits. */
 export function csvCents(field: string, value: string): number {
-  try {
-    return digitsToCents(value);
-  } catch (error) {
-    throw new FieldProblem(`${field}: ${(error as Error).message}`);
-  }
+  return asField(field, () => digitsToCents(value));
 }
 
 export function optionalCsvCents(field: string, value: string): number | null {
@@ -88,30 +80,22 @@ export function optionalCsvCents(field: string, value: string): number | null {
 export function instant(field: string, value: unknown): string {
   if (typeof value !== 'string')
     throw new FieldProblem(`${field} is ${describe(value)}; an ISO-8601 UTC date-time is required`);
-  try {
-    return normaliseInstant(value);
-  } catch (error) {
-    throw new FieldProblem(`${field}: ${(error as Error).message}`);
-  }
+  return asField(field, () => normaliseInstant(value));
 }
 
 export function optionalInstant(field: string, value: unknown): string | null {
-  return value === undefined || value === null || value === '' ? null : instant(field, value);
+  return isAbsent(value) ? null : instant(field, value);
 }
 
 /** A date given as `YYYY-MM-DD` (or `YYYYMMDD`); anything else, or a date that does not exist, is refused. */
 export function dateOf(field: string, value: unknown): string {
   if (typeof value !== 'string')
     throw new FieldProblem(`${field} is ${describe(value)}; a date YYYY-MM-DD is required`);
-  try {
-    return normaliseDate(value);
-  } catch (error) {
-    throw new FieldProblem(`${field}: ${(error as Error).message}`);
-  }
+  return asField(field, () => normaliseDate(value));
 }
 
 export function optionalDate(field: string, value: unknown): string | null {
-  return value === undefined || value === null || value === '' ? null : dateOf(field, value);
+  return isAbsent(value) ? null : dateOf(field, value);
 }
 
 /**
@@ -126,6 +110,20 @@ export function nextActionDate(field: string, value: unknown): { date: string | 
   } catch {
     return { date: null, raw };
   }
+}
+
+/** A domain check of one field (money, time): its error becomes the field's FieldProblem. */
+function asField<T>(field: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    throw new FieldProblem(`${field}: ${(error as Error).message}`);
+  }
+}
+
+/** An optional field that is not there: absent, null or empty. */
+function isAbsent(value: unknown): value is undefined | null | '' {
+  return value === undefined || value === null || value === '';
 }
 
 function describe(value: unknown): string {
