@@ -198,28 +198,19 @@ const RETURN: Layout<ReturnRecord> = {
   },
 };
 
-/** The CSV columns of the warehouse columns whose forms are checked (provider/formats/field-forms.ts). */
-const CSV_NAMES: Record<'TRANSACTION' | 'RETURN', FieldNames> = {
-  TRANSACTION: {
-    merchant_transaction_id: 'Merchant Transaction ID',
-    merchant_id: 'Merchant ID',
-    merchant_user_id: 'Merchant User ID',
-    country_code: 'Country',
-    region: 'Payment Region',
-    notify_status: 'Payment Notification Status',
-    raw_transaction_type: 'Transaction Type',
-    raw_status: 'Transaction Status',
-  },
-  RETURN: {
-    merchant_transaction_id: 'Merchant Transaction ID',
-    merchant_id: 'Merchant ID',
-    merchant_user_id: 'Merchant User ID',
-    country_code: 'Country',
-    region: 'Payment Region',
-    notify_status: 'Payment Notification Status',
-    raw_transaction_type: 'Transaction Type',
-    raw_status: 'Transaction Status',
-  },
+/**
+ * The CSV columns of the warehouse columns whose forms are checked (provider/formats/field-forms.ts):
+ * the same names in both reports.
+ */
+const CSV_NAMES: FieldNames = {
+  merchant_transaction_id: 'Merchant Transaction ID',
+  merchant_id: 'Merchant ID',
+  merchant_user_id: 'Merchant User ID',
+  country_code: 'Country',
+  region: 'Payment Region',
+  notify_status: 'Payment Notification Status',
+  raw_transaction_type: 'Transaction Type',
+  raw_status: 'Transaction Status',
 };
 
 function text(value: string): string | null {
@@ -276,7 +267,7 @@ async function* iterate(
       values = rec.fields;
       try {
         const record = layout.map(get, rec.raw) as TransactionRecord | ReturnRecord;
-        const problem = reportRecordProblem(record, CSV_NAMES[queryType]);
+        const problem = reportRecordProblem(record, CSV_NAMES);
         yield problem === null
           ? { ok: true, line: rec.line, raw: rec.raw, record }
           : rejectedRecord(rec, problem);
