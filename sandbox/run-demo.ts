@@ -12,6 +12,7 @@ import { addDays } from '../domain/time/calendar.ts';
 import { easternDayStartUtc, easternToUtc } from '../domain/time/eastern.ts';
 import { describeFollowUp, pendingCount, providerAsOf } from './demo-follow-up.ts';
 import { demoScores, loadDemoMerchantSides, startDemoAccounts } from './demo-accounts.ts';
+import { explainAndResolve } from './demo-resolve.ts';
 import { loadReportData } from '../reconcile/report/report-data.ts';
 import { formatReport } from '../reconcile/report/format-summary.ts';
 import type { NightlyResult } from '../workflows/types.ts';
@@ -310,7 +311,10 @@ async function runDemoNightly(
   return nightly;
 }
 
-/** The report's headline, the loads by source, the ground truth per account, and where to look next. */
+/**
+ * The report's headline, the loads by source, the ground truth per account, candidates, manual
+ * matches and write-offs (sandbox/demo-resolve.ts), and where to look next.
+ */
 async function printDemoResults(
   { options, seconds }: Demo,
   { handle, pgDir }: DemoWarehouse,
@@ -347,6 +351,10 @@ async function printDemoResults(
     `ground truth per account\n${(await demoScores(handle, demo, { from: options.from, to: options.to }))
       .map((l) => `  ${l}\n`)
       .join('')}\n`,
+  );
+  // Then what a person does with what does not match, on the CAD account (scored before it).
+  process.stdout.write(
+    await explainAndResolve(handle, demo.list[0]!, { from: options.from, to: options.to }),
   );
   process.stdout.write(
     [

@@ -4,6 +4,9 @@
  * runs the command starts it here.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
@@ -108,6 +111,18 @@ export function recon(
   options: ReconSpawnOptions = {},
 ): Promise<ReconRun> {
   return spawnRecon(databaseUrl, args, env, options).done;
+}
+
+/** `recon demo ARGS` to its end, on an embedded warehouse in a data directory of its own (removed after). */
+export async function reconDemo(args: string[], timeoutMs: number): Promise<ReconRun> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'recon-demo-'));
+  // The embedded PostgreSQL runs as its own user when the tests run as root: it must reach the directory.
+  chmodSync(dataDir, 0o755);
+  try {
+    return await recon(undefined, ['demo', ...args], { RECON_DATA_DIR: dataDir }, { timeoutMs });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 /** One query on a connection of its own (which the test may leave open by not calling this). */

@@ -1,8 +1,5 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { recon } from '../support/recon-process.ts';
+import { describe, expect, it } from 'vitest';
+import { reconDemo } from '../support/recon-process.ts';
 
 /**
  * `recon demo` shows transactions followed to their end (issue 25, Proof): its backfill sees the
@@ -10,18 +7,12 @@ import { recon } from '../support/recon-process.ts';
  * nightly run after it sees them settled, and its follow-up asks the status of those older than its
  * windows. The whole demo in a child process: its own embedded warehouse, a Temporal dev server.
  */
-const dataDir = mkdtempSync(join(tmpdir(), 'recon-demo-follow-up-'));
-// The embedded PostgreSQL runs as its own user when the tests run as root: it must reach the directory.
-chmodSync(dataDir, 0o755);
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('recon demo', () => {
   it('prints what the nightly follow-up asked and settled, and transactions followed to their end', async () => {
-    const run = await recon(
-      undefined,
-      ['demo', '--from', '2026-04-01', '--to', '2026-05-31', '--transactions', '800', '--fresh'],
-      { RECON_DATA_DIR: dataDir },
-      { timeoutMs: 240_000 },
+    const run = await reconDemo(
+      ['--from', '2026-04-01', '--to', '2026-05-31', '--transactions', '800', '--fresh'],
+      240_000,
     );
     expect(run.code, run.stderr).toBe(0);
     const pending = /after the backfill, (\d+) provider transaction\(s\) are still PENDING/.exec(run.stderr);
