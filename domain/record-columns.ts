@@ -94,6 +94,10 @@ export const returnColumns = {
   country_code: text.nullable,
   legacy_field_8: text.nullable,
   legacy_field_9: text.nullable,
+  /** The three dates a return's sources give, kept apart (migration 0029): JSON reportDate, CSV Settlement Date, legacy field 1. */
+  report_date: date.nullable,
+  settlement_date: date.nullable,
+  last_updated_on: date.nullable,
 } as const;
 
 /** An adjustment (provider_adjustments; the table adds its generated adjustment_id). */

@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { keepMatching, forgetMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
-import { anchorOf, type Anchor, type Rule } from './rules/rule.ts';
+import type { Rule } from './rules/rule.ts';
 import { matchRange, type MatchCounts } from './rules/run-rules.ts';
 import { exec, type RuleContext } from './rules/statement.ts';
 import { KEPT_WHILE_FOUND } from './apply-findings.ts';
@@ -61,72 +61,18 @@ export async function matchChanges(
   }
   // The stored findings of the range are no longer all of its findings.
   await forgetMatching(ctx, account);
-  const matched = await matchRange({ ...ctx, scoped: true }, rules);
-  await noteLookedAt(ctx, rules);
+  // matchRange notes what the run looks at (looked_at) once its scope is built: the roll-forward
+  // reads the discrepancies the run keeps without looking (unseen).
+  const matched = await matchRange({ ...ctx, scoped: true, unseen: unseenDiscrepancies(ctx) }, rules);
   return { matched, how, snapshot };
 }
 
 /**
  * The discrepancies (`d`) a run over changed keys looked at: those in recon_work's temporary
- * `looked_at` ({@link noteLookedAt}).
+ * `looked_at` (reconcile/rules/looked-at.ts, filled by matchRange).
  */
 export function scopeCondition(): RawBuilder<unknown> {
   return sql`d.discrepancy_id in (select discrepancy_id from looked_at)`;
-}
-
-/**
- * Fills the temporary table looked_at with the discrepancies a run over changed keys looked at:
- * those whose row (by the rule's anchor) was in its scope or among the changed keys (a row that left
- * the range or was deleted), those of the dates it looked at whole (flagged_days), and those of rules
- * the code no longer has. Each part is an index lookup by key, date or rule: the range's other
- * discrepancies are not read.
- */
-async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Promise<void> {
-  const byAnchor = new Map<Anchor, string[]>();
-  const anchorOfRule = new Map<string, Anchor>();
-  for (const r of rules) {
-    const anchor = anchorOf(r);
-    const other = anchorOfRule.get(r.rule);
-    if (other !== undefined && other !== anchor)
-      throw new Error(
-        `matching rule ${r.rule} is about a ${other} in one builder and a ${anchor} in another`,
-      );
-    anchorOfRule.set(r.rule, anchor);
-    byAnchor.set(anchor, [...new Set([...(byAnchor.get(anchor) ?? []), r.rule])]);
-  }
-  const column = {
-    transaction: 'transaction_id',
-    ledger: 'merchant_transaction_id',
-    return: 'return_transaction_id',
-  };
-  const scoped = {
-    transaction: sql`select transaction_id from scope_p union select key from changed_t`,
-    ledger: sql`select merchant_transaction_id from scope_l union select key from changed_m`,
-    return: sql`select return_transaction_id from scope_r union select key from changed_r`,
-  };
-  // One index probe per key, date or rule (lateral, offset 0), whatever the planner's estimates of
-  // the run's small tables: a join chosen on them read every discrepancy of a rule.
-  const probe = (keys: RawBuilder<unknown>, condition: RawBuilder<unknown>) =>
-    sql`select d.discrepancy_id from (${keys}) k(key)
-      cross join lateral (select d.discrepancy_id from discrepancies d where ${condition} offset 0) d`;
-  const parts = [...byAnchor].map(([anchor, names]) =>
-    probe(scoped[anchor], sql`d.${sql.id(column[anchor])} = k.key and d.rule in (${sql.join(names)})`),
-  );
-  const everyRow = probe(sql`select business_date from flagged_days`, sql`d.business_date = k.key`);
-  // The rules the warehouse's discrepancies name, one index probe each (a loose scan of
-  // discrepancies_rule_idx); those of rules the code no longer has are looked at.
-  const unknownRule = probe(
-    sql`with recursive r(rule) as (select min(rule) from discrepancies
-        union all select (select min(x.rule) from discrepancies x where x.rule > r.rule) from r where r.rule is not null)
-      select rule from r where rule is not null and rule not in (${sql.join([...anchorOfRule.keys()])})`,
-    sql`d.rule = k.key`,
-  );
-  await exec(
-    ctx,
-    sql`create temp table looked_at on commit drop as
-      ${sql.join([...parts, everyRow, unknownRule], sql` union `)}`,
-  );
-  await exec(ctx, sql`analyze looked_at`);
 }
 
 /**
@@ -141,6 +87,17 @@ export function countedUnfound(ctx: RuleContext): RawBuilder<unknown> {
     and (d.resolved_at is null or (d.resolution in (${kept()})
       and not exists (select 1 from recon_work.unfound_resolutions u where u.discrepancy_id = d.discrepancy_id)))
     and not exists (select 1 from findings f where f.discrepancy_key = d.discrepancy_key)`;
+}
+
+/**
+ * Before the lifecycle, for the roll-forward (RuleContext.unseen): the discrepancies of the range the
+ * run does not look at that were found when last looked at, those countedUnfound counts afterwards.
+ */
+function unseenDiscrepancies(ctx: RuleContext): RawBuilder<unknown> {
+  return sql`select * from discrepancies d where d.business_date between ${ctx.from}::date and ${ctx.to}::date
+    and (d.resolved_at is null or (d.resolution in (${kept()})
+      and not exists (select 1 from recon_work.unfound_resolutions u where u.discrepancy_id = d.discrepancy_id)))
+    and not ${scopeCondition()}`;
 }
 
 /**

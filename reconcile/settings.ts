@@ -17,6 +17,12 @@ export const DISCREPANCY_KINDS = [
   'stuck_pending',
   'notification_quarantined',
   'notification_contradiction',
+  // Returns and adjustments (docs/finance.md: each kind's cause and what to do).
+  'return_notification_missing',
+  'return_not_reported',
+  'representment_missed',
+  'adjustment_not_booked',
+  'settlement_unexplained',
 ] as const;
 export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 

@@ -1,4 +1,5 @@
 import type {
+  AdjustmentRecord,
   LedgerRecord,
   LegacyTransactionRecord,
   ReturnRecord,
@@ -27,6 +28,12 @@ import {
   type Planting,
 } from './merchant-view/planting.ts';
 import { DEFAULT_RATES, type InjectionRates } from './merchant-view/rates.ts';
+import {
+  plantAdjustmentBookings,
+  plantLedgerOnlyAdjustment,
+  plantReturnNotification,
+  plantUnreportedReturn,
+} from './merchant-view/returns-and-adjustments.ts';
 
 /**
  * The merchant's side of a sandbox history, and the ground truth of reconciliation: from the
@@ -84,6 +91,8 @@ export interface MerchantView {
   readonly legacyTransactions: LegacyTransactionRecord[];
   /** Legacy type 1 records (returns of legacy-visible transactions, channels legacy and both). */
   readonly legacyReturns: ReturnRecord[];
+  /** Legacy type 4 records, keyed as the loader keys them. */
+  readonly providerAdjustments: AdjustmentRecord[];
   readonly ledger: LedgerRecord[];
   readonly notifications: NotificationHistoryEntry[];
   /** How many of `notifications` are refused for their content (notification_quarantined). */
@@ -95,6 +104,27 @@ export interface MerchantView {
 }
 
 /** Derives the merchant view and the ground truth; see the module comment. */
+/**
+ * The returns of the view (report, and legacy-only ones through the legacy type 1 query) with their
+ * bookings and notifications, and the adjustments with theirs.
+ */
+function plantReturnsAndAdjustments(p: Planting, history: ReturnType<typeof createHistory>, asOf: string) {
+  const providerReturns = [...history.returns({ asOf })];
+  const legacyReturns = [...history.legacyReturns({ asOf })];
+  const reportReturnIds = new Set(providerReturns.map((r) => r.return_transaction_id));
+  // Returns of legacy-only transactions reach the warehouse through the legacy type 1 query.
+  const legacyOnlyReturns = legacyReturns.filter((r) => !reportReturnIds.has(r.return_transaction_id));
+  const allReturns = [...providerReturns, ...legacyOnlyReturns];
+  allReturns.forEach((r, j) => plantReturnBooking(p, j, r));
+  const merchantId = history.options.merchantId;
+  providerReturns.forEach((r, j) => {
+    const f = history.findByReturnTransactionId(r.return_transaction_id);
+    if (f) plantReturnNotification(p, j, r, f, merchantId);
+  });
+  const providerAdjustments = plantAdjustmentBookings(p, [...history.adjustments({ asOf })]);
+  return { providerReturns, legacyReturns, allReturns, providerAdjustments };
+}
+
 export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const rates = { ...DEFAULT_RATES, ...options.rates };
   const p: Planting = {
@@ -118,6 +148,7 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   const providerTransactions: TransactionRecord[] = [];
   const doubles: { t: TransactionRecord; f: HistoryTransaction | undefined }[] = [];
   const nearMisses = new NearMissPlanting();
+  const unexplainedDays = new Set<string>();
   let i = 0;
   for (const t of history.transactions({ asOf })) {
     const f = history.findByTransactionId(t.transaction_id);
@@ -140,6 +171,8 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
     if (!nearMisses.hold(p, i, t, f, doubled)) plantLedgerEntry(p, i, t);
     if (doubled) doubles.push({ t, f });
     plantLedgerOnlyEntry(p, i, t);
+    if (f && !f.return) plantUnreportedReturn(p, i, t);
+    plantLedgerOnlyAdjustment(p, i, t, unexplainedDays);
     i++;
   }
   for (const { t, f } of doubles) providerTransactions.push(addDoubleSubmission(p, history, t, f));
@@ -159,29 +192,28 @@ export function deriveMerchantView(options: MerchantViewOptions): MerchantView {
   ]);
   const planted = nearMisses.plantAll(p, taken);
 
-  const providerReturns = [...history.returns({ asOf })];
-  const legacyReturns = [...history.legacyReturns({ asOf })];
-  const reportReturnIds = new Set(providerReturns.map((r) => r.return_transaction_id));
-  // Returns of legacy-only transactions reach the warehouse through the legacy type 1 query.
-  const legacyOnlyReturns = legacyReturns.filter((r) => !reportReturnIds.has(r.return_transaction_id));
-  const allReturns = [...providerReturns, ...legacyOnlyReturns];
-  allReturns.forEach((r, j) => plantReturnBooking(p, j, r));
-
-  const lastReturn = allReturns.reduce(
-    (d, r) => (r.returned_on && r.returned_on > d ? r.returned_on : d),
-    options.to,
+  const { providerReturns, legacyReturns, allReturns, providerAdjustments } = plantReturnsAndAdjustments(
+    p,
+    history,
+    asOf,
   );
+
+  // The last day that holds data or a planted discrepancy (a return, an adjustment, a representment's
+  // next action date): the range a run must cover to see them all.
+  const lastDay = [
+    ...allReturns.map((r) => r.returned_on ?? options.to),
+    ...providerAdjustments.map((a) => a.adjusted_on),
+    ...p.expected.map((e) => e.businessDate),
+  ].reduce((d, x) => (x > d ? x : d), addDays(options.to, 1));
   return {
     history,
     asOf,
-    range: {
-      from: options.from,
-      to: lastReturn > addDays(options.to, 1) ? lastReturn : addDays(options.to, 1),
-    },
+    range: { from: options.from, to: lastDay },
     providerTransactions,
     providerReturns,
     legacyTransactions,
     legacyReturns,
+    providerAdjustments,
     ledger: p.ledger,
     notifications: p.notifications,
     quarantinedNotifications: p.quarantined,

@@ -7,7 +7,7 @@ import type { HistoryTransaction } from './history.ts';
  *
  * Sandbox choices where the spec says "not shown": transactionAmount and transactionFee are cents
  * (as in reports); a return notification's transaction carries the return transaction id, the status
- * RETURNED, and adds originalTransactionId, returnCode and nextActionDate (the ConfirmTransaction
+ * RETURNED (RETURNED_WITH_REPRESENTMENT when a re-debit is announced), and adds originalTransactionId, returnCode and nextActionDate (the ConfirmTransaction
  * fields); the receiver is authenticated with the shared notification secret as a bearer token.
  */
 
@@ -56,7 +56,7 @@ export function returnNotificationBody(f: HistoryTransaction, merchantId: string
     transaction: {
       transactionType: f.type,
       transactionFee: 0,
-      transactionStatus: 'RETURNED',
+      transactionStatus: ret.representment ? 'RETURNED_WITH_REPRESENTMENT' : 'RETURNED',
       dataPassThrough: f.externalReference,
       transactionAmount: ret.amountCents,
       errorCode: null,

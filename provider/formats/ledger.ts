@@ -3,8 +3,9 @@
  * or NDJSON objects with the same names; told apart by the first non-blank byte (`{` is NDJSON).
  *
  * Validation is the migration's checks: merchant_transaction_id 1-30 characters; transaction_type
- * DEBIT, CREDIT or RETURN; amount_cents a non-negative whole number of cents (CSV: digits; NDJSON: a
- * JSON integer, or a string of digits, as exports of bigint columns often write it); currency three
+ * DEBIT, CREDIT, RETURN, ADJUSTMENT or REPRESENTMENT; amount_cents a non-negative whole number of cents
+ * (CSV: digits; NDJSON: a JSON integer, or a string of digits, as exports of bigint columns often
+ * write it), signed for an ADJUSTMENT (a leading '-'; fee_cents too), as the provider's adjustment is; currency three
  * uppercase letters; status a canonical status; booked_at ISO-8601 with `Z` or an offset (a local time
  * without zone is ambiguous and refused), stored as UTC to the microsecond. Optional columns may be
  * absent or empty. Unknown columns are ignored (they stay in `raw`). A row that fails is a rejected
@@ -28,6 +29,10 @@ import { readCsvRecords, rejectedRecord } from './read-csv-records.ts';
 import { isBlank, readLines } from './read-lines.ts';
 
 export type LedgerFormat = 'ledger-csv' | 'ledger-ndjson';
+
+/** The ledger's transaction types (migration 0029): what the merchant booked. */
+const LEDGER_TYPES = ['DEBIT', 'CREDIT', 'RETURN', 'ADJUSTMENT', 'REPRESENTMENT'] as const;
+type LedgerType = (typeof LEDGER_TYPES)[number];
 
 const REQUIRED = [
   'merchant_transaction_id',
@@ -166,9 +171,10 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     );
   }
   const type = text(o, 'transaction_type');
-  if (type !== 'DEBIT' && type !== 'CREDIT' && type !== 'RETURN') {
-    throw new Problem(`transaction_type '${type ?? ''}' is not DEBIT, CREDIT or RETURN`);
+  if (!LEDGER_TYPES.includes(type as LedgerType)) {
+    throw new Problem(`transaction_type '${type ?? ''}' is not ${LEDGER_TYPES.join(', ')}`);
   }
+  const signed = type === 'ADJUSTMENT';
   const currency = text(o, 'currency');
   if (currency === null || !/^[A-Z]{3}$/.test(currency)) {
     throw new Problem(`currency '${currency ?? ''}' is not three uppercase letters (ISO 4217)`);
@@ -185,12 +191,12 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
   } catch (error) {
     throw new Problem(`booked_at: ${(error as Error).message}`);
   }
-  const amount = cents(o, 'amount_cents', from);
+  const amount = cents(o, 'amount_cents', from, signed);
   if (amount === null) throw new Problem('amount_cents is missing');
   return {
     kind: 'ledger',
     merchant_transaction_id: mtid,
-    transaction_type: type,
+    transaction_type: type as LedgerType,
     amount_cents: amount,
     currency,
     status: status as CanonicalStatus,
@@ -199,7 +205,7 @@ function record(o: Record<string, unknown>, from: 'csv' | 'json'): LedgerRecord 
     original_merchant_transaction_id: text(o, OPTIONAL[1]),
     merchant_user_id: text(o, OPTIONAL[2]),
     product: text(o, OPTIONAL[3]),
-    fee_cents: cents(o, 'fee_cents', from),
+    fee_cents: cents(o, 'fee_cents', from, signed),
     description: text(o, OPTIONAL[5]),
     ...optionalAccount(o),
   };
@@ -230,9 +236,27 @@ function text(o: Record<string, unknown>, name: string): string | null {
   throw new Problem(`${name} is not a string`);
 }
 
-function cents(o: Record<string, unknown>, name: string, from: 'csv' | 'json'): number | null {
+/**
+ * A whole number of cents. `signed` (an ADJUSTMENT's amount and fee) allows a leading '-' or a
+ * negative JSON integer: a provider adjustment takes money back as often as it gives.
+ */
+function cents(
+  o: Record<string, unknown>,
+  name: string,
+  from: 'csv' | 'json',
+  signed = false,
+): number | null {
   const v = o[name];
   if (v === undefined || v === null || v === '') return null;
+  if (signed) {
+    const negative = (typeof v === 'string' && v.startsWith('-')) || (typeof v === 'number' && v < 0);
+    if (negative) {
+      const magnitude = typeof v === 'string' ? v.slice(1) : -v;
+      const n = cents({ [name]: magnitude }, name, from);
+      if (n === null) throw new Problem(`${name}: '-' alone is not a number of cents`);
+      return n === 0 ? 0 : -n;
+    }
+  }
   try {
     return typeof v === 'string'
       ? digitsToCents(v)

@@ -142,7 +142,7 @@ const RETURN: Layout<ReturnRecord> = {
   columns: RETURN_CSV_HEADER,
   // No original transaction type nor original external reference (the JSON report has them).
   carries: {
-    'Settlement Date': ['returned_on'],
+    'Settlement Date': ['returned_on', 'settlement_date'],
     'Settlement Code': ['settlement_code'],
     'Return Code': ['return_code'],
     'Merchant Transaction ID': ['merchant_transaction_id'],
@@ -167,6 +167,7 @@ const RETURN: Layout<ReturnRecord> = {
   required: ['Settlement Transaction ID', 'Settlement Amount', 'Currency'],
   map: (get, raw) => {
     const next = nextActionDate('Next Action Date', get('Next Action Date'));
+    const settlementDate = optionalDate('Settlement Date', get('Settlement Date'));
     return {
       kind: 'return',
       return_transaction_id: requiredText('Settlement Transaction ID', get('Settlement Transaction ID')),
@@ -179,7 +180,10 @@ const RETURN: Layout<ReturnRecord> = {
       return_code: text(get('Return Code')),
       amount_cents: csvCents('Settlement Amount', get('Settlement Amount')),
       currency: currencyOf('Currency', get('Currency')),
-      returned_on: optionalDate('Settlement Date', get('Settlement Date')),
+      returned_on: settlementDate,
+      report_date: null,
+      settlement_date: settlementDate,
+      last_updated_on: null,
       next_action_date: next.date,
       raw_next_action_date: next.raw,
       settlement_code: text(get('Settlement Code')),

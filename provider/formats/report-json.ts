@@ -121,6 +121,7 @@ const JSON_RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
   'amount_cents',
   'currency',
   'returned_on',
+  'report_date',
   'next_action_date',
   'raw_next_action_date',
   'settlement_code',
@@ -266,6 +267,9 @@ function transactionRecord(o: Record<string, unknown>, raw: string): Transaction
 
 function returnRecord(o: Record<string, unknown>, raw: string): ReturnRecord {
   const next = nextActionDate('nextActionDate', o.nextActionDate);
+  // The return's date in this format (a CSV gives its Settlement Date, legacy its last-updated date).
+  const reportDate =
+    o.reportDate === undefined || o.reportDate === null ? null : dateOf('reportDate', o.reportDate);
   return {
     kind: 'return',
     return_transaction_id: requiredText('transactionId', o.transactionId),
@@ -278,8 +282,10 @@ function returnRecord(o: Record<string, unknown>, raw: string): ReturnRecord {
     return_code: optionalText('returnCode', o.returnCode),
     amount_cents: jsonCents('transactionAmount', o.transactionAmount),
     currency: currencyOf('currencyCode', o.currencyCode),
-    returned_on:
-      o.reportDate === undefined || o.reportDate === null ? null : dateOf('reportDate', o.reportDate),
+    returned_on: reportDate,
+    report_date: reportDate,
+    settlement_date: null,
+    last_updated_on: null,
     next_action_date: next.date,
     raw_next_action_date: next.raw,
     settlement_code: optionalText('settlementCode', o.settlementCode),

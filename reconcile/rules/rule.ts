@@ -8,10 +8,15 @@ import { type Sql, toSql } from './sql-terms.ts';
  * The row a rule's discrepancy is about, and so the run's scope table the rule reads and the column
  * of the discrepancy that names that row: `transaction` a provider transaction of scope_p or facts
  * (discrepancies.transaction_id), `ledger` a ledger entry of scope_l (merchant_transaction_id),
- * `return` a provider return of scope_r (return_transaction_id). A run over the changed keys only
- * (reconcile/incremental.ts) resolves a discrepancy only when its row was in the scope.
+ * `return` a provider return of scope_r (return_transaction_id); and, with the scope tables of
+ * reconcile/rules/returns-scope.ts, `notified` a transaction id a return notification names (scope_n,
+ * return_transaction_id), `representment` a return by its next action date (scope_x,
+ * return_transaction_id), `adjustment` the provider transaction of an adjustment (scope_a,
+ * transaction_id, or none), `day` a day of the roll-forward (scope_days, business_date). A run over the
+ * changed keys only (reconcile/incremental.ts) resolves a discrepancy only when its row was in the scope.
  */
-export type Anchor = 'transaction' | 'ledger' | 'return';
+export type Anchor =
+  'transaction' | 'ledger' | 'return' | 'notified' | 'representment' | 'adjustment' | 'day';
 
 /** The anchor of a rule: a rule that reads the suspects is about a provider transaction. */
 export function anchorOf(rule: Rule): Anchor {
@@ -45,6 +50,12 @@ export interface Rule {
   /** When the rule finds a discrepancy in a row it reads. */
   readonly when: (ctx: RuleContext) => Sql;
   readonly select: (ctx: RuleContext) => RuleSelect;
+  /**
+   * Statements run just before the rule's own, in the run's transaction: the temporary tables its
+   * from clause reads, analyzed, when a plan needs their real size (what the rules before it found,
+   * tables written earlier in the run).
+   */
+  readonly prepare?: (ctx: RuleContext) => Promise<void>;
 }
 
 export function readsSuspects(rule: Rule): boolean {

@@ -94,6 +94,36 @@ const RULES: Record<string, { compares: string; expected: string; actual: string
     expected: 'provider return',
     actual: 'merchant ledger',
   },
+  return_report_vs_notification: {
+    compares:
+      "Each return in the provider's return report (JSON or CSV) is matched with the return notification that announced it, by the return's transaction id or its original's.",
+    expected: 'provider return report',
+    actual: 'return notifications',
+  },
+  return_notification_vs_report: {
+    compares:
+      "Each return notification received is matched with a return of the provider's reports once the grace period from its receipt has run out.",
+    expected: 'provider return report',
+    actual: 'return notification',
+  },
+  representment_vs_report: {
+    compares:
+      'A return the provider said is RETURNED_WITH_REPRESENTMENT must be followed, by its next action date, by a new provider transaction of the same merchant transaction id (the re-debit).',
+    expected: 'provider return (next action date)',
+    actual: 'provider transactions',
+  },
+  adjustment_vs_ledger: {
+    compares:
+      'Each provider adjustment (legacy adjustment report) is matched with a ledger ADJUSTMENT entry of the same provider transaction, currency, signed amount and fee.',
+    expected: 'provider adjustment',
+    actual: 'merchant ledger',
+  },
+  settlement_roll_forward: {
+    compares:
+      "Per Eastern day and currency, the provider's net (payins - payouts - fees - returns + representments + adjustments) is compared with the ledger's; the open discrepancies of the day explain part of the difference.",
+    expected: 'provider net',
+    actual: 'ledger net',
+  },
   report_vs_legacy: {
     compares: 'The JSON report and the legacy query interface must say the same about one transaction id.',
     expected: 'JSON report',
@@ -177,6 +207,30 @@ const KINDS: Record<string, { means: string; todo: string }> = {
   source_conflict: {
     means: 'The JSON report and the legacy interface disagree about the same transaction.',
     todo: 'Raise it with the provider (provider_error); settle on the JSON report meanwhile.',
+  },
+  return_notification_missing: {
+    means: 'The provider reported a return, and no return notification for it was received.',
+    todo: 'Check the receiver and its quarantine for that day; ask the provider to resend the return notification. The money is judged by return_not_booked.',
+  },
+  return_not_reported: {
+    means:
+      "A return notification was received, and the provider's return reports do not list that return after the grace period.",
+    todo: 'Ask the provider whether the payment was returned; do not book the return on the notification alone. If it was, the next pull of the return report closes this.',
+  },
+  representment_missed: {
+    means:
+      'The provider said it would debit a returned payin again (RETURNED_WITH_REPRESENTMENT) on its next action date; the date has passed and no re-debit was reported.',
+    todo: 'Ask the provider about the representment; if it will not happen, treat the payin as returned for good and collect from the consumer another way.',
+  },
+  adjustment_not_booked: {
+    means:
+      'The provider adjusted the merchant account (legacy adjustment report) and the ledger has no matching ADJUSTMENT entry after the grace period.',
+    todo: 'Book the adjustment as an ADJUSTMENT ledger entry (transaction_id, signed amount and fee as reported), or dispute it with the provider (provider_error).',
+  },
+  settlement_unexplained: {
+    means:
+      "The provider's and the ledger's nets of the day differ by more than the day's open discrepancies explain.",
+    todo: 'Read the day in settlement_items: a ledger entry of a kind no rule pairs (an ADJUSTMENT or REPRESENTMENT the provider never reported), or a discrepancy resolved as accepted, leaves money nothing explains.',
   },
 };
 

@@ -2,8 +2,12 @@ import { sql } from 'kysely';
 import { claimTransactions, dropFacts } from './claims.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
 import { PENDING_RULES } from './pending.ts';
+import { ADJUSTMENT_RULES } from './adjustments.ts';
+import { RETURN_NOTIFICATION_RULES, claimReturnNotifications } from './return-notifications.ts';
 import { RETURN_RULES, claimReturns } from './returns.ts';
+import { SETTLEMENT_RULES } from './settlement.ts';
 import { type Rule, ruleStatement, suspectsCondition } from './rule.ts';
+import { noteLookedAt } from './looked-at.ts';
 import { prepareScope } from './scope.ts';
 import { SOURCE_RULES } from './sources.ts';
 import { exec, type RuleContext } from './statement.ts';
@@ -24,8 +28,12 @@ export const RULES: readonly Rule[] = [
   ...TRANSACTION_RULES,
   ...NOTIFICATION_RULES,
   ...RETURN_RULES,
+  ...RETURN_NOTIFICATION_RULES,
+  ...ADJUSTMENT_RULES,
   ...SOURCE_RULES,
   ...PENDING_RULES,
+  // Last: it reads the findings of all the others (the open discrepancies that explain a day).
+  ...SETTLEMENT_RULES,
 ];
 
 export interface MatchCounts {
@@ -44,6 +52,8 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
     names.add(rule.name);
   }
   await prepareScope(ctx);
+  // A run over changed keys notes the discrepancies it looks at (reconcile/incremental.ts).
+  if (ctx.scoped) await noteLookedAt(ctx, rules);
   const claims = await claimTransactions(ctx);
   // The rows the rules that read suspects can flag: exactly those for which one of their conditions
   // holds, so that they read a few percent of the range instead of scanning it once each.
@@ -52,7 +62,11 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
     sql`create temp table suspects on commit drop as select * from facts f where ${suspectsCondition(rules, ctx)}`,
   );
   const returns = await claimReturns(ctx);
-  for (const rule of rules) await exec(ctx, ruleStatement(rule, ctx));
+  await claimReturnNotifications(ctx);
+  for (const rule of rules) {
+    await rule.prepare?.(ctx);
+    await exec(ctx, ruleStatement(rule, ctx));
+  }
   await dropFacts(ctx);
   return { ...claims, returns };
 }

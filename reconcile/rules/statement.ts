@@ -28,6 +28,12 @@ export interface RuleContext {
    * reconcile/incremental.ts); otherwise at every row of the range.
    */
   readonly scoped?: boolean;
+  /**
+   * In a run over changed keys, the discrepancies of the range it does not look at that were found
+   * when last looked at (`select * from discrepancies d where …`): with `findings`, the range's
+   * discrepancies, which explain the roll-forward's days (reconcile/rules/settlement.ts).
+   */
+  readonly unseen?: RawBuilder<unknown>;
   /** The account's tolerances (reconcile/rules/tolerance-terms.ts); absent: exact matching. */
   readonly tolerances?: RunTolerances;
   /**

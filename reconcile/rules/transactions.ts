@@ -42,7 +42,10 @@ export const duplicateMerchantTransaction: Rule = {
     suspects: true,
     join: 'join ranked first on first.mtid = f.merchant_transaction_id and first.rank = 1',
   },
-  when: () => 'f.rank > 1',
+  // A payin the provider debits again after its return (a representment, return-notifications.ts)
+  // reuses the merchant transaction id by design: it is not a duplicate (redebits, returns-scope.ts).
+  when: () =>
+    `f.rank > 1 and not exists (select 1 from redebits x where x.transaction_id = f.transaction_id)`,
   select: () => ({
     discrepancy_key: `'duplicate_merchant_transaction:' || f.transaction_id`,
     transaction_id: 'f.transaction_id',

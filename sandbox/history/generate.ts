@@ -200,6 +200,7 @@ function generatedReturn(
     returnedOn,
     returnCode: RETURN_CODES[r(20) % RETURN_CODES.length]!,
     nextActionDate: r(21) % 2 === 0 ? addDays(returnedOn, 5) : null,
+    representment: r(21) % 2 === 0 && r(38) % 4 === 0,
     settlementCode: `S${String(r(22) % 100000).padStart(5, '0')}`,
     amountCents,
     externalReference: `XR${tag}${idDigits}`,

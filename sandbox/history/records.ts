@@ -96,6 +96,9 @@ export function toReturnRecord(
       region: null,
       legacy_field_8: null,
       legacy_field_9: null,
+      report_date: null,
+      settlement_date: null,
+      last_updated_on: ret.returnedOn,
     };
   }
   return {
@@ -115,6 +118,10 @@ export function toReturnRecord(
     region: f.region,
     legacy_field_8: null,
     legacy_field_9: null,
+    // The sandbox's JSON reportDate and CSV Settlement Date are both the return's date.
+    report_date: ret.returnedOn,
+    settlement_date: ret.returnedOn,
+    last_updated_on: null,
   };
 }
 

@@ -62,6 +62,12 @@ export interface HistoryReturn {
   readonly returnCode: string;
   /** Representment date, YYYY-MM-DD, or null when none is planned. */
   readonly nextActionDate: string | null;
+  /**
+   * RETURNED_WITH_REPRESENTMENT (about a quarter of the returns with a next action date): the
+   * provider says it will debit the payment again on nextActionDate. The sandbox never does: each is
+   * a missed representment (its return notification says so).
+   */
+  readonly representment: boolean;
   readonly settlementCode: string;
   readonly amountCents: number;
   readonly externalReference: string;

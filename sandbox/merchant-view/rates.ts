@@ -31,6 +31,14 @@ export interface InjectionRates {
   combinedBooking: number;
   /** Passed to the history as feeOneCentOffRate: the provider's fee one cent above the contract's. */
   feeOneCentOff: number;
+  /** Report returns whose return notification never arrives. */
+  returnNotificationMissing: number;
+  /** Return notifications of a return the provider never reports, per successful report transaction. */
+  returnNotReported: number;
+  /** Provider adjustments the ledger does not book. */
+  adjustmentNotBooked: number;
+  /** Ledger ADJUSTMENT entries the provider never made, per report transaction. */
+  ledgerOnlyAdjustment: number;
 }
 
 export const DEFAULT_RATES: InjectionRates = {
@@ -55,4 +63,8 @@ export const DEFAULT_RATES: InjectionRates = {
   splitBooking: 0.006,
   combinedBooking: 0.008,
   feeOneCentOff: 0.01,
+  returnNotificationMissing: 0.1,
+  returnNotReported: 0.004,
+  adjustmentNotBooked: 0.2,
+  ledgerOnlyAdjustment: 0.002,
 };

@@ -17,7 +17,7 @@ export const transactionStatus: Route = async (state, req, res) => {
     asOfUs < f.settledAtMicros
       ? 'PENDING'
       : returned
-        ? returned.nextActionDate
+        ? returned.representment
           ? 'RETURNED_WITH_REPRESENTMENT'
           : 'RETURNED'
         : notificationStatus(f);

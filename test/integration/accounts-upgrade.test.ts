@@ -105,6 +105,8 @@ async function admin(text: string) {
 const ADDED_LATER: Record<string, string[]> = {
   notification_quarantine: ['transaction_id', 'replayed_at', 'notification_id'],
   row_history: ['refused'],
+  // 0029_returns_adjustments_roll_forward, which fills them from returned_on.
+  provider_returns: ['report_date', 'settlement_date', 'last_updated_on'],
 };
 
 async function rowsOf(handle: DatabaseHandle, table: string): Promise<string[]> {

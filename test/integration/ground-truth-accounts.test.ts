@@ -135,10 +135,10 @@ describe('ground truth with three accounts', () => {
         await client.close();
       }
     }
-    const range = { from: FROM, to: TO };
     for (const { name, view } of views) {
-      // Per account where matching takes one (the activity passes the window's account the same way).
-      const request = { ...range, now: view.asOf, account: name };
+      // Per account where matching takes one (the activity passes the window's account the same way),
+      // over the view's range: the days after TO that hold its returns, adjustments and next action dates.
+      const request = { ...view.range, now: view.asOf, account: name };
       await reconcileRange(h.db, request);
     }
     const expected = views.flatMap((v) => v.view.expected);

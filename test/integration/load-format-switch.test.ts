@@ -203,6 +203,10 @@ function expectedFormatColumns(kind: Kind, records: (TransactionRecord | ReturnR
             ...(csvLoaded ? [] : ['external_reference']),
             'legacy_field_8',
             'legacy_field_9',
+            // Each format carries its own date of the return; none of the reports carries legacy's.
+            ...(known ? [] : ['report_date']),
+            ...(csvLoaded ? [] : ['settlement_date']),
+            'last_updated_on',
           ],
         },
   );
@@ -615,6 +619,9 @@ describe('precedence: a report row taking over a legacy row replaces it whole', 
       'original_external_reference',
       'legacy_field_8',
       'legacy_field_9',
+      // The CSV report carries its Settlement Date only; the takeover drops legacy's last-updated date.
+      'report_date',
+      'last_updated_on',
     ]);
     expect(await providerRow('provider_returns', 'return_transaction_id', 'PRE-R2')).toEqual(first);
   });

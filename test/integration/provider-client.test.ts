@@ -286,8 +286,18 @@ describe('report', () => {
 describe('transaction status and ConfirmTrans', () => {
   it('answers the lookup with the returned status, code and representment date', async () => {
     const client = clientFor();
+    // RETURNED_WITH_REPRESENTMENT only where the provider announces a re-debit (as the notification
+    // says); a next action date alone answers RETURNED.
     let returned = sandbox.history.fact(0);
-    for (let i = 0; !returned.return?.nextActionDate; i++) returned = sandbox.history.fact(i);
+    for (let i = 0; !returned.return?.representment; i++) returned = sandbox.history.fact(i);
+    let plain = sandbox.history.fact(0);
+    for (let i = 0; !plain.return?.nextActionDate || plain.return.representment; i++)
+      plain = sandbox.history.fact(i);
+    const plainAnswer = await client.transactionStatus(plain.transactionId);
+    expect(plainAnswer.transaction).toMatchObject({
+      transactionStatus: 'RETURNED',
+      nextActionDate: plain.return!.nextActionDate,
+    });
     const answer = await client.transactionStatus(returned.transactionId);
     expect(answer.transaction).toEqual({
       transactionType: returned.type,

@@ -140,10 +140,11 @@ describe('round trip: sandbox → client → parsers → loader → warehouse', 
         [],
         ['original_transaction_at'],
       );
-      // A JSON return record has no external reference of its own: unknown (null) in the warehouse.
+      // A JSON return record has no external reference of its own nor a settlement date (its
+      // reportDate is report_date): unknown (null) in the warehouse.
       expect(actualReturns.sort(byKey('return_transaction_id'))).toEqual(
         reportReturns
-          .map((r) => strip({ ...r, external_reference: null }))
+          .map((r) => strip({ ...r, external_reference: null, settlement_date: null }))
           .sort(byKey('return_transaction_id')),
       );
       const legacyReturns = windows.flatMap((w) => [...history.legacyReturns(w)]);
@@ -224,11 +225,19 @@ describe('round trip: sandbox → client → parsers → loader → warehouse', 
       expect(actualTx.sort(byKey('transaction_id'))).toEqual(
         [...history.transactions(window)].map((t) => strip(t)).sort(byKey('transaction_id')),
       );
-      // The CSV return layout has no original type nor original external reference (spec 2.8).
+      // The CSV return layout has no original type nor original external reference (spec 2.8), and
+      // no report date (its Settlement Date is settlement_date).
       const actualReturns = await rows(handle, 'provider_returns', 'true', [], ['original_transaction_at']);
       expect(actualReturns.sort(byKey('return_transaction_id'))).toEqual(
         [...history.returns(window)]
-          .map((r) => strip({ ...r, original_transaction_type: null, original_external_reference: null }))
+          .map((r) =>
+            strip({
+              ...r,
+              original_transaction_type: null,
+              original_external_reference: null,
+              report_date: null,
+            }),
+          )
           .sort(byKey('return_transaction_id')),
       );
 

@@ -5,9 +5,10 @@ import { importNotificationHistory } from '../../ingest/notifications/import-his
 import { loadReport } from '../../ingest/load/load-report.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { notificationBody } from '../support/notification-body.ts';
+import { insertLoad, insertReturns, storeTestNotification } from '../support/recon-rows.ts';
 
 /**
- * The analyst view provider_scorecard (migration 0021), against real PostgreSQL: for 2026-03-10
+ * The analyst view provider_scorecard (migrations 0021 and 0030), against real PostgreSQL: for 2026-03-10
  * (Eastern daylight time, so the day ends at 2026-03-11T04:00Z), how late each source's data
  * arrived, how late notifications came, and the rows present in one source and not in its sibling.
  */
@@ -146,6 +147,34 @@ describe('provider_scorecard', () => {
       select rows, first_covered_at is not null as covered, arrival_delay_seconds from provider_scorecard
       where source = 'legacy-returns' and business_date = '2026-03-10'`.execute(h.db);
     expect(r.rows).toEqual([{ rows: 0, covered: true, arrival_delay_seconds: null }]);
+  });
+
+  it('compares the return report with the return notifications, both ways (migration 0030)', async () => {
+    const load = await insertLoad(h.db, 'report-returns');
+    // RET1 notified by its own id, RET2 by its original's (ORIG2), RET3 never: one report return not notified.
+    await insertReturns(h.db, load, [
+      { return_transaction_id: 'RET1', original_transaction_id: 'ORIG1', returned_on: '2026-03-10' },
+      { return_transaction_id: 'RET2', original_transaction_id: 'ORIG2', returned_on: '2026-03-10' },
+      { return_transaction_id: 'RET3', original_transaction_id: 'ORIG3', returned_on: '2026-03-10' },
+    ]);
+    // Received on March 10, Eastern: RET1 (twice: one transaction id), ORIG2, and RET9 no report lists.
+    const at = [
+      '2026-03-10T15:00:00Z',
+      '2026-03-10T16:00:00Z',
+      '2026-03-10T17:00:00Z',
+      '2026-03-10T18:00:00Z',
+    ];
+    const ids = ['RET1', 'RET1', 'ORIG2', 'RET9'];
+    for (const [i, id] of ids.entries()) {
+      await storeTestNotification(h.db, id, `ORD-${id}`, { transactionStatus: 'RETURNED' }, at[i], 'return');
+    }
+    const r = await sql<Record<string, unknown>>`select source, rows, sibling_source, rows_not_in_sibling
+      from provider_scorecard where business_date = '2026-03-10'
+        and source in ('report-returns', 'return-notifications') order by source`.execute(h.db);
+    expect(r.rows).toEqual([
+      { source: 'report-returns', rows: 3, sibling_source: 'return-notifications', rows_not_in_sibling: 1 },
+      { source: 'return-notifications', rows: 3, sibling_source: 'report-returns', rows_not_in_sibling: 1 },
+    ]);
   });
 
   it('is readable by recon_analyst', async () => {

@@ -17,7 +17,9 @@ import {
 // the warehouse exactly as a full run does. Two warehouses receive the same random writes, round after
 // round: provider rows (report and legacy, duplicates, dates moved out of the range, deletions), ledger
 // entries (DEBIT, CREDIT, RETURN), notifications, legacy twins, returns (of originals loaded before or
-// after them), status lookups, the fee schedule and people's resolutions; one is reconciled as it
+// after them), status lookups, the fee schedule and people's resolutions, and the returns loop (return
+// notifications, returns with a next action date, provider adjustments, ledger ADJUSTMENT and
+// REPRESENTMENT entries); one is reconciled as it
 // chooses (incremental), the other in full, over a range that grows a day every other round. Their discrepancies, events and claims must agree row for
 // row, last_seen_at aside (a run over changed keys moves it only on what it looked at), and so must
 // their near-miss candidates.
@@ -56,7 +58,12 @@ const day = (r: Random, outside = 0.05) =>
   r.next() < outside ? '2026-03-20' : `2026-03-${String(2 + r.int(12)).padStart(2, '0')}`;
 
 /** One write, applied the same way to a warehouse. */
-type Write = (db: Kysely<Database>, load: number, returnsLoad: number) => Promise<unknown>;
+type Write = (
+  db: Kysely<Database>,
+  load: number,
+  returnsLoad: number,
+  adjustmentsLoad: number,
+) => Promise<unknown>;
 
 const mtid = (r: Random) => `M${r.int(14)}`;
 const tid = (r: Random) => `T${r.int(24)}`;
@@ -65,7 +72,8 @@ const rid = (r: Random) => `R${r.int(6)}`;
 function randomWrite(r: Random): { what: string; write: Write } {
   const t = tid(r);
   const m = mtid(r);
-  const choice = r.int(100);
+  const choice = r.int(120);
+  if (choice >= 100) return returnsLoopWrite(r, choice - 100, t, m);
   if (choice < 20) {
     const row = {
       transaction_id: t,
@@ -219,6 +227,96 @@ function randomWrite(r: Random): { what: string; write: Write } {
   return { what: `person ${reason} #${nth}`, write: (db) => personActs(db, reason, nth) };
 }
 
+/**
+ * A write of the returns loop (issue 25, section 3): a return notification naming a return or its
+ * original, a return with a next action date and a delivery status, a provider adjustment, a ledger
+ * ADJUSTMENT (of a transaction or none) or REPRESENTMENT entry.
+ */
+function returnsLoopWrite(r: Random, choice: number, t: string, m: string): { what: string; write: Write } {
+  if (choice < 5) {
+    const id = r.next() < 0.5 ? rid(r) : t;
+    const over = {
+      transactionStatus: r.pick(['RETURNED', 'RETURNED_WITH_REPRESENTMENT']),
+      returnCode: '901',
+      nextActionDate: day(r),
+    };
+    const at = `${day(r)}T17:00:00Z`;
+    return {
+      what: `return notification ${id} ${JSON.stringify(over)} at ${at}`,
+      write: (db) => storeTestNotification(db, id, m, over, at, 'return'),
+    };
+  }
+  if (choice < 9) {
+    const row = {
+      adjustment_key: `A${r.int(6)}#1`,
+      transaction_id: r.next() < 0.2 ? null : t,
+      adjustment_type: 'A',
+      amount_cents: r.pick([-300, 0]),
+      fee_cents: r.pick([0, -5]),
+      currency: 'CAD',
+      adjusted_on: day(r),
+    };
+    return {
+      what: `adjustment ${JSON.stringify(row)}`,
+      write: async (db, _load, _returns, load) => {
+        await sql`delete from provider_adjustments where adjustment_key = ${row.adjustment_key}`.execute(db);
+        await db
+          .insertInto('provider_adjustments')
+          .values({ ...row, source: 'legacy-adjustments', load_id: load, first_load_id: load, raw: '' })
+          .execute();
+      },
+    };
+  }
+  const adjustment = choice < 13;
+  const entry = adjustment
+    ? {
+        merchant_transaction_id: `MA${r.int(6)}`,
+        transaction_type: 'ADJUSTMENT',
+        transaction_id: r.next() < 0.2 ? null : t,
+        amount_cents: r.pick([-300, 0]),
+        fee_cents: r.pick([0, -5]),
+        booked_at: `${day(r)}T17:00:00Z`,
+      }
+    : choice < 16
+      ? {
+          merchant_transaction_id: `MP${r.int(4)}`,
+          transaction_type: 'REPRESENTMENT',
+          transaction_id: t,
+          original_merchant_transaction_id: m,
+          amount_cents: 1000,
+          booked_at: `${day(r)}T17:00:00Z`,
+        }
+      : null;
+  if (entry)
+    return {
+      what: `ledger ${JSON.stringify(entry)}`,
+      write: async (db) => {
+        await sql`delete from merchant_ledger where merchant_transaction_id = ${entry.merchant_transaction_id}`.execute(
+          db,
+        );
+        await insertLedger(db, [entry]);
+      },
+    };
+  const ret = {
+    return_transaction_id: rid(r),
+    original_transaction_id: t,
+    merchant_transaction_id: r.next() < 0.5 ? m : null,
+    amount_cents: 1000,
+    returned_on: day(r),
+    next_action_date: day(r),
+    notify_status: r.pick(['C', 'S']),
+  };
+  return {
+    what: `return ${JSON.stringify(ret)}`,
+    write: async (db, _load, returnsLoad) => {
+      await sql`delete from provider_returns where return_transaction_id = ${ret.return_transaction_id}`.execute(
+        db,
+      );
+      await insertReturns(db, returnsLoad, [ret]);
+    },
+  };
+}
+
 /** A person resolves (or reopens) the nth discrepancy that allows it, by key order, an hour before the run. */
 async function personActs(db: Kysely<Database>, reason: Resolution | 'reopen', nth: number) {
   const open = reason !== 'reopen';
@@ -272,7 +370,7 @@ describe('a run over changed keys', () => {
       const loads = await Promise.all(
         [incremental, full].map(async (h) => {
           await sql`truncate provider_transactions, legacy_transactions, provider_returns, merchant_ledger,
-            notifications, status_lookups, fee_schedule, transaction_matches, notification_matches,
+            notifications, status_lookups, fee_schedule, provider_adjustments, transaction_matches, notification_matches,
             return_matches, source_matches, discrepancies, discrepancy_events, discrepancy_totals cascade`.execute(
             h.db,
           );
@@ -282,6 +380,7 @@ describe('a run over changed keys', () => {
           return [
             await insertLoad(h.db, 'report-transactions'),
             await insertLoad(h.db, 'report-returns'),
+            await insertLoad(h.db, 'legacy-adjustments'),
           ] as const;
         }),
       );
@@ -290,8 +389,8 @@ describe('a run over changed keys', () => {
         for (let i = 0; i < n; i++) {
           const { what, write } = randomWrite(r);
           history.push(what);
-          await write(incremental.db, loads[0]![0], loads[0]![1]);
-          await write(full.db, loads[1]![0], loads[1]![1]);
+          await write(incremental.db, ...loads[0]!);
+          await write(full.db, ...loads[1]!);
         }
       };
       await apply(40);

@@ -162,7 +162,12 @@ describe('a run over data nothing wrote since the last run of its range', () => 
       RULES.filter((r) => r.name !== 'missing_in_ledger'),
     );
     expect(fewer.matching).toBe('matched');
-    expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
+    // Without missing_in_ledger nothing explains T-MIL's money: the settlement roll-forward says so.
+    expect(await keys()).toEqual([
+      'amount_mismatch:T-AMT',
+      'missing_at_provider:M-GONE',
+      'settlement_unexplained:2026-03-02:CAD',
+    ]);
   });
 
   it('is not undone by a run of another account; a load counts for every account', async () => {

@@ -107,6 +107,9 @@ export function returnRecord(over: Partial<ReturnRecord> = {}): ReturnRecord {
     country_code: 'CA',
     legacy_field_8: null,
     legacy_field_9: null,
+    report_date: '2026-03-10',
+    settlement_date: null,
+    last_updated_on: null,
     raw: '{"transactionId":"R1"}',
     ...over,
   };

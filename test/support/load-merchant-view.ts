@@ -12,7 +12,7 @@ function chunks<T>(rows: T[], size = 500): T[][] {
   return out;
 }
 
-/** Writes a merchant view into the warehouse: provider rows, legacy rows, ledger, fee schedule, notifications. */
+/** Writes a merchant view into the warehouse: provider rows, legacy rows, adjustments, ledger, fee schedule, notifications. */
 export async function loadMerchantView(
   db: Kysely<Database>,
   view: MerchantView,
@@ -23,6 +23,7 @@ export async function loadMerchantView(
   const rLoad = await insertLoad(db, 'report-returns', account);
   const gLoad = await insertLoad(db, 'legacy-transactions', account);
   const gRLoad = await insertLoad(db, 'legacy-returns', account);
+  const aLoad = await insertLoad(db, 'legacy-adjustments', account);
   for (const part of chunks(view.providerTransactions)) {
     await db
       .insertInto('provider_transactions')
@@ -104,6 +105,20 @@ export async function loadMerchantView(
           source: 'legacy-returns' as const,
           load_id: gRLoad,
           first_load_id: gRLoad,
+        })),
+      )
+      .execute();
+  }
+  for (const part of chunks(view.providerAdjustments)) {
+    await db
+      .insertInto('provider_adjustments')
+      .values(
+        part.map(({ kind: _k, ...a }) => ({
+          ...a,
+          account,
+          source: 'legacy-adjustments' as const,
+          load_id: aLoad,
+          first_load_id: aLoad,
         })),
       )
       .execute();

@@ -117,6 +117,7 @@ export async function storeTestNotification(
   merchantTransactionId: string,
   over: Record<string, unknown> = {},
   receivedAt = '2026-03-02T15:00:05Z',
+  kind: 'transaction' | 'return' = 'transaction',
 ): Promise<void> {
   const body = {
     merchant: { merchantId: 'IBTMERCH0001', merchantTransactionId, merchantUserId: 'user-1' },
@@ -131,7 +132,7 @@ export async function storeTestNotification(
       ...over,
     },
   };
-  const n = normaliseNotification('transaction', body);
+  const n = normaliseNotification(kind, body);
   if (!n.ok) throw new Error(n.reason);
   await storeNotification(db, n.value, { receivedAt });
 }

@@ -215,6 +215,10 @@ describe('legacy type 1 returns', () => {
       country_code: 'CA',
       legacy_field_8: 'X1',
       legacy_field_9: '20260321',
+      // Field 1 is the last-updated date: kept apart from a report's date (migration 0029).
+      report_date: null,
+      settlement_date: null,
+      last_updated_on: '2026-03-21',
       raw: '20260321,4,905,ORD-100004,RT2603210001,0000003333,CAD,X1,20260321,ET2603080003,player-0042,CA',
     });
     expect(recs[0]).toMatchObject({ amount_cents: 12550, legacy_field_8: null, legacy_field_9: null });

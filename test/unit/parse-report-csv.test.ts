@@ -189,6 +189,9 @@ describe('CSV report, RETURN', () => {
       country_code: 'CA',
       legacy_field_8: null,
       legacy_field_9: null,
+      report_date: null,
+      settlement_date: '2026-03-20',
+      last_updated_on: null,
       raw: '2026-03-20,RTN,901,ORD-300001,IBT2603200000009,12550,2026-03-27,RETURN,10001,Interactive,CA,CAD,DESKTOP,player-7731,EXT-56001,2026-03-08T06:59:59.999999Z,IBT2603080000001,IBT,PU-88120,C,ON',
     });
     // A next action date that is not a date is kept raw only.

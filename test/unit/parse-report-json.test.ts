@@ -91,6 +91,9 @@ describe('JSON report', () => {
       original_external_reference: 'EXT-55001',
       notify_status: 'C',
       legacy_field_8: null,
+      report_date: '2026-03-20',
+      settlement_date: null,
+      last_updated_on: null,
     });
     // Unknown extra fields (with brackets inside strings) are tolerated and stay in raw.
     expect([r2.next_action_date, r2.raw_next_action_date, r2.original_transaction_at]).toEqual([

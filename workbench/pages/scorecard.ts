@@ -39,7 +39,8 @@ export function scorecardPage(
         Eastern days. Arrived: when the first load that held the day's rows finished, and how long after the
         day ended. Notifications: how long after the transaction's time the first notification came (median
         and 95th percentile). Not in sibling: rows this source has and its sibling lacks (report against
-        legacy and back; notifications against the report). JSON: /api/scorecard.
+        legacy and back; notifications against the report; return notifications against the return report and
+        back). JSON: /api/scorecard.
       </p>
       ${scrollBox(
         'Provider scorecard',

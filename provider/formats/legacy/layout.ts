@@ -206,6 +206,7 @@ const RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
   'amount_cents',
   'currency',
   'returned_on',
+  'last_updated_on',
   'raw_transaction_type',
   'country_code',
   'legacy_field_8',

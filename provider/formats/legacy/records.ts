@@ -103,6 +103,7 @@ export function returnRecord(raw: string): ReturnRecord {
   for (let i = 0; i < v.length; i++) checkSize(i + 1, RETURN_FIELDS[i] as FieldSpec, v[i] as string);
   const f = (n: number) => v[n - 1] as string;
   const s = (n: number) => RETURN_FIELDS[n - 1] as FieldSpec;
+  const lastUpdated = date(1, s(1), f(1));
   return {
     kind: 'return',
     return_transaction_id: nonEmpty(5, s(5), f(5)),
@@ -115,7 +116,11 @@ export function returnRecord(raw: string): ReturnRecord {
     return_code: orNull(f(3)),
     amount_cents: cents(6, s(6), f(6)),
     currency: currency(7, s(7), f(7)),
-    returned_on: date(1, s(1), f(1)),
+    // Field 1 is the date the return was last updated: it moves when the return changes.
+    returned_on: lastUpdated,
+    report_date: null,
+    settlement_date: null,
+    last_updated_on: lastUpdated,
     next_action_date: null,
     raw_next_action_date: null,
     settlement_code: null,

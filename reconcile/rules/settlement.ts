@@ -1,0 +1,117 @@
+import { sql } from 'kysely';
+import type { Rule } from './rule.ts';
+import { manuallyMatched } from './manual-matches.ts';
+import { toSql } from './sql-terms.ts';
+import { exec, type RuleContext } from './statement.ts';
+import { dueThroughFor } from './tolerance-terms.ts';
+
+/**
+ * The settlement roll-forward (migration 0029: settlement_items, daily_settlement_totals): per
+ * Eastern day and currency, the provider's net against the ledger's. The difference is explained by
+ * the movements that an open discrepancy of the day names (either side of a pair: a transaction and the ledger
+ * entry it claims, a return and its booking), or that is still in flight (a ledger entry whose provider
+ * transaction is PENDING); what is left, the remainder nothing explains, is a
+ * discrepancy of its own. This rule runs after every other: the open discrepancies of the range's
+ * days are the run's findings.
+ */
+
+const ADJUSTMENT_PREFIX = 'adjustment_not_booked:';
+
+/**
+ * The run's findings as the items they name: the day and the key (one id per item, see
+ * settlement_items). A day's difference is explained by the open discrepancies of that day, and the
+ * open discrepancies of the run's days are its findings: no other discrepancy is read.
+ */
+const FINDING_KEYS = `select business_date, 'T:' || transaction_id as key from found
+    where transaction_id is not null and return_transaction_id is null
+  union all select business_date, 'M:' || merchant_transaction_id from found where merchant_transaction_id is not null
+  union all select business_date, 'R:' || return_transaction_id from found where return_transaction_id is not null
+  union all select business_date, 'A:' || substr(discrepancy_key, ${ADJUSTMENT_PREFIX.length + 1}) from found
+    where kind = 'adjustment_not_booked'`;
+
+/**
+ * The range's discrepancies: the run's findings, and in a run over changed keys those of the range
+ * it did not look at (ctx.unseen, reconcile/incremental.ts), as a full run would find them.
+ */
+function found(ctx: RuleContext) {
+  const columns = sql.raw(
+    'business_date, transaction_id, merchant_transaction_id, return_transaction_id, kind, discrepancy_key',
+  );
+  return ctx.unseen === undefined
+    ? sql`select ${columns} from findings`
+    : sql`select ${columns} from findings union all select ${columns} from (${ctx.unseen}) u`;
+}
+
+/** The key an item is named by: its one id (settlement_items fills one of the four). */
+const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
+  'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
+
+/**
+ * The items of the range's days of the run's account (settlement_window) and the items the run's
+ * findings name (settlement_named), analyzed: the matches the view reads were written earlier in
+ * this run, so that only these tables' real sizes keep the roll-forward's joins linear. The view is
+ * read for the range's dates only (an index range scan in each of its branches); `offset 0` keeps
+ * the account's condition out of it, where the planner could drive the branches from the account's
+ * whole index instead of the dates'.
+ */
+async function prepareRollForward(ctx: RuleContext): Promise<void> {
+  await exec(
+    ctx,
+    sql`create temp table settlement_window on commit drop as
+      select i.* from (select * from public.settlement_items
+                       where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0) i
+      where i.account = current_setting('recon.run_account')`,
+  );
+  await exec(
+    ctx,
+    sql`create temp table settlement_named on commit drop as
+      with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k`,
+  );
+  await exec(ctx, sql`analyze settlement_window, settlement_named`);
+}
+
+/**
+ * An item of a manual match that holds (reconcile/rules/manual-matches.ts): a person paired it, and its
+ * money is explained as the discrepancies that match closed explained it.
+ */
+const MANUALLY_MATCHED = `(i.transaction_id is not null and ${manuallyMatched('provider', 'i.transaction_id')})
+  or (i.merchant_transaction_id is not null and ${manuallyMatched('ledger', 'i.merchant_transaction_id')})`;
+
+/** The range's days: both nets, the difference, the part explained, the remainder. */
+const DAYS = `(
+  select business_date, currency,
+    coalesce(sum(net_cents) filter (where side = 'provider'), 0)::bigint as provider_net,
+    coalesce(sum(net_cents) filter (where side = 'ledger'), 0)::bigint as ledger_net,
+    coalesce(sum(signed), 0)::bigint as difference,
+    coalesce(sum(signed) filter (where pair_disputed), 0)::bigint as explained,
+    coalesce(sum(signed) filter (where not pair_disputed), 0)::bigint as unexplained
+  from (select i.*, case when i.side = 'provider' then i.net_cents else -i.net_cents end as signed,
+          bool_or(k.key is not null or i.in_flight or ${MANUALLY_MATCHED})
+            over (partition by i.business_date, i.pair_key) as pair_disputed
+        from settlement_window i
+        left join settlement_named k on k.business_date = i.business_date and k.key = ${ITEM_KEY}) i
+  group by business_date, currency) s`;
+
+/** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */
+export const settlementUnexplained: Rule = {
+  name: 'settlement_unexplained',
+  rule: 'settlement_roll_forward',
+  kinds: ['settlement_unexplained'],
+  prepare: prepareRollForward,
+  reads: { from: () => DAYS, anchor: 'day' },
+  // The date lag of the currency's tolerance lengthens the grace period of missing_at_provider and
+  // return_not_booked, whose money is part of the day's: the day waits as long.
+  when: (ctx) => sql`s.unexplained <> 0 and s.business_date <= ${toSql(dueThroughFor(ctx, 's.currency'))}`,
+  select: () => ({
+    discrepancy_key: `'settlement_unexplained:' || s.business_date || ':' || s.currency`,
+    business_date: 's.business_date',
+    currency: 's.currency',
+    expected: `jsonb_build_object('provider_net_cents', s.provider_net, 'ledger_net_cents', s.ledger_net,
+      'difference_cents', s.difference, 'explained_cents', s.explained)`,
+    actual: `jsonb_build_object('unexplained_cents', s.unexplained)`,
+    difference_cents: 's.unexplained',
+    candidates: `jsonb_build_object('settlement', jsonb_build_array(s.business_date || ':' || s.currency))`,
+  }),
+};
+
+export const SETTLEMENT_RULES: readonly Rule[] = [settlementUnexplained];
