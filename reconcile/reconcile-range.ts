@@ -148,18 +148,7 @@ export async function reconcileRange(
         lag === 0 ? dueThrough : lastDueDate(req.to, today, settings.graceBusinessDays + lag, calendar),
       req.tolerances,
     );
-    const run = await trx
-      .insertInto('reconcile_runs')
-      .values({
-        account,
-        range_from: from,
-        range_to: to,
-        as_of: asOf,
-        // The tolerances' version and values as used: reconcile_runs records what each run matched with.
-        settings: JSON.stringify({ ...settings, tolerances }),
-      })
-      .returning('run_id')
-      .executeTakeFirstOrThrow();
+    const run = await recordRun(trx, { account, from, to, asOf, settings: { ...settings, tolerances } });
     const ctx: RuleContext = {
       trx,
       from,
@@ -185,9 +174,7 @@ export async function reconcileRange(
     const lifecycle = await applyFindings(trx, looked);
     const writeOffs = await writeOffFindings(trx, { ...looked, account, tolerances });
     await finishMatching(ctx, account, rules, how, snapshot);
-    if (how.scope === 'incremental') await findChangedCandidates(ctx);
-    else await findCandidates(ctx);
-
+    await (how.scope === 'incremental' ? findChangedCandidates(ctx) : findCandidates(ctx));
     const byKind = await runTotals(ctx, how);
     const summary = {
       account,
@@ -232,6 +219,24 @@ async function runTotals(ctx: RuleContext, how: MatchingScope): Promise<Discrepa
       from discrepancies d where ${unfound} group by kind, currency) t
     group by kind, currency order by kind, currency nulls last`.execute(ctx.trx);
   return byKind.rows;
+}
+
+/** The run's row; the tolerances' version and values as used: reconcile_runs records what each run matched with. */
+function recordRun(
+  trx: Transaction<Database>,
+  r: { account: string; from: string; to: string; asOf: string; settings: object },
+): Promise<{ run_id: number }> {
+  return trx
+    .insertInto('reconcile_runs')
+    .values({
+      account: r.account,
+      range_from: r.from,
+      range_to: r.to,
+      as_of: r.asOf,
+      settings: JSON.stringify(r.settings),
+    })
+    .returning('run_id')
+    .executeTakeFirstOrThrow();
 }
 
 /** The planner settings of a run's transaction (why each: below). */

@@ -114,18 +114,21 @@ async function noteChangedItems(ctx: RuleContext, days: number): Promise<void> {
         and run_id > (select min(run_id) from matched_before where business_date between ${from}::date and ${to}::date)`,
   );
   // One index probe per id, key or date (lateral, offset 0), whatever the planner's estimates.
-  const probe = (keys: RawBuilder<unknown>, condition: RawBuilder<unknown>) =>
-    sql`select d.discrepancy_id, d.business_date from (${keys}) k(key)
-      cross join lateral (select d.discrepancy_id, d.business_date from discrepancies d
-        where ${condition} and d.kind in ${MISSING} offset 0) d`;
+  // Each part reads the discrepancies of its ids, keys or dates through their index (`= any` of an
+  // array, whatever the planner's estimates of the run's small tables); the kind is filtered after.
+  const probe = (keys: RawBuilder<unknown>, column: RawBuilder<unknown>, kinds = MISSING) =>
+    sql`select d.discrepancy_id, d.business_date from discrepancies d
+      where ${column} = any (array(${keys})) and d.kind in ${kinds}`;
   await exec(
     ctx,
     sql`create temp table cand_changed on commit drop as
-      ${probe(sql`select discrepancy_id from looked_at`, sql`d.discrepancy_id = k.key`)}
-      union ${probe(sql`select discrepancy_key from transitions where event is not null`, sql`d.discrepancy_key = k.key`)}
-      union ${probe(sql`select key from changed_t`, sql`d.transaction_id = k.key and d.kind = 'missing_in_ledger'`)}
-      union ${probe(sql`select key from changed_m`, sql`d.merchant_transaction_id = k.key and d.kind = 'missing_at_provider'`)}
-      union ${probe(sql`select business_date from cand_dirty_days`, sql`d.business_date = k.key`)}`,
+      ${probe(sql`select discrepancy_id from looked_at`, sql`d.discrepancy_id`)}
+      union ${probe(sql`select discrepancy_key from transitions where event is not null`, sql`d.discrepancy_key`)}
+      union ${probe(sql`select key from changed_t`, sql`d.transaction_id`, sql`('missing_in_ledger')`)}
+      union ${probe(sql`select key from changed_m`, sql`d.merchant_transaction_id`, sql`('missing_at_provider')`)}
+      union select d.discrepancy_id, d.business_date from cand_dirty_days k cross join lateral (
+        select d.discrepancy_id, d.business_date from discrepancies d
+        where d.business_date = k.business_date and d.kind in ${MISSING} offset 0) d`,
   );
   await exec(ctx, sql`analyze cand_changed`);
 }

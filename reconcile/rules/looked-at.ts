@@ -47,8 +47,13 @@ export async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Pr
   const probe = (keys: RawBuilder<unknown>, condition: RawBuilder<unknown>) =>
     sql`select d.discrepancy_id from (${keys}) k(key)
       cross join lateral (select d.discrepancy_id from discrepancies d where ${condition} offset 0) d`;
+  // Keys: one scan of the key's own index over the sorted keys (`= any` of an array), the rule
+  // filtered after; a lateral probe per key took 6 s for 20,000 changed keys.
   const parts = [...byAnchor].map(([anchor, names]) =>
-    probe(scoped[anchor], sql`d.${sql.id(column[anchor])} = k.key and d.rule in (${sql.join(names)})`),
+    anchor === 'day'
+      ? probe(scoped[anchor], sql`d.business_date = k.key and d.rule in (${sql.join(names)})`)
+      : sql`select d.discrepancy_id from discrepancies d
+          where d.${sql.id(column[anchor])} = any (array(${scoped[anchor]})) and d.rule in (${sql.join(names)})`,
   );
   // An adjustment without a transaction id is looked at by every run (returns-scope.ts).
   const adjustmentRules = [...byAnchor].filter(([a]) => a === 'adjustment').flatMap(([, names]) => names);
