@@ -29,14 +29,16 @@ const line = (key: string, kind: string, e: number | null, a: number | null, dat
  * expected and actual amounts and Eastern business date are all those planted. With `range`, both
  * sides are limited to the business dates from..to (what a run over that range can see: a return
  * dated after the last day pulled is not there yet). Used by the ground-truth tests and `recon demo`,
- * so both report the same numbers. `only` keeps the discrepancies of one view among several (one
- * provider account's, by its keys), so that each view is scored against its own findings.
+ * so both report the same numbers. `account` keeps the discrepancies of one view among several (one
+ * provider account's), so that each view is scored against its own findings: by the discrepancy's
+ * account, since not every key names an id of the account's history (a return's, an adjustment's
+ * hash, a settlement day's date).
  */
 export async function scoreGroundTruth(
   db: Kysely<Database>,
   expected: readonly ExpectedDiscrepancy[],
   range?: { from: string; to: string },
-  only?: (discrepancyKey: string) => boolean,
+  account?: string,
 ): Promise<GroundTruthScore> {
   let query = db
     .selectFrom('discrepancies')
@@ -49,7 +51,8 @@ export async function scoreGroundTruth(
     ])
     .where('resolved_at', 'is', null);
   if (range) query = query.where('business_date', '>=', range.from).where('business_date', '<=', range.to);
-  const rows = (await query.execute()).filter((r) => !only || only(r.discrepancy_key));
+  if (account) query = query.where('account', '=', account);
+  const rows = await query.execute();
   const actual = new Set(
     rows.map((r) =>
       line(r.discrepancy_key, r.kind, r.expected_amount_cents, r.actual_amount_cents, r.business_date),
