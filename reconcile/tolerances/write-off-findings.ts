@@ -4,6 +4,18 @@ import { execStatement, type RunTolerances } from '../rules/statement.ts';
 import { writeOffLimit } from '../rules/tolerance-terms.ts';
 import { RECON_ACTOR } from './write-offs.ts';
 
+/** The run whose findings are written off: its account, range, tolerances and what it looked at. */
+interface WriteOffRun {
+  account: string;
+  runId: number;
+  asOf: string;
+  from: string;
+  to: string;
+  tolerances: RunTolerances;
+  /** The discrepancies (as `d`) the run looked at (reconcile/apply-findings.ts FindingsRun). */
+  inScope?: RawBuilder<unknown>;
+}
+
 /**
  * The run's automatic write-offs, after the lifecycle (reconcile/apply-findings.ts), in the run's
  * transaction. An amount or fee difference (amount_mismatch, fee_mismatch) beyond the amount
@@ -21,16 +33,7 @@ import { RECON_ACTOR } from './write-offs.ts';
  */
 export async function writeOffFindings(
   trx: Transaction<Database>,
-  req: {
-    account: string;
-    runId: number;
-    asOf: string;
-    from: string;
-    to: string;
-    tolerances: RunTolerances;
-    /** The discrepancies (as `d`) the run looked at (reconcile/apply-findings.ts FindingsRun). */
-    inScope?: RawBuilder<unknown>;
-  },
+  req: WriteOffRun,
 ): Promise<{ writtenOff: number; reopened: number; fixed: number }> {
   const { account, runId, asOf, tolerances } = req;
   const limit = sql.raw(writeOffLimit(tolerances, 'f.currency'));
@@ -106,18 +109,7 @@ export async function writeOffFindings(
  * resolved as fixed (no resolution, resolved by this run), with a 'resolved' event that says so.
  * Returns how many.
  */
-async function fixGoneWriteOffs(
-  trx: Transaction<Database>,
-  req: {
-    account: string;
-    runId: number;
-    asOf: string;
-    from: string;
-    to: string;
-    tolerances: RunTolerances;
-    inScope?: RawBuilder<unknown>;
-  },
-): Promise<number> {
+async function fixGoneWriteOffs(trx: Transaction<Database>, req: WriteOffRun): Promise<number> {
   const { account, runId, asOf, from, to } = req;
   await execStatement(
     trx,
