@@ -16,14 +16,19 @@ export function notificationStatus(f: HistoryTransaction): 'SUCCESS' | 'REJECTED
   return f.outcome === 'SUCCESSFUL' ? 'SUCCESS' : f.outcome;
 }
 
+/** The merchant block of every notification body (docs/provider-interface.md 6). */
+function merchantOf(f: HistoryTransaction, merchantId: string) {
+  return {
+    merchantId,
+    merchantSubId: 0,
+    merchantTransactionId: f.merchantTransactionId,
+    merchantUserId: f.merchantUserId,
+  };
+}
+
 export function transactionNotificationBody(f: HistoryTransaction, merchantId: string) {
   return {
-    merchant: {
-      merchantId,
-      merchantSubId: 0,
-      merchantTransactionId: f.merchantTransactionId,
-      merchantUserId: f.merchantUserId,
-    },
+    merchant: merchantOf(f, merchantId),
     accountInfo: {
       accountToken: f.accountToken,
       accountLabel: f.accountLabel,
@@ -47,12 +52,7 @@ export function returnNotificationBody(f: HistoryTransaction, merchantId: string
   const ret = f.return;
   if (!ret) throw new RangeError(`transaction ${f.transactionId} has no return`);
   return {
-    merchant: {
-      merchantId,
-      merchantSubId: 0,
-      merchantTransactionId: f.merchantTransactionId,
-      merchantUserId: f.merchantUserId,
-    },
+    merchant: merchantOf(f, merchantId),
     transaction: {
       transactionType: f.type,
       transactionFee: 0,

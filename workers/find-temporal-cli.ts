@@ -57,10 +57,7 @@ export function findTemporalCli(
   paths: TemporalBinaryPaths = temporalBinaryPaths(),
   options: { install?: boolean } = {},
 ): ServerExecutable {
-  const path = executable(paths.cli)
-    ? paths.cli
-    : (findOnPath('temporal', executable) ?? fromCache('temporal', options.install ?? true));
-  return path ? { type: 'existing-path', path } : { type: 'cached-download' };
+  return findServer(paths.cli, 'temporal', options.install ?? true);
 }
 
 /** The time-skipping test server: `TEMPORAL_TEST_SERVER_PATH`, PATH, .cache/temporal-bin, else download. */
@@ -68,9 +65,11 @@ export function findTemporalTestServer(
   paths: TemporalBinaryPaths = temporalBinaryPaths(),
   options: { install?: boolean } = {},
 ): ServerExecutable {
-  const path = executable(paths.testServer)
-    ? paths.testServer
-    : (findOnPath('temporal-test-server', executable) ??
-      fromCache('temporal-test-server', options.install ?? true));
+  return findServer(paths.testServer, 'temporal-test-server', options.install ?? true);
+}
+
+/** One server binary, in the documented order: the path set for it, `name` on PATH, the cache, else download. */
+function findServer(setPath: string | undefined, name: string, install: boolean): ServerExecutable {
+  const path = executable(setPath) ? setPath : (findOnPath(name, executable) ?? fromCache(name, install));
   return path ? { type: 'existing-path', path } : { type: 'cached-download' };
 }

@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable } from 'node:stream';
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import type { Db } from '../../db/database.ts';
+import type { LoadsTable } from '../../db/loads.table.ts';
 import type { Environment } from '../../config/config.ts';
 import { TooManyRejected } from '../../domain/errors.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
@@ -278,24 +280,17 @@ async function commitLoad(load: Load, started: number): Promise<LoadSummary> {
   const format = typeof plan.format === 'function' ? plan.format(meter) : plan.format;
   const merged = await merger.commit(async (trx) => {
     const result = merger.result;
-    await trx
-      .updateTable('loads')
-      .set({
-        status: 'committed',
-        format,
-        rows_read: rowsRead,
-        rows_loaded: rowsLoaded,
-        rows_rejected: rowsRejected,
-        rows_inserted: result.inserted,
-        rows_updated: result.updated,
-        rows_unchanged: rowsLoaded - result.inserted - result.updated,
-        file_sha256: fileSha256,
-        file_bytes: meter.bytes,
-        zipped: meter.zipped,
-        finished_at: sql<string>`now()`,
-      })
-      .where('load_id', '=', loadId)
-      .execute();
+    await endLoadRow(trx, loadId, meter, {
+      status: 'committed',
+      format,
+      rows_read: rowsRead,
+      rows_loaded: rowsLoaded,
+      rows_rejected: rowsRejected,
+      rows_inserted: result.inserted,
+      rows_updated: result.updated,
+      rows_unchanged: rowsLoaded - result.inserted - result.updated,
+      file_sha256: fileSha256,
+    });
     return result;
   });
   return {
@@ -353,19 +348,22 @@ async function markFailed(
   // loads.error is read by analysts: a database error can quote a value of the failed row.
   const message = redactPersonal(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   try {
-    await db
-      .updateTable('loads')
-      .set({
-        status: 'failed',
-        error: message,
-        rows_read: rowsRead,
-        file_bytes: meter.bytes,
-        zipped: meter.zipped,
-        finished_at: sql<string>`now()`,
-      })
-      .where('load_id', '=', loadId)
-      .execute();
+    await endLoadRow(db, loadId, meter, { status: 'failed', error: message, rows_read: rowsRead });
   } catch {
     // The database itself may be what failed; the original error is the one worth reporting.
   }
+}
+
+/** Ends the loads row of `loadId` (committed or failed): its counts, the input as measured, the end time. */
+async function endLoadRow(
+  db: Db,
+  loadId: number,
+  meter: MeasureInput,
+  end: Updateable<LoadsTable>,
+): Promise<void> {
+  await db
+    .updateTable('loads')
+    .set({ ...end, file_bytes: meter.bytes, zipped: meter.zipped, finished_at: sql<string>`now()` })
+    .where('load_id', '=', loadId)
+    .execute();
 }

@@ -1,4 +1,4 @@
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { join, need, type ProviderConnection } from './connection.ts';
 import { ProviderAuthFailed } from './errors.ts';
 import { exchange } from './exchange.ts';
@@ -24,19 +24,16 @@ export async function authorised(
     const res = await exchange(
       conn,
       what,
-      { url, variable: conn.names.baseUrl },
-      () =>
-        request(url, {
-          method: 'POST',
-          dispatcher: conn.dispatcher,
-          signal,
-          headers: {
-            authorization: `Bearer ${used.value}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/csv, application/zip',
-          },
-          body: payload,
-        }),
+      {
+        url,
+        variable: conn.names.baseUrl,
+        headers: {
+          authorization: `Bearer ${used.value}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/csv, application/zip',
+        },
+        body: payload,
+      },
       signal,
     );
     if (res.statusCode === 401) {

@@ -1,21 +1,36 @@
-import type { Dispatcher } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import type { ReconError } from '../../domain/errors.ts';
 import type { ProviderConnection } from './connection.ts';
 import { ProviderUnavailable, RateLimited } from './errors.ts';
 import { backoffDelay, parseRetryAfter } from './http-policy.ts';
 
+/** A POST to the provider: where (and the setting that names it, for messages), its headers and body. */
+export interface ProviderPost {
+  readonly url: URL;
+  readonly variable: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
 /**
- * One HTTP exchange with retries for network errors, 5xx and 429 (429 honours Retry-After up to
- * maxDelayMs). Returns a 2xx or other 4xx response; throws ProviderUnavailable or RateLimited once
- * the attempts are spent.
+ * One HTTP exchange (a POST, as every provider call is) with retries for network errors, 5xx and 429
+ * (429 honours Retry-After up to maxDelayMs). Returns a 2xx or other 4xx response; throws
+ * ProviderUnavailable or RateLimited once the attempts are spent.
  */
 export async function exchange(
   conn: ProviderConnection,
   what: string,
-  target: { url: URL; variable: string },
-  send: () => Promise<Dispatcher.ResponseData>,
+  target: ProviderPost,
   signal?: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
+  const send = () =>
+    request(target.url, {
+      method: 'POST',
+      dispatcher: conn.dispatcher,
+      signal,
+      headers: target.headers,
+      body: target.body,
+    });
   const { maxAttempts, baseDelayMs, maxDelayMs } = conn;
   let last: ReconError | null = null;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {

@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { ConfigError } from '../../domain/errors.ts';
 import type { LegacyQueryType } from '../../domain/records.ts';
 import { need, type ProviderConnection } from './connection.ts';
@@ -25,19 +24,15 @@ export async function requestLegacyQuery(
   }
   const url = need(conn, 'RECON_QUERY_URL', 'the legacy query');
   const what = `legacy query type ${req.queryType} ${req.from}..${req.to}`;
-  const payload = form.toString();
   const res = await exchange(
     conn,
     what,
-    { url, variable: conn.names.queryUrl },
-    () =>
-      request(url, {
-        method: 'POST',
-        dispatcher: conn.dispatcher,
-        signal: req.signal,
-        headers: { accept: 'text/plain', 'content-type': 'application/x-www-form-urlencoded' },
-        body: payload,
-      }),
+    {
+      url,
+      variable: conn.names.queryUrl,
+      headers: { accept: 'text/plain', 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    },
     req.signal,
   );
   if (res.statusCode === 401 || res.statusCode === 403) {

@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { ConfigError } from '../../domain/errors.ts';
 import { join, need, type ProviderConnection, type Token } from './connection.ts';
 import { ProviderAuthFailed, ProviderRejectedRequest, ProviderUnavailable } from './errors.ts';
@@ -39,14 +38,12 @@ async function fetchToken(conn: ProviderConnection): Promise<Token> {
   const url = join(authUrl, '/oauth2/token');
   const started = Date.now();
   conn.tokens.requests++;
-  const res = await exchange(conn, 'token request', { url, variable: conn.names.authUrl }, () =>
-    request(url, {
-      method: 'POST',
-      dispatcher: conn.dispatcher,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body,
-    }),
-  );
+  const res = await exchange(conn, 'token request', {
+    url,
+    variable: conn.names.authUrl,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body,
+  });
   if (res.statusCode === 400 || res.statusCode === 401 || res.statusCode === 403) {
     await res.body.dump();
     throw new ProviderAuthFailed(

@@ -18,56 +18,41 @@ export const LEGACY_DEFAULT_FIELDS = {
 
 const compact = (date: string | null) => (date === null ? null : date.replaceAll('-', ''));
 
+/** The column each legacy transaction field 1..22 is written from, in field order (docs/provider-interface.md 4.4). */
+const FIELD_COLUMNS = [
+  'transaction_on',
+  'raw_transaction_type',
+  'merchant_transaction_id',
+  'transaction_id',
+  'amount_cents',
+  'currency',
+  'raw_status',
+  'internal_user_id',
+  'fee_cents',
+  'merchant_account_id',
+  'error_code',
+  'raw_notify_status',
+  'merchant_user_id',
+  'raw_transaction_time',
+  'country_code',
+  'consumer_email',
+  'bank_account_masked',
+  'return_code',
+  'returned_on',
+  'completed_on',
+  'payment_type',
+  'network_reference',
+] as const satisfies readonly (keyof LegacyTransactionRecord)[];
+
+/** The fields that are dates, written YYYYMMDD: transaction, return and completion date. */
+const DATE_FIELDS: ReadonlySet<number> = new Set([1, 19, 20]);
+
 /** The value of legacy transaction field `n` (1..22) of a record, as the CSV writes it. */
 export function legacyTransactionField(r: LegacyTransactionRecord, n: number): string | number | null {
-  switch (n) {
-    case 1:
-      return compact(r.transaction_on);
-    case 2:
-      return r.raw_transaction_type;
-    case 3:
-      return r.merchant_transaction_id;
-    case 4:
-      return r.transaction_id;
-    case 5:
-      return r.amount_cents;
-    case 6:
-      return r.currency;
-    case 7:
-      return r.raw_status;
-    case 8:
-      return r.internal_user_id;
-    case 9:
-      return r.fee_cents;
-    case 10:
-      return r.merchant_account_id;
-    case 11:
-      return r.error_code;
-    case 12:
-      return r.raw_notify_status;
-    case 13:
-      return r.merchant_user_id;
-    case 14:
-      return r.raw_transaction_time;
-    case 15:
-      return r.country_code;
-    case 16:
-      return r.consumer_email;
-    case 17:
-      return r.bank_account_masked;
-    case 18:
-      return r.return_code;
-    case 19:
-      return compact(r.returned_on);
-    case 20:
-      return compact(r.completed_on);
-    case 21:
-      return r.payment_type;
-    case 22:
-      return r.network_reference;
-    default:
-      throw new RangeError(`legacy transaction field ${n} does not exist (1..22)`);
-  }
+  const column = FIELD_COLUMNS[n - 1];
+  if (column === undefined) throw new RangeError(`legacy transaction field ${n} does not exist (1..22)`);
+  const value = r[column];
+  return DATE_FIELDS.has(n) ? compact(value as string | null) : value;
 }
 
 export function legacyTransactionLine(r: LegacyTransactionRecord, fields: readonly number[]): string {

@@ -6,20 +6,33 @@ import type { ReturnRecord, TransactionRecord } from '../../domain/records.ts';
  * yields the array piece by piece.
  */
 
-/** A TRANSACTION report record (ReportResponse, docs/provider-interface.md 4.1) with the provider's field names. */
-export function transactionToJson(r: TransactionRecord): Record<string, unknown> {
+/**
+ * The fields a transaction record and a return record share, in the order the report writes them;
+ * `transactionId` is the record's own id (a return's is its return transaction id).
+ */
+function reportRecordHead(
+  r: TransactionRecord | ReturnRecord,
+  transactionId: string,
+): Record<string, unknown> {
   return {
     product: r.product,
     merchantId: r.merchant_id,
     merchantUserId: r.merchant_user_id,
     merchantTransactionId: r.merchant_transaction_id,
     productUserId: r.product_user_id,
-    transactionId: r.transaction_id,
+    transactionId,
     transactionNotifyStatus: r.notify_status,
     transactionRegion: r.region,
     transactionAmount: r.amount_cents,
     currencyCode: r.currency,
     countryCode: r.country_code,
+  };
+}
+
+/** A TRANSACTION report record (ReportResponse, docs/provider-interface.md 4.1) with the provider's field names. */
+export function transactionToJson(r: TransactionRecord): Record<string, unknown> {
+  return {
+    ...reportRecordHead(r, r.transaction_id),
     transactionType: r.raw_transaction_type,
     transactionStatus: r.raw_status,
     transactionFee: r.fee_cents,
@@ -34,17 +47,7 @@ export function transactionToJson(r: TransactionRecord): Record<string, unknown>
 /** A RETURN report record (docs/provider-interface.md 4.1). */
 export function returnToJson(r: ReturnRecord): Record<string, unknown> {
   return {
-    product: r.product,
-    merchantId: r.merchant_id,
-    merchantUserId: r.merchant_user_id,
-    merchantTransactionId: r.merchant_transaction_id,
-    productUserId: r.product_user_id,
-    transactionId: r.return_transaction_id,
-    transactionNotifyStatus: r.notify_status,
-    transactionRegion: r.region,
-    transactionAmount: r.amount_cents,
-    currencyCode: r.currency,
-    countryCode: r.country_code,
+    ...reportRecordHead(r, r.return_transaction_id),
     transactionType: r.raw_transaction_type ?? 'RETURN',
     originalTransactionId: r.original_transaction_id,
     originalTransactionType: r.original_transaction_type,
