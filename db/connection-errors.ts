@@ -5,11 +5,9 @@
  * remedy, since a load or a reconcile run keeps nothing partial).
  */
 
-import { ReconError } from '../domain/errors.ts';
+import { typedError } from '../domain/errors.ts';
 
-export class DatabaseUnavailable extends ReconError {
-  readonly retryable = true;
-}
+export class DatabaseUnavailable extends typedError('retryable') {}
 
 /** Connection strings of the databases this process opened, newest last (for the message). */
 let lastAddress: string | undefined;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import { FileMigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
-import { ReconError } from '../domain/errors.ts';
+import { typedError } from '../domain/errors.ts';
 import { FOLDED_MIGRATIONS, LEGACY_MIGRATIONS } from './legacy-migrations.ts';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../migrations');
@@ -19,8 +19,7 @@ export function createMigrator(db: Kysely<any>): Migrator {
  * A warehouse whose history holds some of the legacy migration names but not all: its schema is
  * between two legacy states that no folded migration builds.
  */
-export class LegacyHistoryIncomplete extends ReconError {
-  readonly retryable = false;
+export class LegacyHistoryIncomplete extends typedError('final') {
   constructor(applied: number, firstMissing: string) {
     super(
       `the warehouse was migrated by an earlier release and stopped part way (${applied} of ${LEGACY_MIGRATIONS.length} of its migrations applied, ${firstMissing} missing): run \`recon migrate\` of the previous release first, then this one`,
@@ -88,14 +87,12 @@ export async function migrateToLatest(
 }
 
 /** An external warehouse whose schema is behind the code: the operator runs `recon migrate`. */
-export class WarehouseNotMigrated extends ReconError {
-  readonly retryable = false;
-  readonly pending: readonly string[];
+export class WarehouseNotMigrated extends typedError<{ readonly pending: readonly string[] }>('final') {
   constructor(where: string, pending: readonly string[]) {
     super(
       `the warehouse ${where} is not migrated (${pending.length} migration(s) pending, first ${pending[0]}): run \`recon migrate\``,
+      { pending },
     );
-    this.pending = pending;
   }
 }
 

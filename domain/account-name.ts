@@ -4,7 +4,7 @@
  * security allow it. Parsed once where a name enters (a command's option, a workflow's input, an HTTP
  * parameter, a file's column, the accounts file); everything inside takes an {@link AccountName}.
  */
-import { ReconError } from './errors.ts';
+import { typedError } from './errors.ts';
 
 /** A checked account name: only {@link parseAccountName} and {@link DEFAULT_ACCOUNT} make one. */
 export type AccountName = string & { readonly __brand: 'AccountName' };
@@ -17,8 +17,7 @@ const PATTERN = ACCOUNT_NAME_PATTERN;
 export const DEFAULT_ACCOUNT = 'default' as AccountName;
 
 /** A name that is not an account name. Not retryable: the caller must give another. */
-export class InvalidAccountName extends ReconError {
-  readonly retryable = false;
+export class InvalidAccountName extends typedError('final') {
   constructor(value: unknown) {
     super(accountNameProblem(value) ?? `account ${JSON.stringify(value)} is not an account name`);
   }

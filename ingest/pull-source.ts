@@ -135,7 +135,7 @@ export async function pullSource(
     if (response.zipped && error instanceof UnreadableInput) {
       throw new ProviderStreamBroken(
         `${response.description}: the ZIP sent by the provider is unreadable (${error.message}); fetch it again`,
-        0,
+        { bytesReceived: 0 },
       );
     }
     if (error instanceof UnreadableInput) throw notData(req, error, head, deps.config);

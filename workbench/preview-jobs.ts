@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { ReconError } from '../domain/errors.ts';
+import { ReconError, typedError } from '../domain/errors.ts';
 import { previewSettings, type Preview } from '../reconcile/tolerances/preview.ts';
 import type { SettingsProposal } from '../reconcile/tolerances/settings-file.ts';
 import type { ReconcileSettings } from '../reconcile/settings.ts';
@@ -21,9 +21,7 @@ import type { ReconcileSettings } from '../reconcile/settings.ts';
 const KEPT = 20;
 
 /** A preview asked for while another one runs. */
-export class PreviewBusy extends ReconError {
-  readonly retryable = true;
-}
+export class PreviewBusy extends typedError('retryable') {}
 
 export interface PreviewJob {
   readonly id: string;

@@ -1,15 +1,13 @@
-import { ReconError } from '../domain/errors.ts';
+import { typedError } from '../domain/errors.ts';
 
 /** Temporal did not answer at the configured address. Retryable: the server may come back. */
-export class TemporalUnreachable extends ReconError {
-  readonly retryable = true;
-  readonly address: string;
+export class TemporalUnreachable extends typedError<{ readonly address: string }>('retryable') {
   constructor(address: string, reason: string, options?: ErrorOptions) {
     super(
       `cannot reach Temporal at ${address} (${reason}): check TEMPORAL_ADDRESS and that the Temporal server is running and reachable from here`,
+      { address },
       options,
     );
-    this.address = address;
   }
 }
 

@@ -44,7 +44,7 @@ export async function authorised(
       }
       throw new ProviderAuthFailed(
         `${what}: the provider refused a freshly issued token (HTTP 401): check ${conn.names.clientId} / ${conn.names.clientSecret} and the permissions of the ${conn.config.environment} client`,
-        401,
+        { status: 401 },
       );
     }
     if (res.statusCode >= 400) throw await rejection(conn, what, res);

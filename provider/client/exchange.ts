@@ -47,8 +47,7 @@ export async function exchange(
       const code = (error as { code?: string }).code ?? (error as Error).name;
       last = new ProviderUnavailable(
         `${what}: no answer from the provider at ${target.url.host} (${code}) after ${attempt} attempt(s): check ${target.variable} and that the provider is reachable from here, then retry`,
-        null,
-        attempt,
+        { status: null, attempts: attempt },
       );
       continue;
     }
@@ -58,7 +57,7 @@ export async function exchange(
         parseRetryAfter(res.headers['retry-after']) ?? backoffDelay(attempt, baseDelayMs, maxDelayMs);
       last = new RateLimited(
         `${what}: rate limited by the provider (HTTP 429); retry after ${Math.ceil(retryAfterMs / 1000)} s`,
-        retryAfterMs,
+        { retryAfterMs },
       );
       if (retryAfterMs > maxDelayMs) throw last;
       continue;
@@ -67,8 +66,7 @@ export async function exchange(
       await res.body.dump();
       last = new ProviderUnavailable(
         `${what}: the provider answered HTTP ${res.statusCode} ${attempt} time(s); retry later`,
-        res.statusCode,
-        attempt,
+        { status: res.statusCode, attempts: attempt },
       );
       continue;
     }

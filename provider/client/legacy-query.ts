@@ -39,7 +39,7 @@ export async function requestLegacyQuery(
     await res.body.dump();
     throw new ProviderAuthFailed(
       `${what}: the provider refused the merchant credentials (HTTP ${res.statusCode}): check ${conn.names.legacyMerchantId} / ${conn.names.legacyMerchantPass} for the ${conn.config.environment} environment`,
-      res.statusCode,
+      { status: res.statusCode },
     );
   }
   if (res.statusCode >= 400) throw await rejection(conn, what, res);

@@ -36,9 +36,7 @@ export async function rejection(
           : 'retrying will not help';
   return new ProviderRejectedRequest(
     `${what} refused by the provider (HTTP ${res.statusCode}${detail}); ${hint}`,
-    res.statusCode,
-    errorCode,
-    errorMessage,
+    { status: res.statusCode, errorCode, errorMessage },
   );
 }
 
@@ -53,7 +51,7 @@ export function bodyStream(what: string, res: Dispatcher.ResponseData): Readable
     out.destroy(
       new ProviderStreamBroken(
         `${what}: the response stopped after ${bytes} bytes (${error.code ?? error.name}); fetch it again`,
-        bytes,
+        { bytesReceived: bytes },
       ),
     );
   });

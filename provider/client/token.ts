@@ -48,26 +48,31 @@ async function fetchToken(conn: ProviderConnection): Promise<Token> {
     await res.body.dump();
     throw new ProviderAuthFailed(
       `the token endpoint refused the client credentials (HTTP ${res.statusCode}): check ${conn.names.clientId} / ${conn.names.clientSecret} for the ${config.environment} environment`,
-      res.statusCode,
+      { status: res.statusCode },
     );
   }
   if (res.statusCode !== 200) {
     await res.body.dump();
-    throw new ProviderRejectedRequest(
-      `token request: unexpected HTTP ${res.statusCode}`,
-      res.statusCode,
-      null,
-      null,
-    );
+    throw new ProviderRejectedRequest(`token request: unexpected HTTP ${res.statusCode}`, {
+      status: res.statusCode,
+      errorCode: null,
+      errorMessage: null,
+    });
   }
   let parsed: { access_token?: unknown; expires_in?: unknown };
   try {
     parsed = (await res.body.json()) as typeof parsed;
   } catch {
-    throw new ProviderUnavailable('token request: the answer is not JSON; retry later', 200, 1);
+    throw new ProviderUnavailable('token request: the answer is not JSON; retry later', {
+      status: 200,
+      attempts: 1,
+    });
   }
   if (typeof parsed.access_token !== 'string' || parsed.access_token === '') {
-    throw new ProviderUnavailable('token request: the answer has no access_token; retry later', 200, 1);
+    throw new ProviderUnavailable('token request: the answer has no access_token; retry later', {
+      status: 200,
+      attempts: 1,
+    });
   }
   // A missing or unreadable expires_in is treated as short-lived: refreshed after a minute.
   const margin = conn.refreshMarginMs;

@@ -13,7 +13,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { ReconError } from '../../domain/errors.ts';
+import { typedError } from '../../domain/errors.ts';
 import { filterCondition, scopeCondition, type AccountScope, type DiscrepancyFilter } from './filter.ts';
 import { DiscrepancyNotFound } from './row.ts';
 
@@ -28,19 +28,13 @@ export type Action =
   | { action: 'reopen'; note: string };
 
 /** An action its rules refuse as given (an acknowledgement without a note, an empty comment, ...). */
-export class InvalidAction extends ReconError {
-  readonly retryable = false;
-}
+export class InvalidAction extends typedError('final') {}
 
 /** The action does not apply to the discrepancy as it is now (resolve a resolved one, ...). */
-export class ActionConflict extends ReconError {
-  readonly retryable = false;
-}
+export class ActionConflict extends typedError('final') {}
 
 /** An assignee that is not an enabled workbench user. */
-export class UnknownAssignee extends ReconError {
-  readonly retryable = false;
-}
+export class UnknownAssignee extends typedError('final') {}
 
 /** Who acts, when (default: the database's now), and which accounts they may act on. */
 export interface Actor {

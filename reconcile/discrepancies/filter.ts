@@ -5,7 +5,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import { parseAccountName, type AccountName } from '../../domain/account-name.ts';
-import { ReconError } from '../../domain/errors.ts';
+import { typedError } from '../../domain/errors.ts';
 import { isValidDate } from '../../domain/time/calendar.ts';
 
 /** unresolved = open or acknowledged; all = every status. */
@@ -40,9 +40,7 @@ export interface DiscrepancyFilter {
 }
 
 /** A filter parameter that is refused (unknown status, malformed date, foreign cursor, ...). */
-export class InvalidFilter extends ReconError {
-  readonly retryable = false;
-}
+export class InvalidFilter extends typedError('final') {}
 
 function stringParam(query: Record<string, unknown>, name: string): string | undefined {
   const v = query[name];

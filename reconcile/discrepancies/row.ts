@@ -4,7 +4,7 @@
  * discrepancy: its row, filter, orders, columns and actions (docs/architecture.md).
  */
 import { sql } from 'kysely';
-import { ReconError } from '../../domain/errors.ts';
+import { typedError } from '../../domain/errors.ts';
 
 /** The statuses a discrepancy has (discrepancies.status). */
 export const DISCREPANCY_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
@@ -48,11 +48,10 @@ export const ROW_COLUMNS = sql`discrepancy_id, account, kind, rule, status, busi
   acknowledged_at, acknowledged_by, note, assignee`;
 
 /** No discrepancy has this id (or none the caller may see). */
-export class DiscrepancyNotFound extends ReconError {
-  readonly retryable = false;
-  readonly discrepancyId: number;
+export class DiscrepancyNotFound extends typedError<{ readonly discrepancyId: number }>('final') {
   constructor(discrepancyId: number) {
-    super(`discrepancy ${discrepancyId} does not exist: check the id with recon discrepancies list`);
-    this.discrepancyId = discrepancyId;
+    super(`discrepancy ${discrepancyId} does not exist: check the id with recon discrepancies list`, {
+      discrepancyId,
+    });
   }
 }

@@ -10,7 +10,7 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { ReconError } from '../../domain/errors.ts';
+import { ReconError, typedError } from '../../domain/errors.ts';
 import { splitCsvLine } from '../../provider/formats/read-lines.ts';
 import { reconcileRange } from '../reconcile-range.ts';
 import { addManualMatch, type MatchActor, type RecordedMatch } from './record.ts';
@@ -37,15 +37,13 @@ export interface ImportReport {
 }
 
 /** The import was refused: no line was applied. Carries the per-line report. */
-export class ImportRefused extends ReconError {
-  readonly retryable = false;
-  readonly report: ImportReport;
+export class ImportRefused extends typedError<{ readonly report: ImportReport }>('final') {
   constructor(report: ImportReport) {
     const refused = report.lines.filter((l) => l.result === 'refused');
     super(
       `${refused.length} of ${report.lines.length} lines refused, nothing matched (first: line ${refused[0]?.line}: ${refused[0]?.reason}): fix them and import the file again`,
+      { report },
     );
-    this.report = report;
   }
 }
 

@@ -13,27 +13,20 @@
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/database.ts';
-import { ReconError } from '../../domain/errors.ts';
+import { typedError } from '../../domain/errors.ts';
 import { scopeCondition, type AccountScope } from '../discrepancies/filter.ts';
 import { loadTolerances, recordWriteOff } from '../tolerances/index.ts';
 
 /** A match its rules refuse (no note, both sides several, items of two currencies, amounts apart, ...). */
-export class InvalidMatch extends ReconError {
-  readonly retryable = false;
-}
+export class InvalidMatch extends typedError('final') {}
 
 /** The match does not apply as things are now (an item already matched, the match already undone). */
-export class MatchConflict extends ReconError {
-  readonly retryable = false;
-}
+export class MatchConflict extends typedError('final') {}
 
 /** No manual match of the caller's accounts has this id. */
-export class MatchNotFound extends ReconError {
-  readonly retryable = false;
-  readonly matchId: number;
+export class MatchNotFound extends typedError<{ readonly matchId: number }>('final') {
   constructor(matchId: number) {
-    super(`manual match ${matchId} not found: recon matches list shows the matches`);
-    this.matchId = matchId;
+    super(`manual match ${matchId} not found: recon matches list shows the matches`, { matchId });
   }
 }
 

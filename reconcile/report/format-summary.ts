@@ -50,6 +50,29 @@ function table(header: string[], rows: string[][], left = 1): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') + '\n';
 }
 
+/** How many items (discrepancies, returns) and the money they concern, in one currency. */
+interface Total {
+  readonly currency: string | null;
+  readonly count: number;
+  readonly amount_cents: number;
+}
+
+/**
+ * Totals as a table: the columns that name a row (`labels`, filled by `label`), then currency, count
+ * and amount. Every table of totals, of a run or of a report, has this form.
+ */
+function totalsTable<R extends Total>(
+  labels: readonly string[],
+  rows: readonly R[],
+  label: (r: R) => string[],
+): string {
+  return table(
+    [...labels, 'currency', 'count', 'amount'],
+    rows.map((r) => [...label(r), currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
+    labels.length + 1,
+  );
+}
+
 /** The terminal summary of one reconcile run: discrepancies by kind and currency. */
 export function formatSummary(s: ReconcileSummary): string {
   const perKind = new Map<string, number>();
@@ -68,13 +91,7 @@ export function formatSummary(s: ReconcileSummary): string {
         : '\n') +
     `discrepancies: ${s.totalDiscrepancies} (opened ${s.lifecycle.opened}, reopened ${s.lifecycle.reopened}, ` +
     `changed ${s.lifecycle.changed}, resolved ${s.lifecycle.resolved})\n` +
-    (rows.length
-      ? table(
-          ['kind', 'currency', 'count', 'amount'],
-          rows.map((r) => [r.kind, currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
-          2,
-        )
-      : '')
+    (rows.length ? totalsTable(['kind'], rows, (r) => [r.kind]) : '')
   );
 }
 
@@ -134,61 +151,24 @@ export function discrepanciesByDay(
 
 /** The terminal report of a range: coverage, discrepancies by currency, kind and day, volumes, returns. */
 export function formatReport(d: ReportData): string {
-  const out: string[] = [`reconciliation report ${d.from}..${d.to}\n`, formatCoverage(d)];
-  out.push('\nunresolved discrepancies by currency\n');
-  out.push(
-    d.totals.length
-      ? table(
-          ['currency', 'count', 'amount'],
-          d.totals.map((r) => [currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
-        )
-      : noDiscrepancies(d.coverage),
-  );
-  out.push('\nunresolved discrepancies by account and currency\n');
-  out.push(
-    d.byAccount.length
-      ? table(
-          ['account', 'currency', 'count', 'amount'],
-          d.byAccount.map((r) => [
-            r.account,
-            currencyLabel(r.currency),
-            String(r.count),
-            formatCents(r.amount_cents),
-          ]),
-          2,
-        )
-      : noDiscrepancies(d.coverage),
-  );
-  out.push('\nunresolved discrepancies by kind\n');
-  out.push(
-    d.byKind.length
-      ? table(
-          ['kind', 'currency', 'count', 'amount'],
-          d.byKind.map((r) => [
-            r.kind,
-            currencyLabel(r.currency),
-            String(r.count),
-            formatCents(r.amount_cents),
-          ]),
-          2,
-        )
-      : noDiscrepancies(d.coverage),
-  );
-  out.push('\nlargest open items (per currency; recon discrepancies show ID for the evidence)\n');
-  out.push(d.largestOpen.length ? itemTable(d.largestOpen) : noDiscrepancies(d.coverage));
-  out.push('\noldest open items\n');
-  out.push(d.oldestOpen.length ? itemTable(d.oldestOpen) : noDiscrepancies(d.coverage));
-  out.push('\nunresolved discrepancies by day\n');
-  const days = discrepanciesByDay(d);
-  out.push(
-    days.length
-      ? table(
-          ['day', 'currency', 'count', 'amount'],
-          days.map((r) => [r.day, currencyLabel(r.currency), String(r.count), formatCents(r.amount_cents)]),
-          2,
-        )
-      : noDiscrepancies(d.coverage),
-  );
+  const totals = <R extends Total>(
+    title: string,
+    labels: string[],
+    rows: readonly R[],
+    label: (r: R) => string[],
+  ) => `\n${title}\n` + (rows.length ? totalsTable(labels, rows, label) : noDiscrepancies(d.coverage));
+  const items = (title: string, rows: readonly DiscrepancyRow[]) =>
+    `\n${title}\n` + (rows.length ? itemTable(rows) : noDiscrepancies(d.coverage));
+  const out: string[] = [
+    `reconciliation report ${d.from}..${d.to}\n`,
+    formatCoverage(d),
+    totals('unresolved discrepancies by currency', [], d.totals, () => []),
+    totals('unresolved discrepancies by account and currency', ['account'], d.byAccount, (r) => [r.account]),
+    totals('unresolved discrepancies by kind', ['kind'], d.byKind, (r) => [r.kind]),
+    items('largest open items (per currency; recon discrepancies show ID for the evidence)', d.largestOpen),
+    items('oldest open items', d.oldestOpen),
+    totals('unresolved discrepancies by day', ['day'], discrepanciesByDay(d), (r) => [r.day]),
+  ];
   out.push('\nsuccessful transactions by day\n');
   out.push(
     d.volumes.length
@@ -211,15 +191,7 @@ export function formatReport(d: ReportData): string {
     );
   }
   out.push('\nreturns by code\n');
-  out.push(
-    d.returnsByCode.length
-      ? table(
-          ['code', 'currency', 'count', 'amount'],
-          d.returnsByCode.map((r) => [r.code, r.currency, String(r.count), formatCents(r.amount_cents)]),
-          2,
-        )
-      : 'none\n',
-  );
+  out.push(d.returnsByCode.length ? totalsTable(['code'], d.returnsByCode, (r) => [r.code]) : 'none\n');
   return out.join('');
 }
 

@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { isAccountName } from '../../domain/account-name.ts';
-import { ReconError } from '../../domain/errors.ts';
+import { typedError } from '../../domain/errors.ts';
 import { hashPassword, newSecret, sha256Hex } from './secrets.ts';
 
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -23,9 +23,7 @@ export function isRole(value: unknown): value is Role {
 }
 
 /** A user name, role or password the workbench refuses. */
-export class InvalidAccount extends ReconError {
-  readonly retryable = false;
-}
+export class InvalidAccount extends typedError('final') {}
 
 const USERNAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 

@@ -10,10 +10,9 @@ import { loadWorkerSettings } from '../../../config/worker.ts';
 describe('toTemporalFailure', () => {
   it('makes a non-retryable typed error a non-retryable ApplicationFailure named after its class', () => {
     const failure = toTemporalFailure(
-      new ProviderAuthFailed(
-        'token request refused (401): check RECON_CLIENT_ID and RECON_CLIENT_SECRET',
-        401,
-      ),
+      new ProviderAuthFailed('token request refused (401): check RECON_CLIENT_ID and RECON_CLIENT_SECRET', {
+        status: 401,
+      }),
     ) as ApplicationFailure;
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure.type).toBe('ProviderAuthFailed');
@@ -26,7 +25,7 @@ describe('toTemporalFailure', () => {
 
   it("asks for the rate limit's own delay before the next attempt", () => {
     const failure = toTemporalFailure(
-      new RateLimited('report endpoint answered 429', 2500),
+      new RateLimited('report endpoint answered 429', { retryAfterMs: 2500 }),
     ) as ApplicationFailure;
     expect(failure.type).toBe('RateLimited');
     expect(failure.nonRetryable).toBe(false);
@@ -35,7 +34,7 @@ describe('toTemporalFailure', () => {
 
   it('leaves retryable typed errors to the retry policy', () => {
     const failure = toTemporalFailure(
-      new ProviderUnavailable('provider answered 503 3 times', 503, 3),
+      new ProviderUnavailable('provider answered 503 3 times', { status: 503, attempts: 3 }),
     ) as ApplicationFailure;
     expect([failure.type, failure.nonRetryable, failure.nextRetryDelay]).toEqual([
       'ProviderUnavailable',
