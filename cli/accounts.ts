@@ -1,21 +1,30 @@
 import type { Command } from 'commander';
 import { accountArg } from './options.ts';
 import type { Config } from '../config/config.ts';
-import type { Account, Accounts } from '../config/accounts.ts';
+import type { Account, Accounts, SecretField } from '../config/accounts.ts';
 import { describeError, EXIT, runCommand } from './run.ts';
 
+/** The settings a listing shows besides the name and environment (never a secret), in this order. */
+const LISTED_SETTINGS = [
+  'currency',
+  'baseUrl',
+  'authUrl',
+  'queryUrl',
+  'clientId',
+  'legacyMerchantId',
+] as const;
+/**
+ * Every secret field, whose source a listing shows: written here rather than imported with
+ * config/accounts-file.ts (and YAML) at every start; AccountListing's type fails if one is missing.
+ */
+const LISTED_SECRETS = ['clientSecret', 'legacyMerchantPass', 'notificationSecret'] as const;
+
 /** What `recon accounts list --json` prints for one account: settings and where secrets come from. */
-export interface AccountListing {
+export interface AccountListing extends Record<(typeof LISTED_SETTINGS)[number], string | null> {
   name: string;
   environment: string;
-  currency: string | null;
-  baseUrl: string | null;
-  authUrl: string | null;
-  queryUrl: string | null;
-  clientId: string | null;
-  legacyMerchantId: string | null;
   /** Per secret field: `env NAME`, `file PATH`, or null when unset. Never the secret. */
-  secrets: Record<'clientSecret' | 'legacyMerchantPass' | 'notificationSecret', string | null>;
+  secrets: Record<SecretField, string | null>;
   configured: true;
   /** The warehouse holds data for it; null when the warehouse could not be read. */
   inWarehouse: boolean | null;
@@ -28,22 +37,20 @@ export interface WarehouseOnlyListing {
   inWarehouse: true;
 }
 
+/** Each of `keys` with its value in `record`, or null where the record does not set it. */
+function valuesOrNull<K extends string>(
+  record: Readonly<Partial<Record<K, string>>>,
+  keys: readonly K[],
+): Record<K, string | null> {
+  return Object.fromEntries(keys.map((key) => [key, record[key] ?? null])) as Record<K, string | null>;
+}
+
 export function listing(account: Account, held: readonly string[] | null = null): AccountListing {
-  const s = account.secretSources ?? {};
   return {
     name: account.name,
     environment: account.environment,
-    currency: account.currency ?? null,
-    baseUrl: account.baseUrl ?? null,
-    authUrl: account.authUrl ?? null,
-    queryUrl: account.queryUrl ?? null,
-    clientId: account.clientId ?? null,
-    legacyMerchantId: account.legacyMerchantId ?? null,
-    secrets: {
-      clientSecret: s.clientSecret ?? null,
-      legacyMerchantPass: s.legacyMerchantPass ?? null,
-      notificationSecret: s.notificationSecret ?? null,
-    },
+    ...valuesOrNull(account, LISTED_SETTINGS),
+    secrets: valuesOrNull(account.secretSources ?? {}, LISTED_SECRETS),
     configured: true,
     inWarehouse: held === null ? null : held.includes(account.name),
   };

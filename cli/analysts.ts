@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../config/config.ts';
 import { wholeNumberArg } from './options.ts';
-import { runCommand } from './run.ts';
+import type { Db } from '../db/database.ts';
+import { runCommand, withDatabase } from './run.ts';
 
 interface LimitOptions {
   statementTimeout?: number;
@@ -28,14 +29,21 @@ function withLimits(c: Command): Command {
     );
 }
 
+/** Runs a command body with db/analyst-logins.ts (loaded only then) and the warehouse open. */
+function withAnalystLogins(
+  config: Config,
+  body: (logins: typeof import('../db/analyst-logins.ts'), db: Db) => Promise<void>,
+): Promise<void> {
+  return withDatabase(config, async ({ db }) => body(await import('../db/analyst-logins.ts'), db), {
+    watch: true,
+  });
+}
+
 /** `recon analysts add LOGIN`: the password, if any, from RECON_ANALYST_PASSWORD. */
 async function addAnalystLogin(config: Config, login: string, opts: LimitOptions): Promise<void> {
-  const { openDatabase } = await import('../db/connect.ts');
-  const { createAnalystLogin } = await import('../db/analyst-logins.ts');
-  const handle = await openDatabase(config, { watch: true });
-  try {
+  await withAnalystLogins(config, async ({ createAnalystLogin }, db) => {
     const password = config.analystPassword;
-    const r = await createAnalystLogin(handle.db, {
+    const r = await createAnalystLogin(db, {
       login,
       ...(password ? { password } : {}),
       limits: limitsOf(opts),
@@ -43,9 +51,7 @@ async function addAnalystLogin(config: Config, login: string, opts: LimitOptions
     process.stdout.write(
       `${r.created ? 'created' : 'updated'} analyst login ${login}: statement_timeout ${r.limits.statementTimeoutSeconds} s, idle_in_transaction_session_timeout ${r.limits.idleInTransactionSeconds} s\n`,
     );
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 /** The accounts `recon analysts grant` names ('all' for --all-accounts), each one configured. */
@@ -77,34 +83,24 @@ async function grantAnalystLogin(
   opts: { accounts?: string; allAccounts?: boolean },
 ): Promise<void> {
   const names = await grantedAccounts(opts);
-  const { openDatabase } = await import('../db/connect.ts');
-  const { grantAnalystAccounts } = await import('../db/analyst-logins.ts');
-  const handle = await openDatabase(config, { watch: true });
-  try {
-    const r = await grantAnalystAccounts(handle.db, login, names);
+  await withAnalystLogins(config, async ({ grantAnalystAccounts }, db) => {
+    const r = await grantAnalystAccounts(db, login, names);
     process.stdout.write(
       r === 'all'
         ? `analyst login ${login} sees every account\n`
         : `analyst login ${login} sees accounts ${r.join(', ')} only\n`,
     );
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 /** `recon analysts limits`: the time limits on every analyst login. */
 async function setAnalystLimits(config: Config, opts: LimitOptions): Promise<void> {
-  const { openDatabase } = await import('../db/connect.ts');
-  const { applyAnalystLimits } = await import('../db/analyst-logins.ts');
-  const handle = await openDatabase(config, { watch: true });
-  try {
-    const logins = await applyAnalystLimits(handle.db, limitsOf(opts));
+  await withAnalystLogins(config, async ({ applyAnalystLimits }, db) => {
+    const logins = await applyAnalystLimits(db, limitsOf(opts));
     process.stdout.write(
       `time limits set on ${logins.length} analyst login(s)${logins.length ? `: ${logins.join(', ')}` : ''}\n`,
     );
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 export function registerAnalysts(program: Command): void {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import { UsageError } from '../domain/errors.ts';
 import { accountArg, nonEmpty, wholeNumberArg } from './options.ts';
-import { runCommand, runWithDatabase } from './run.ts';
+import { runCommand, runWithDatabase, withDatabase } from './run.ts';
 
 /**
  * `recon matches add / undo / list / import`: manual matches from the terminal (docs/finance.md,
@@ -116,11 +116,9 @@ function registerImport(matches: Command): void {
     .action((file: string, opts: { note: string; by: string; account?: string }) =>
       runCommand(async (config) => {
         const text = readPairsFile(file);
-        const { openDatabase } = await import('../db/connect.ts');
         const { importPairs, ImportRefused } = await import('../reconcile/manual-matches/import-pairs.ts');
-        const handle = await openDatabase(config);
-        try {
-          const report = await importPairs(handle.db, text, {
+        return withDatabase(config, async ({ db }) => {
+          const report = await importPairs(db, text, {
             account: opts.account ?? DEFAULT_ACCOUNT,
             note: opts.note,
             actor: { name: opts.by, mayWriteOff: false },
@@ -130,9 +128,7 @@ function registerImport(matches: Command): void {
             throw error;
           });
           process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-        } finally {
-          await handle.close();
-        }
+        });
       }),
     );
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { workbenchUrl } from '../config/config.ts';
 import { dateArg, outputFileArg, accountArg } from './options.ts';
-import { runCommand } from './run.ts';
+import { runCommand, withDatabase } from './run.ts';
 
 function workbenchUrlArg(value: string): string {
   const url = workbenchUrl(value);
@@ -41,18 +41,16 @@ export function registerReport(program: Command): void {
       }) =>
         runCommand(async (config) => {
           const { writeFileSync } = await import('node:fs');
-          const { openDatabase } = await import('../db/connect.ts');
           const { loadReportData } = await import('../reconcile/report/report-data.ts');
           const { formatReport, reportJson } = await import('../reconcile/report/format-summary.ts');
           // RECON_WORKBENCH_URL is checked with the rest of the configuration (config/config.ts).
           const linkTo = opts.workbenchUrl ?? config.workbenchUrl;
-          const handle = await openDatabase(config);
-          try {
+          return withDatabase(config, async ({ db }) => {
             if (opts.account !== undefined) {
               const { requireKnownAccount } = await import('./known-account.ts');
-              await requireKnownAccount(handle.db, opts.account);
+              await requireKnownAccount(db, opts.account);
             }
-            const data = await loadReportData(handle.db, { from: opts.from, to: opts.to }, opts.account);
+            const data = await loadReportData(db, { from: opts.from, to: opts.to }, opts.account);
             // With --json, stdout is the JSON document alone; the file notes go to stderr.
             const note = (line: string) => (opts.json ? process.stderr : process.stdout).write(line);
             process.stdout.write(
@@ -68,9 +66,7 @@ export function registerReport(program: Command): void {
               writeFileSync(opts.csv, discrepanciesCsv(data.discrepancies));
               note(`${data.discrepancies.length} discrepancies written to ${opts.csv}\n`);
             }
-          } finally {
-            await handle.close();
-          }
+          });
         }),
     );
   registerWriteOffs(program);
@@ -95,12 +91,10 @@ function registerWriteOffs(program: Command): void {
     .action((opts: { month: string; account?: string; csv?: string; json?: boolean }) =>
       runCommand(async (config) => {
         const { writeFileSync } = await import('node:fs');
-        const { openDatabase } = await import('../db/connect.ts');
         const { formatWriteOffs, writeOffReport, writeOffsCsv } =
           await import('../reconcile/tolerances/write-off-report.ts');
-        const handle = await openDatabase(config);
-        try {
-          const data = await writeOffReport(handle.db, { month: opts.month, account: opts.account ?? null });
+        return withDatabase(config, async ({ db }) => {
+          const data = await writeOffReport(db, { month: opts.month, account: opts.account ?? null });
           process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : formatWriteOffs(data));
           if (opts.csv) {
             writeFileSync(opts.csv, writeOffsCsv(data));
@@ -108,9 +102,7 @@ function registerWriteOffs(program: Command): void {
               `${data.lines.length} write-off(s) written to ${opts.csv}\n`,
             );
           }
-        } finally {
-          await handle.close();
-        }
+        });
       }),
     );
 }

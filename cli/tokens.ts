@@ -1,7 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { runWithDatabase } from './run.ts';
 import { wholeNumberArg } from './options.ts';
-import { accountArg, parseRole } from './users.ts';
+import { accountArg, accountScope, parseRole, runWithAuth } from './users.ts';
 
 function tokenId(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a token id is a positive integer');
@@ -35,53 +34,40 @@ export function registerTokens(program: Command): void {
         expiresInDays: number;
         account?: string[];
       }) =>
-        runWithDatabase(
-          async (handle) => {
-            const { createToken } = await import('../workbench/auth/accounts.ts');
-            const accounts = opts.account ?? [];
-            const created = await createToken(handle.db, {
-              name: opts.name,
-              role: opts.role,
-              expiresInDays: opts.expiresInDays,
-              accounts,
-            });
-            const scope = accounts.length ? `accounts ${accounts.join(', ')}` : 'every account';
-            process.stderr.write(
-              `token ${created.tokenId} (${opts.name}, ${opts.role}, ${scope}, expires ${created.expiresAt}); it is shown once, store it now:\n`,
-            );
-            const token = created.token;
-            process.stdout.write(`${token}\n`);
-          },
-          { poolSize: 1 },
-        ),
+        runWithAuth(async ({ createToken }, db) => {
+          const accounts = opts.account ?? [];
+          const created = await createToken(db, {
+            name: opts.name,
+            role: opts.role,
+            expiresInDays: opts.expiresInDays,
+            accounts,
+          });
+          process.stderr.write(
+            `token ${created.tokenId} (${opts.name}, ${opts.role}, ${accountScope(accounts)}, expires ${created.expiresAt}); it is shown once, store it now:\n`,
+          );
+          const token = created.token;
+          process.stdout.write(`${token}\n`);
+        }),
     );
   tokens
     .command('list')
     .description('list API tokens (ids, names, roles, never the tokens)')
     .action(() =>
-      runWithDatabase(
-        async (handle) => {
-          const { listTokens } = await import('../workbench/auth/accounts.ts');
-          for (const t of await listTokens(handle.db))
-            process.stdout.write(
-              `${t.token_id}\t${t.name}\t${t.role}\t${t.accounts ? t.accounts.join(',') : 'every account'}\tcreated ${t.created_at}\t${t.revoked_at ? `revoked ${t.revoked_at}` : `expires ${t.expires_at}`}\n`,
-            );
-        },
-        { poolSize: 1 },
-      ),
+      runWithAuth(async ({ listTokens }, db) => {
+        for (const t of await listTokens(db))
+          process.stdout.write(
+            `${t.token_id}\t${t.name}\t${t.role}\t${t.accounts ? t.accounts.join(',') : 'every account'}\tcreated ${t.created_at}\t${t.revoked_at ? `revoked ${t.revoked_at}` : `expires ${t.expires_at}`}\n`,
+          );
+      }),
     );
   tokens
     .command('revoke')
     .argument('<id>', 'token id (recon tokens list)', tokenId)
     .description('revoke an API token by id')
     .action((id: number) =>
-      runWithDatabase(
-        async (handle) => {
-          const { revokeToken } = await import('../workbench/auth/accounts.ts');
-          await revokeToken(handle.db, id);
-          process.stdout.write(`revoked token ${id}\n`);
-        },
-        { poolSize: 1 },
-      ),
+      runWithAuth(async ({ revokeToken }, db) => {
+        await revokeToken(db, id);
+        process.stdout.write(`revoked token ${id}\n`);
+      }),
     );
 }

@@ -1,6 +1,24 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { isAccountName } from '../domain/account-name.ts';
-import { runCommand, runWithDatabase } from './run.ts';
+import type { Db } from '../db/database.ts';
+import { runCommand, runWithDatabase, withDatabase } from './run.ts';
+
+type WorkbenchAuth = typeof import('../workbench/auth/accounts.ts');
+
+/**
+ * Runs a `recon users` or `recon tokens` body with the workbench's users and tokens
+ * (workbench/auth/accounts.ts, loaded only then) and a warehouse of one connection.
+ */
+export function runWithAuth(body: (auth: WorkbenchAuth, db: Db) => Promise<void>): Promise<void> {
+  return runWithDatabase(async (handle) => body(await import('../workbench/auth/accounts.ts'), handle.db), {
+    poolSize: 1,
+  });
+}
+
+/** Which accounts a user or token may see, in words: `accounts a, b`, or `every account`. */
+export function accountScope(accounts: readonly string[]): string {
+  return accounts.length ? `accounts ${accounts.join(', ')}` : 'every account';
+}
 
 /** commander parser for a repeatable --account: each name checked, collected in order. */
 export function accountArg(value: string, previous: string[] = []): string[] {
@@ -40,37 +58,27 @@ export function registerUsers(program: Command): void {
     .action((name: string, opts: { role: 'viewer' | 'operator' | 'admin'; account?: string[] }) =>
       runCommand(async (config) => {
         const password = await readStdin();
-        const { openDatabase } = await import('../db/connect.ts');
         const { addUser } = await import('../workbench/auth/accounts.ts');
-        const handle = await openDatabase(config, { poolSize: 1 });
-        try {
-          const accounts = opts.account ?? [];
-          const { created } = await addUser(handle.db, {
-            username: name,
-            role: opts.role,
-            password,
-            accounts,
-          });
-          const scope = accounts.length ? `accounts ${accounts.join(', ')}` : 'every account';
-          process.stdout.write(
-            `${created ? 'added' : 'updated'} user ${name} (${opts.role}, ${scope})${created ? '' : '; its sessions ended'}\n`,
-          );
-        } finally {
-          await handle.close();
-        }
+        return withDatabase(
+          config,
+          async ({ db }) => {
+            const accounts = opts.account ?? [];
+            const { created } = await addUser(db, { username: name, role: opts.role, password, accounts });
+            process.stdout.write(
+              `${created ? 'added' : 'updated'} user ${name} (${opts.role}, ${accountScope(accounts)})${created ? '' : '; its sessions ended'}\n`,
+            );
+          },
+          { poolSize: 1 },
+        );
       }),
     );
   users
     .command('disable <name>')
     .description('disable a workbench user and end its sessions')
     .action((name: string) =>
-      runWithDatabase(
-        async (handle) => {
-          const { disableUser } = await import('../workbench/auth/accounts.ts');
-          await disableUser(handle.db, name);
-          process.stdout.write(`disabled user ${name}\n`);
-        },
-        { poolSize: 1 },
-      ),
+      runWithAuth(async ({ disableUser }, db) => {
+        await disableUser(db, name);
+        process.stdout.write(`disabled user ${name}\n`);
+      }),
     );
 }
