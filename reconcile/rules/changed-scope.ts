@@ -28,8 +28,8 @@ export async function fillChangedScope(ctx: RuleContext): Promise<void> {
   await exec(
     ctx,
     sql`insert into changed_m (key) select merchant_transaction_id from provider_transactions
-      where transaction_id in (select key from changed_t) and merchant_transaction_id is not null
-      union select merchant_transaction_id from transaction_matches where transaction_id in (select key from changed_t)`,
+      where transaction_id = any (array(select key from changed_t)) and merchant_transaction_id is not null
+      union select merchant_transaction_id from transaction_matches where transaction_id = any (array(select key from changed_t))`,
   );
   await exec(ctx, sql`analyze changed_m`);
   await fillProviderScope(ctx);
@@ -43,9 +43,9 @@ async function fillProviderScope(ctx: RuleContext): Promise<void> {
     ctx,
     sql`create temp table scope_p on commit drop as
       select transaction_id, merchant_transaction_id as mtid from provider_transactions
-      where transaction_id in (select key from changed_t) and ${inRange}
+      where transaction_id = any (array(select key from changed_t)) and ${inRange}
       union select transaction_id, merchant_transaction_id from provider_transactions
-      where merchant_transaction_id in (select key from changed_m) and ${inRange}
+      where merchant_transaction_id = any (array(select key from changed_m)) and ${inRange}
       union select transaction_id, merchant_transaction_id from provider_transactions
       where transaction_on in (select business_date from flagged_days) and ${inRange}`,
   );
@@ -64,7 +64,7 @@ async function fillProviderScope(ctx: RuleContext): Promise<void> {
       ctx,
       sql`insert into scope_p (transaction_id, mtid)
         select transaction_id, merchant_transaction_id from provider_transactions
-        where merchant_transaction_id in (select key from changed_m) and ${inRange}
+        where merchant_transaction_id = any (array(select key from changed_m)) and ${inRange}
         except select transaction_id, mtid from scope_p`,
     );
     if (added === 0) return;
@@ -77,14 +77,14 @@ async function fillReturnScope(ctx: RuleContext): Promise<void> {
     ctx,
     sql`create temp table scope_r on commit drop as
       select r.return_transaction_id from provider_returns r
-      where r.return_transaction_id in (select key from changed_r) and ${inRange}
+      where r.return_transaction_id = any (array(select key from changed_r)) and ${inRange}
       union select r.return_transaction_id from provider_returns r
-      where r.original_transaction_id in (select key from changed_t) and ${inRange}
+      where r.original_transaction_id = any (array(select key from changed_t)) and ${inRange}
       union select r.return_transaction_id from provider_returns r
-      where r.merchant_transaction_id in (select key from changed_m) and ${inRange}
+      where r.merchant_transaction_id = any (array(select key from changed_m)) and ${inRange}
       union select r.return_transaction_id from provider_transactions o
       join provider_returns r on r.original_transaction_id = o.transaction_id
-      where o.merchant_transaction_id in (select key from changed_m) and ${inRange}
+      where o.merchant_transaction_id = any (array(select key from changed_m)) and ${inRange}
       union select r.return_transaction_id from provider_returns r
       where r.returned_on in (select business_date from flagged_days) and ${inRange}`,
   );
@@ -132,10 +132,10 @@ async function fillLedgerScope(ctx: RuleContext): Promise<void> {
     ctx,
     sql`create temp table scope_l on commit drop as
       select merchant_transaction_id, transaction_type, ${sql.raw(bookedOn)} as booked_on from (
-        select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where merchant_transaction_id in (select key from changed_m)
-        union select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where merchant_transaction_id in (select mtid from scope_rl)
-        union select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where original_merchant_transaction_id in (select key from changed_m)
-        union select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where transaction_id in (select key from changed_r)
+        select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where merchant_transaction_id = any (array(select key from changed_m))
+        union select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where merchant_transaction_id = any (array(select mtid from scope_rl))
+        union select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where original_merchant_transaction_id = any (array(select key from changed_m))
+        union select merchant_transaction_id, transaction_type, booked_at from merchant_ledger where transaction_id = any (array(select key from changed_r))
         union select l.merchant_transaction_id, l.transaction_type, l.booked_at from flagged_days f join merchant_ledger l
           on l.booked_at >= (f.business_date)::timestamp at time zone 'America/Toronto'
           and l.booked_at < (f.business_date + 1)::timestamp at time zone 'America/Toronto'

@@ -351,6 +351,9 @@ async function state(db: Kysely<Database>) {
       await q(`select return_transaction_id, original_transaction_id, ledger_merchant_transaction_id, rule
       from return_matches order by return_transaction_id`),
     sourceMatches: await q(`select transaction_id, legacy_transaction_id from source_matches order by 1`),
+    // The roll-forward per day and currency (migration 0029): what explains each day follows the
+    // discrepancies a run over changed keys recomputed for the days it looked at.
+    settlement: await q(`select * from daily_settlement_totals order by account, business_date, currency`),
     // The near-miss candidates (reconcile/candidates/changed-candidates.ts in a run over changed keys).
     candidates: await q(`select d.discrepancy_key, m.side, m.candidate_id, c.discrepancy_key as candidate_key,
       m.rank, m.amount_cents, m.business_date::text, m.candidate_business_date::text, m.merchant_transaction_id,
