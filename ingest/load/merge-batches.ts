@@ -16,6 +16,7 @@ import {
   mergeReturns,
   mergeTransactions,
 } from './merge-staging.ts';
+import type { ChunkKeys } from './noted-keys.ts';
 import type { StagingTables } from './staging.ts';
 import { TARGETS, type Target } from './targets.ts';
 
@@ -25,15 +26,28 @@ export interface CopyChunk {
   /** Whether the COPY failed already (a stored key, most likely): what is written now is lost. */
   readonly failed: boolean;
   /**
-   * Ends the COPY, then runs the COPYs of `then` with their data, in the same savepoint: true when
-   * all are written (the first COPY's `rows` counted as inserted), false when a key of any of them is
-   * stored already (nothing of the chunk stays). Any other error fails the load. Then frees the queue.
+   * Ends the COPY, then runs the COPYs of `then` with their data, in the same savepoint, and notes
+   * `keys` (the keys of all of them) in recon_work.changed_keys: true when all are written (the first
+   * COPY's `rows` counted as inserted), false when a key of any of them is stored already (nothing of
+   * the chunk stays, its keys neither). Any other error fails the load. Then frees the queue.
    */
-  end(rows: number, then?: readonly { statement: string; data: readonly Buffer[] }[]): Promise<boolean>;
+  end(
+    rows: number,
+    keys: ChunkKeys,
+    then?: readonly { statement: string; data: readonly Buffer[] }[],
+  ): Promise<boolean>;
 }
 
 /** SQLSTATE unique_violation: a key of the chunk is in its table already. */
 const UNIQUE_VIOLATION = '23505';
+
+/**
+ * While a COPY of new rows runs, the insert triggers of change capture leave its keys to the loader,
+ * which notes them itself (noted-keys.ts, migration 0036). Transaction-local, set in the COPY's
+ * savepoint: a rollback to it resets the setting, and a COPY that succeeds resets it before release.
+ */
+const KEYS_NOTED = `select set_config('recon.keys_noted', 'on', true)`;
+const KEYS_NOT_NOTED = `select set_config('recon.keys_noted', '', true)`;
 
 /** Merge order: fixed, so that two loads touching the same tables take their locks in the same order. */
 export const KIND_ORDER: readonly RecordKind[] = [
@@ -105,7 +119,7 @@ export class BatchMerger {
       const step = this.queue(async () => {
         const t0 = performance.now();
         const { client } = await this.transaction();
-        await client.query('savepoint copy_new_rows');
+        await client.query(`savepoint copy_new_rows; ${KEYS_NOTED}`);
         const stream = client.query(copyFrom(statement));
         let error: unknown;
         stream.on('error', (e) => (error ??= e));
@@ -120,7 +134,7 @@ export class BatchMerger {
           get failed() {
             return error !== undefined;
           },
-          end: async (rows, then = []) => {
+          end: async (rows, keys, then = []) => {
             try {
               if (error === undefined) {
                 const finished = once(stream, 'finish');
@@ -142,7 +156,8 @@ export class BatchMerger {
                 release();
                 return false;
               }
-              await client.query('release savepoint copy_new_rows');
+              await keys.write(client);
+              await client.query(`${KEYS_NOT_NOTED}; release savepoint copy_new_rows`);
               this.result.inserted += rows;
               if (PROFILE) writeProfileLine(t0, `copied ${rows} new rows`);
               release();

@@ -5,6 +5,7 @@ import type { StagedBatches } from './batches.ts';
 import type { BatchMerger, CopyChunk } from './merge-batches.ts';
 import { attnumsOf, maskBits } from './merge-staging.ts';
 import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
+import { ChunkKeys, type NotedField, notedFields } from './noted-keys.ts';
 import { carriedColumns, type Target, TARGETS } from './targets.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface NewRowsCopy {
   readonly reported: readonly string[] | undefined;
   /** What follows a row's record columns on its COPY line (with the newline): the same for every row. */
   readonly suffix: string;
+  /** The fields of a record written into key columns, which the loader notes itself (noted-keys.ts). */
+  readonly noted: readonly NotedField[];
   /** Legacy transactions: the provider_transactions row each new one projects to, as the merge's. */
   readonly projection?: Projection;
 }
@@ -38,6 +41,8 @@ interface Projection {
   readonly from: readonly (string | null)[];
   /** Legacy fields a row needs (non-null) to be projected; null when the load cannot project any. */
   readonly required: readonly string[] | null;
+  /** The projected row's keys that the legacy row's own do not note already. */
+  readonly noted: readonly NotedField[];
 }
 
 /** The projection's COPY line of a legacy record (with the newline), or null when it has none. */
@@ -79,6 +84,7 @@ export async function newRowsCopy(
     legacy ? null : source,
     loadId,
   );
+  const noted = notedFields(t.table, (c) => (carried.has(c) ? c : null));
   let projection: Projection | undefined;
   if (legacy) {
     const p = TARGETS.transaction;
@@ -92,11 +98,13 @@ export async function newRowsCopy(
     const required = LEGACY_PROJECTION_REQUIRES.every((c) => carried.has(c))
       ? LEGACY_PROJECTION_REQUIRES
       : null;
+    const projected = notedFields(p.table, (c) => from[p.columns.indexOf(c)] ?? null);
     projection = {
       statement: `copy ${p.table} (${[...p.columns, ...rest.columns].join(', ')}) from stdin`,
       suffix: rest.suffix,
       from,
       required,
+      noted: projected.filter((k) => !noted.some((o) => o.array === k.array && o.field === k.field)),
     };
   }
   return {
@@ -104,6 +112,7 @@ export async function newRowsCopy(
     carried,
     reported: carriedByFormat,
     suffix: own.suffix,
+    noted,
     ...(projection ? { projection } : {}),
   };
 }
@@ -172,6 +181,8 @@ export class NewRowsWriter {
   private projected: Buffer[] = [];
   private seqs: number[] = [];
   private lines: number[] = [];
+  /** The keys of the chunk's rows and projection, noted with them. */
+  private readonly keys = new ChunkKeys();
 
   private constructor(kind: NewRowsKind, copy: NewRowsCopy, load: NewRowsLoad) {
     this.kind = kind;
@@ -230,7 +241,9 @@ export class NewRowsWriter {
         : [];
     this.projectedText = '';
     this.projected = [];
-    if (await chunk.end(this.seqs.length, then)) {
+    const written = await chunk.end(this.seqs.length, this.keys, then);
+    this.keys.clear();
+    if (written) {
       this.sent = [];
       this.seqs = [];
       this.lines = [];
@@ -246,16 +259,21 @@ export class NewRowsWriter {
     this.active = false;
     this.sent = [];
     this.projected = [];
-    if (chunk) await chunk.end(0).catch(() => {});
+    if (chunk) await chunk.end(0, this.keys).catch(() => {});
+    this.keys.clear();
   }
 
   private add(seq: number, line: number, record: Readonly<Record<string, unknown>>): void {
     this.seqs.push(seq);
     this.lines.push(line);
     this.text += copyFields(record, TARGETS[this.kind].columns, this.copy.carried) + this.copy.suffix;
+    this.keys.add(record, this.copy.noted);
     if (this.copy.projection) {
       const line = projectionLine(this.copy.projection, record);
-      if (line !== null) this.projectedText += line;
+      if (line !== null) {
+        this.projectedText += line;
+        this.keys.add(record, this.copy.projection.noted);
+      }
       if (this.projectedText.length >= FLUSH_CHARS) {
         this.projected.push(Buffer.from(this.projectedText));
         this.projectedText = '';

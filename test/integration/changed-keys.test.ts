@@ -1,6 +1,16 @@
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { loadReport } from '../../ingest/load/load-report.ts';
+import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { useTestDatabase } from '../support/database.ts';
+import {
+  bytesOf,
+  fakeParser,
+  legacyTransaction,
+  reportRequest,
+  returnRecord,
+  transaction,
+} from '../support/ingest-records.ts';
 import {
   insertLedger,
   insertLoad,
@@ -20,6 +30,42 @@ beforeEach(async () => {
   );
   await sql`truncate recon_work.changed_keys`.execute(h.db);
 });
+
+/** How many keys of each array recon_work.changed_keys holds, duplicates counted. */
+async function noted(): Promise<{ t: number; m: number; r: number }> {
+  const r = await sql<{ t: number; m: number; r: number }>`select
+      coalesce(sum(cardinality(transaction_ids)), 0)::int as t,
+      coalesce(sum(cardinality(merchant_transaction_ids)), 0)::int as m,
+      coalesce(sum(cardinality(return_transaction_ids)), 0)::int as r
+    from recon_work.changed_keys`.execute(h.db);
+  return r.rows[0]!;
+}
+
+const legacyFile = (ids: readonly number[], amount = (i: number) => 300 + i) =>
+  bytesOf(
+    ids
+      .map((i) =>
+        legacyTransactionLine(
+          legacyTransaction({
+            transaction_id: `L${i}`,
+            merchant_transaction_id: `LM${i}`,
+            amount_cents: amount(i),
+          }),
+          LEGACY_DEFAULT_FIELDS['5'],
+        ),
+      )
+      .join(''),
+  );
+
+const legacyLoad = (file: ReturnType<typeof bytesOf>) =>
+  loadReport(
+    h,
+    reportRequest({ source: 'legacy-transactions', format: 'legacy', queryType: '5', batchRows: 3 }),
+    file,
+  );
+
+const keysOf = (prefix: string, ids: readonly number[]) =>
+  ids.flatMap((i) => [`merchant_transaction_id=${prefix}M${i}`, `transaction_id=${prefix}${i}`]).sort();
 
 async function changed(): Promise<string[]> {
   const r = await sql<{
@@ -112,6 +158,45 @@ describe('changed keys', () => {
       await sql`select set_config('recon.run_account', 'default', true)`.execute(trx);
       await sql`update discrepancies set resolved_at = null, resolution = null, status = 'open'`.execute(trx);
     });
+    expect(await changed()).toEqual([]);
+  });
+
+  it('the loader notes the keys of the rows it copies itself, each once, and the merge’s are noted as before', async () => {
+    // 7 new lines in COPYs of 3: a legacy row and its projection carry the same transaction id.
+    expect(await legacyLoad(legacyFile([0, 1, 2, 3, 4, 5, 6]))).toMatchObject({ rowsInserted: 7 });
+    expect(await noted()).toEqual({ t: 7, m: 7, r: 0 });
+    expect(await changed()).toEqual(keysOf('L', [0, 1, 2, 3, 4, 5, 6]));
+    // 7..9 new (a COPY), then 10 new and 2 restated: that COPY meets a stored key and is merged.
+    const summary = await legacyLoad(legacyFile([7, 8, 9, 10, 2], (i) => (i === 2 ? 1 : 300 + i)));
+    expect(summary).toMatchObject({ rowsInserted: 4, rowsUpdated: 1 });
+    expect(await changed()).toEqual(keysOf('L', [10, 2, 7, 8, 9]));
+    // The same file again changes nothing, and notes nothing.
+    await legacyLoad(legacyFile([7, 8, 9, 10, 2], (i) => (i === 2 ? 1 : 300 + i)));
+    expect(await changed()).toEqual([]);
+  });
+
+  it('a report load notes its transactions’ and returns’ keys as the triggers do, a failed one none', async () => {
+    const records = [
+      transaction({ transaction_id: 'T1', merchant_transaction_id: 'M-1' }),
+      transaction({ transaction_id: 'T2', merchant_transaction_id: null }),
+    ];
+    await loadReport(h, reportRequest({ batchRows: 1 }), bytesOf('x'), fakeParser(records));
+    expect(await noted()).toEqual({ t: 2, m: 1, r: 0 });
+    expect(await changed()).toEqual([
+      'merchant_transaction_id=M-1',
+      'transaction_id=T1',
+      'transaction_id=T2',
+    ]);
+    const returns = [returnRecord({ return_transaction_id: 'R1', original_transaction_id: 'T1' })];
+    const req = reportRequest({ source: 'report-returns', queryType: 'RETURN' });
+    await loadReport(h, req, bytesOf('x'), fakeParser(returns));
+    expect(await changed()).toEqual([
+      'merchant_transaction_id=MT1',
+      'return_transaction_id=R1',
+      'transaction_id=T1',
+    ]);
+    const broken = [returnRecord({ return_transaction_id: 'R2' }), new Error('the file ends half-way')];
+    await expect(loadReport(h, req, bytesOf('x'), fakeParser(broken))).rejects.toThrow();
     expect(await changed()).toEqual([]);
   });
 });

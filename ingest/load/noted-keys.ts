@@ -1,0 +1,88 @@
+/**
+ * The keys of the new rows the loader COPYs, noted by the loader itself in recon_work.changed_keys
+ * (migration 0036): what the insert triggers of migration 0027 would note for the same rows, read
+ * from the records in hand instead of from the triggers' transition tables, whose scans were most of
+ * what the triggers cost a load (docs/benchmarks.md). A reconcile run reads the keys as sets
+ * (reconcile/incremental.ts), so a transaction id that a legacy row and its projection both carry is
+ * noted once. `test/integration/changed-keys.test.ts` checks that the keys are those of the rows
+ * written.
+ */
+import type pg from 'pg';
+
+/** The arrays of recon_work.changed_keys. */
+export type KeyArray = 'transaction_ids' | 'merchant_transaction_ids' | 'return_transaction_ids';
+
+/** Per table the loader COPYs into: the column each kind of key is read from (as migration 0027's triggers). */
+export const NOTED_COLUMNS: Readonly<Record<string, readonly (readonly [KeyArray, string])[]>> = {
+  provider_transactions: [
+    ['transaction_ids', 'transaction_id'],
+    ['merchant_transaction_ids', 'merchant_transaction_id'],
+  ],
+  legacy_transactions: [['transaction_ids', 'transaction_id']],
+  provider_returns: [
+    ['return_transaction_ids', 'return_transaction_id'],
+    ['transaction_ids', 'original_transaction_id'],
+    ['merchant_transaction_ids', 'merchant_transaction_id'],
+  ],
+};
+
+/** A key to note: the array it goes to and the record field it is read from. */
+export interface NotedField {
+  readonly array: KeyArray;
+  readonly field: string;
+}
+
+/**
+ * The fields of a record that a COPY into `table` writes into key columns: `fieldOf` names the
+ * record field a column is written from, null when the COPY writes it null (a column the load does
+ * not carry), which the triggers do not note either.
+ */
+export function notedFields(table: string, fieldOf: (column: string) => string | null): NotedField[] {
+  const columns = NOTED_COLUMNS[table];
+  if (columns === undefined) throw new Error(`the loader notes no keys for ${table}`);
+  return columns.flatMap(([array, column]) => {
+    const field = fieldOf(column);
+    return field === null ? [] : [{ array, field }];
+  });
+}
+
+/** The keys of one COPY's rows (a chunk and its projection), gathered as the rows are written. */
+export class ChunkKeys {
+  private readonly keys: Record<KeyArray, string[]> = {
+    transaction_ids: [],
+    merchant_transaction_ids: [],
+    return_transaction_ids: [],
+  };
+
+  /** Notes `record`'s keys, as the COPY writes them (a NUL as U+FFFD, copy-text.ts). */
+  add(record: Readonly<Record<string, unknown>>, fields: readonly NotedField[]): void {
+    for (const { array, field } of fields) {
+      const value = record[field];
+      if (value === null || value === undefined) continue;
+      const text = String(value);
+      this.keys[array].push(text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
+    }
+  }
+
+  /**
+   * Writes the keys as one row of recon_work.changed_keys, in the COPY's savepoint (rolled back with
+   * it), and forgets them. Nothing when there are none.
+   */
+  async write(client: pg.ClientBase): Promise<void> {
+    const { transaction_ids: t, merchant_transaction_ids: m, return_transaction_ids: r } = this.keys;
+    if (t.length + m.length + r.length === 0) return;
+    const arrayOrNull = (xs: string[]) => (xs.length === 0 ? null : xs);
+    await client.query(
+      `insert into recon_work.changed_keys (transaction_ids, merchant_transaction_ids, return_transaction_ids)
+        values ($1::text[], $2::text[], $3::text[])`,
+      [arrayOrNull(t), arrayOrNull(m), arrayOrNull(r)],
+    );
+    this.clear();
+  }
+
+  clear(): void {
+    this.keys.transaction_ids = [];
+    this.keys.merchant_transaction_ids = [];
+    this.keys.return_transaction_ids = [];
+  }
+}
