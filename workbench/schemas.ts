@@ -1,8 +1,10 @@
 /**
  * JSON schemas shared by the routes: they validate requests, shape responses, and make the OpenAPI
- * document (GET /api/openapi.json).
+ * document (GET /api/openapi.json); and the options every route is registered with (apiRoute,
+ * pageRoute): the least role it needs and its schema.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Role } from './auth/accounts.ts';
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
 const anyObject = { type: 'object', additionalProperties: true };
@@ -182,12 +184,41 @@ export function addSchemas(app: FastifyInstance): void {
 /** The largest id or count a parameter takes: beyond it, a 400 (never a float or an overflow). */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** An error answer ({ error, message }). */
+export const ERROR = { $ref: 'Error#' } as const;
+
 /** The error answers every authenticated route can give. */
-export const errorResponses = {
-  400: { $ref: 'Error#' },
-  401: { $ref: 'Error#' },
-  403: { $ref: 'Error#' },
+export const errorResponses = { 400: ERROR, 401: ERROR, 403: ERROR };
+
+/** The path parameter of one row by its id (a discrepancy, a match, settings). */
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
 };
+
+/** A JSON API route's schema: what the OpenAPI document says of it, and what is validated. */
+interface ApiSchema {
+  readonly summary: string;
+  readonly tags: readonly string[];
+  readonly querystring?: object;
+  readonly params?: object;
+  readonly body?: object;
+  readonly produces?: readonly string[];
+  readonly security?: readonly Record<string, readonly string[]>[];
+  /** The answers by status; an authenticated route's get {@link errorResponses} beside them. */
+  readonly response?: Readonly<Record<number, object>>;
+}
+
+/**
+ * A JSON API route's options: the least role it needs (server.ts refuses everyone below it) and its
+ * schema. A public route (sign-in, health) says every answer it gives itself.
+ */
+export function apiRoute(role: Role | 'public', schema: ApiSchema) {
+  const { response, ...rest } = schema;
+  if (response === undefined || role === 'public') return { config: { role }, schema };
+  return { config: { role }, schema: { ...rest, response: { ...response, ...errorResponses } } };
+}
 
 /** The worklist filter as query parameters (GET /api/discrepancies, its CSV, and bulk by filter). */
 export const filterProperties = {
@@ -225,3 +256,11 @@ export function pageSchema(summary: string, parts: { querystring?: object; param
   return { summary, tags: ['pages'], produces: ['text/html'], ...parts } as const;
 }
 export const pageQuery = (properties: object) => ({ type: 'object', properties });
+
+/** A page's path parameter of one row by its id, as typed (a wrong one is a page that says so). */
+export const pageIdParams = { type: 'object', properties: { id: { type: 'string', maxLength: 40 } } };
+
+/** A page's options: the least role it needs (a visitor below it is sent to sign in) and {@link pageSchema}. */
+export function pageRoute(role: Role, summary: string, parts?: Parameters<typeof pageSchema>[1]) {
+  return { config: { role, page: true }, schema: pageSchema(summary, parts) };
+}

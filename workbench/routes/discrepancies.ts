@@ -16,20 +16,13 @@ import {
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
 import { accountScope, scopedFilter } from '../account-scope.ts';
 import { worklistAll, worklistPage, worklistTotals } from '../../reconcile/discrepancies/read.ts';
-import { errorResponses, filterProperties, MAX_ID } from '../schemas.ts';
+import { apiRoute, ERROR, filterProperties, idParams, MAX_ID } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
-};
 
 const eventResponse = {
   200: { type: 'object', properties: { event_id: { type: 'integer' } } },
-  ...errorResponses,
-  404: { $ref: 'Error#' },
-  409: { $ref: 'Error#' },
+  404: ERROR,
+  409: ERROR,
 };
 
 export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
@@ -42,23 +35,20 @@ export function registerDiscrepancyRoutes(app: FastifyInstance, ctx: WorkbenchCo
 function registerWorklistRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: Record<string, string> & { limit?: number; cursor?: string } }>(
     '/api/discrepancies',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'The worklist: per currency, money at stake first, then the oldest; keyed paging',
-        tags: ['discrepancies'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            ...filterProperties,
-            limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-            cursor: { type: 'string', maxLength: 400 },
-          },
+    apiRoute('viewer', {
+      summary: 'The worklist: per currency, money at stake first, then the oldest; keyed paging',
+      tags: ['discrepancies'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...filterProperties,
+          limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+          cursor: { type: 'string', maxLength: 400 },
         },
-        response: { 200: { $ref: 'Worklist#' }, ...errorResponses },
       },
-    },
+      response: { 200: { $ref: 'Worklist#' } },
+    }),
     async (request) => {
       const { limit, cursor, ...rest } = request.query;
       const filter = scopedFilter(request, rest);
@@ -74,15 +64,12 @@ function registerWorklistRoutes(app: FastifyInstance, ctx: WorkbenchContext): vo
 
   app.get<{ Querystring: Record<string, string> }>(
     '/api/discrepancies.csv',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'The whole filtered worklist as CSV, in worklist order',
-        tags: ['discrepancies'],
-        produces: ['text/csv'],
-        querystring: { type: 'object', additionalProperties: false, properties: filterProperties },
-      },
-    },
+    apiRoute('viewer', {
+      summary: 'The whole filtered worklist as CSV, in worklist order',
+      tags: ['discrepancies'],
+      produces: ['text/csv'],
+      querystring: { type: 'object', additionalProperties: false, properties: filterProperties },
+    }),
     async (request, reply) => {
       const filter = scopedFilter(request, request.query);
       // The first rows are read before the answer starts: a query that fails fails with its status,
@@ -104,15 +91,12 @@ function registerWorklistRoutes(app: FastifyInstance, ctx: WorkbenchContext): vo
 
   app.get<{ Params: { id: number } }>(
     '/api/discrepancies/:id',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'One discrepancy: evidence, field-level diff, the rule in plain words, events',
-        tags: ['discrepancies'],
-        params: idParams,
-        response: { 200: { $ref: 'Detail#' }, ...errorResponses, 404: { $ref: 'Error#' } },
-      },
-    },
+    apiRoute('viewer', {
+      summary: 'One discrepancy: evidence, field-level diff, the rule in plain words, events',
+      tags: ['discrepancies'],
+      params: idParams,
+      response: { 200: { $ref: 'Detail#' }, 404: ERROR },
+    }),
     async (request) => discrepancyDetail(ctx.db, request.params.id, accountScope(request)),
   );
 }
@@ -176,16 +160,13 @@ function registerActionRoutes(app: FastifyInstance, ctx: WorkbenchContext): void
             : [];
     app.post<{ Params: { id: number }; Body: Record<string, unknown> }>(
       `/api/discrepancies/:id/${a.path}`,
-      {
-        config: { role: 'operator' },
-        schema: {
-          summary: a.summary,
-          tags: ['actions'],
-          params: idParams,
-          body: { type: 'object', additionalProperties: false, required, properties: a.body },
-          response: eventResponse,
-        },
-      },
+      apiRoute('operator', {
+        summary: a.summary,
+        tags: ['actions'],
+        params: idParams,
+        body: { type: 'object', additionalProperties: false, required, properties: a.body },
+        response: eventResponse,
+      }),
       async (request) => {
         const act = a.toAction(request.body ?? {});
         const done = await actOnDiscrepancy(ctx.db, request.params.id, act, {
@@ -212,30 +193,26 @@ function registerBulkRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
     };
   }>(
     '/api/discrepancies/bulk',
-    {
-      config: { role: 'operator' },
-      schema: {
-        summary: 'Acknowledge or assign every unresolved discrepancy of a list of ids or of a filter',
-        tags: ['actions'],
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['action'],
-          properties: {
-            ids: { type: 'array', items: { type: 'integer', minimum: 1, maximum: MAX_ID }, maxItems: 10000 },
-            filter: { type: 'object', additionalProperties: false, properties: filterProperties },
-            action: { type: 'string', enum: ['ack', 'assign'] },
-            note: { type: 'string', maxLength: 4000 },
-            user: { type: ['string', 'null'], maxLength: 64 },
-          },
-        },
-        response: {
-          200: { type: 'object', properties: { count: { type: 'integer' } } },
-          ...errorResponses,
-          409: { $ref: 'Error#' },
+    apiRoute('operator', {
+      summary: 'Acknowledge or assign every unresolved discrepancy of a list of ids or of a filter',
+      tags: ['actions'],
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['action'],
+        properties: {
+          ids: { type: 'array', items: { type: 'integer', minimum: 1, maximum: MAX_ID }, maxItems: 10000 },
+          filter: { type: 'object', additionalProperties: false, properties: filterProperties },
+          action: { type: 'string', enum: ['ack', 'assign'] },
+          note: { type: 'string', maxLength: 4000 },
+          user: { type: ['string', 'null'], maxLength: 64 },
         },
       },
-    },
+      response: {
+        200: { type: 'object', properties: { count: { type: 'integer' } } },
+        409: ERROR,
+      },
+    }),
     async (request, reply) => {
       const b = request.body;
       if ((b.ids === undefined) === (b.filter === undefined))

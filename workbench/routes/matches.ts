@@ -14,13 +14,8 @@ import { InvalidMatch, MAX_ITEMS, type MatchOrigin } from '../../reconcile/manua
 import { roleAllows } from '../auth/accounts.ts';
 import { accountScope } from '../account-scope.ts';
 import type { WorkbenchContext } from '../context.ts';
-import { errorResponses, MAX_ID } from '../schemas.ts';
+import { apiRoute, ERROR, idParams } from '../schemas.ts';
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
-};
 const ids = {
   type: 'array',
   minItems: 1,
@@ -46,9 +41,8 @@ const matchAnswer = {
       written_off_cents: { type: 'integer' },
     },
   },
-  ...errorResponses,
-  404: { $ref: 'Error#' },
-  409: { $ref: 'Error#' },
+  404: ERROR,
+  409: ERROR,
 };
 
 /** The account a match names: the one given (checked), the caller's only account, else default. */
@@ -107,16 +101,13 @@ export function registerMatchRoutes(app: FastifyInstance, ctx: WorkbenchContext)
 function registerMatchActions(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Params: { id: number } }>(
     '/api/discrepancies/:id/candidates',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary:
-          'Near-miss candidates of an open missing_in_ledger or missing_at_provider discrepancy, best first',
-        tags: ['matches'],
-        params: idParams,
-        response: { 200: { $ref: 'Candidates#' }, ...errorResponses, 404: { $ref: 'Error#' } },
-      },
-    },
+    apiRoute('viewer', {
+      summary:
+        'Near-miss candidates of an open missing_in_ledger or missing_at_provider discrepancy, best first',
+      tags: ['matches'],
+      params: idParams,
+      response: { 200: { $ref: 'Candidates#' }, 404: ERROR },
+    }),
     async (request) => {
       const found = await discrepancyCandidates(ctx.db, request.params.id, accountScope(request));
       return { candidates: found.candidates };
@@ -133,31 +124,28 @@ function registerMatchActions(app: FastifyInstance, ctx: WorkbenchContext): void
     };
   }>(
     '/api/matches',
-    {
-      config: { role: 'operator' },
-      schema: {
-        summary: 'Match provider transactions with ledger entries by hand (1:1, 1:N, N:1), with a note',
-        tags: ['matches'],
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['provider_transaction_ids', 'ledger_merchant_transaction_ids', 'note'],
-          properties: {
-            account,
-            provider_transaction_ids: ids,
-            ledger_merchant_transaction_ids: ids,
-            note: { ...note, minLength: 1 },
-            write_off_cents: {
-              type: 'integer',
-              minimum: 0,
-              maximum: 999_999_999_999,
-              description: 'The difference beyond the tolerance to write off (needs admin).',
-            },
+    apiRoute('operator', {
+      summary: 'Match provider transactions with ledger entries by hand (1:1, 1:N, N:1), with a note',
+      tags: ['matches'],
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['provider_transaction_ids', 'ledger_merchant_transaction_ids', 'note'],
+        properties: {
+          account,
+          provider_transaction_ids: ids,
+          ledger_merchant_transaction_ids: ids,
+          note: { ...note, minLength: 1 },
+          write_off_cents: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 999_999_999_999,
+            description: 'The difference beyond the tolerance to write off (needs admin).',
           },
         },
-        response: matchAnswer,
       },
-    },
+      response: matchAnswer,
+    }),
     async (request) => {
       const m = await matchFromRequest(ctx, request, request.body, 'api');
       return answer(m);
@@ -166,21 +154,18 @@ function registerMatchActions(app: FastifyInstance, ctx: WorkbenchContext): void
 
   app.delete<{ Params: { id: number }; Body: { note: string } }>(
     '/api/matches/:id',
-    {
-      config: { role: 'operator' },
-      schema: {
-        summary: 'Undo a manual match, with a note: its discrepancies reopen if still found',
-        tags: ['matches'],
-        params: idParams,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['note'],
-          properties: { note: { ...note, minLength: 1 } },
-        },
-        response: matchAnswer,
+    apiRoute('operator', {
+      summary: 'Undo a manual match, with a note: its discrepancies reopen if still found',
+      tags: ['matches'],
+      params: idParams,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['note'],
+        properties: { note: { ...note, minLength: 1 } },
       },
-    },
+      response: matchAnswer,
+    }),
     async (request) => {
       const m = await undoMatch(ctx.db, request.params.id, request.body.note, {
         name: request.principal!.name,
@@ -196,23 +181,20 @@ function registerMatchActions(app: FastifyInstance, ctx: WorkbenchContext): void
 function registerMatchList(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: { account?: string; active?: boolean; limit?: number } }>(
     '/api/matches',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Manual matches, newest first (undone ones too unless active=true)',
-        tags: ['matches'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            account: { type: 'string', pattern: ACCOUNT_NAME_PATTERN.source },
-            active: { type: 'boolean' },
-            limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
-          },
+    apiRoute('viewer', {
+      summary: 'Manual matches, newest first (undone ones too unless active=true)',
+      tags: ['matches'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          account: { type: 'string', pattern: ACCOUNT_NAME_PATTERN.source },
+          active: { type: 'boolean' },
+          limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
         },
-        response: { 200: { type: 'object', properties: { matches: { $ref: 'Rows#' } } }, ...errorResponses },
       },
-    },
+      response: { 200: { type: 'object', properties: { matches: { $ref: 'Rows#' } } } },
+    }),
     async (request) => {
       const q = request.query;
       const matches = await listManualMatches(ctx.db, {

@@ -4,7 +4,7 @@ import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.
 import { easternDateOf } from '../../domain/time/eastern.ts';
 import { accountScope } from '../account-scope.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
-import { errorResponses, MAX_ID } from '../schemas.ts';
+import { apiRoute, MAX_ID } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 
 const pageQuery = {
@@ -34,81 +34,66 @@ export function registerOperationsRoutes(app: FastifyInstance, ctx: WorkbenchCon
 }
 
 /** GET /api/runs and /api/loads: newest first, a page at a time. */
-function registerRunsAndLoads(app: FastifyInstance, ctx: WorkbenchContext): void {
-  app.get<{ Querystring: { limit: number; before?: number } }>(
-    '/api/runs',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Reconcile runs, newest first, with their summaries (counts by kind)',
-        tags: ['operations'],
-        querystring: pageQuery,
-        response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } }, ...errorResponses },
-      },
-    },
-    async (request) => ({
-      items: await ctx.reads.read(request.principal, (db) =>
-        listRuns(db, request.query, accountScope(request)),
-      ),
-    }),
-  );
+const PAGED_LISTS = [
+  {
+    path: '/api/runs',
+    summary: 'Reconcile runs, newest first, with their summaries (counts by kind)',
+    list: listRuns,
+  },
+  { path: '/api/loads', summary: 'Loads, newest first, with their row counts and status', list: listLoads },
+];
 
-  app.get<{ Querystring: { limit: number; before?: number } }>(
-    '/api/loads',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Loads, newest first, with their row counts and status',
+function registerRunsAndLoads(app: FastifyInstance, ctx: WorkbenchContext): void {
+  for (const { path, summary, list } of PAGED_LISTS)
+    app.get<{ Querystring: { limit: number; before?: number } }>(
+      path,
+      apiRoute('viewer', {
+        summary,
         tags: ['operations'],
         querystring: pageQuery,
-        response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } }, ...errorResponses },
-      },
-    },
-    async (request) => ({
-      items: await ctx.reads.read(request.principal, (db) =>
-        listLoads(db, request.query, accountScope(request)),
-      ),
-    }),
-  );
+        response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } } },
+      }),
+      async (request) => ({
+        items: await ctx.reads.read(request.principal, (db) =>
+          list(db, request.query, accountScope(request)),
+        ),
+      }),
+    );
 }
 
 /** GET /api/schedule: the nightly schedule as Temporal knows it. */
 function registerScheduleRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get(
     '/api/schedule',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary:
-          "The nightly schedule's state, next runs and last runs with their status, from Temporal when reachable",
-        tags: ['operations'],
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              schedule_id: { type: 'string' },
-              reachable: { type: 'boolean' },
-              message: { type: 'string' },
-              paused: { type: 'boolean' },
-              note: { type: 'string' },
-              next: { type: 'array', items: { type: 'string' } },
-              recent: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  properties: {
-                    scheduled_at: { type: 'string' },
-                    workflow_id: { type: 'string' },
-                    status: { type: 'string' },
-                  },
+    apiRoute('viewer', {
+      summary:
+        "The nightly schedule's state, next runs and last runs with their status, from Temporal when reachable",
+      tags: ['operations'],
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            schedule_id: { type: 'string' },
+            reachable: { type: 'boolean' },
+            message: { type: 'string' },
+            paused: { type: 'boolean' },
+            note: { type: 'string' },
+            next: { type: 'array', items: { type: 'string' } },
+            recent: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  scheduled_at: { type: 'string' },
+                  workflow_id: { type: 'string' },
+                  status: { type: 'string' },
                 },
               },
             },
           },
-          ...errorResponses,
         },
       },
-    },
+    }),
     async () => ctx.schedule(),
   );
 }
@@ -117,30 +102,26 @@ function registerScheduleRoute(app: FastifyInstance, ctx: WorkbenchContext): voi
 function registerCoverageRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/api/coverage',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Per Eastern day and source: loads, failures, missing business days, reconcile runs',
-        tags: ['operations'],
-        querystring: {
+    apiRoute('viewer', {
+      summary: 'Per Eastern day and source: loads, failures, missing business days, reconcile runs',
+      tags: ['operations'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } },
+      },
+      response: {
+        200: {
           type: 'object',
-          additionalProperties: false,
-          properties: { from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } },
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              from: { type: 'string' },
-              to: { type: 'string' },
-              sources: { type: 'array', items: { type: 'string' } },
-              days: { $ref: 'Rows#' },
-            },
+          properties: {
+            from: { type: 'string' },
+            to: { type: 'string' },
+            sources: { type: 'array', items: { type: 'string' } },
+            days: { $ref: 'Rows#' },
           },
-          ...errorResponses,
         },
       },
-    },
+    }),
     async (request, reply) => {
       for (const [name, day] of Object.entries(request.query))
         if (day !== undefined && !isValidDate(day))

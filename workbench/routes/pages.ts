@@ -19,7 +19,7 @@ import { coveragePage, runsPage, signInPage } from '../pages/operations.ts';
 import { overviewPage } from '../pages/overview.ts';
 import { worklistPage } from '../pages/worklist.ts';
 import type { WorkbenchContext } from '../context.ts';
-import { filterProperties, pageQuery, pageSchema } from '../schemas.ts';
+import { filterProperties, pageIdParams, pageQuery, pageRoute, pageSchema } from '../schemas.ts';
 import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.ts';
 import { sameSiteNext } from '../redirects.ts';
 import { defaultCoverageRange } from './operations.ts';
@@ -136,12 +136,7 @@ function registerPageRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
 function registerDiscrepancyPages(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: Record<string, string> }>(
     '/',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('The worklist page', {
-        querystring: pageQuery(WORKLIST_PAGE_QUERY),
-      }),
-    },
+    pageRoute('viewer', 'The worklist page', { querystring: pageQuery(WORKLIST_PAGE_QUERY) }),
     async (request, reply) => {
       const { cursor, after, before, at, ...rest } = request.query;
       const form = readFilterForm(rest);
@@ -164,12 +159,7 @@ function registerDiscrepancyPages(app: FastifyInstance, ctx: WorkbenchContext): 
 
   app.get<{ Params: { id: string } }>(
     '/discrepancies/:id',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('One discrepancy', {
-        params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } } },
-      }),
-    },
+    pageRoute('viewer', 'One discrepancy', { params: pageIdParams }),
     async (request, reply) => {
       const id = Number(request.params.id);
       const detail =
@@ -206,8 +196,7 @@ function registerDiscrepancyPages(app: FastifyInstance, ctx: WorkbenchContext): 
 
 /** The runs and loads, coverage and overview pages. */
 function registerOperationsPages(app: FastifyInstance, ctx: WorkbenchContext): void {
-  const runsSchema = pageSchema('Runs and loads');
-  app.get('/runs', { config: { role: 'viewer', page: true }, schema: runsSchema }, async (request, reply) => {
+  app.get('/runs', pageRoute('viewer', 'Runs and loads'), async (request, reply) => {
     const [[runs, loads], schedule] = await Promise.all([
       ctx.reads.read(request.principal, (db) =>
         Promise.all([
@@ -222,12 +211,9 @@ function registerOperationsPages(app: FastifyInstance, ctx: WorkbenchContext): v
 
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/coverage',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('Coverage by Eastern day and source', {
-        querystring: pageQuery({ from: { type: 'string' }, to: { type: 'string' } }),
-      }),
-    },
+    pageRoute('viewer', 'Coverage by Eastern day and source', {
+      querystring: pageQuery({ from: { type: 'string' }, to: { type: 'string' } }),
+    }),
     async (request, reply) => {
       const to =
         request.query.to && isValidDate(request.query.to)
@@ -248,15 +234,12 @@ function registerOperationsPages(app: FastifyInstance, ctx: WorkbenchContext): v
 
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/overview',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('The overview: open money, new against resolved, share matched, ages', {
-        querystring: pageQuery({
-          from: text('First business date, YYYY-MM-DD.', 40),
-          to: text('Last business date.', 40),
-        }),
+    pageRoute('viewer', 'The overview: open money, new against resolved, share matched, ages', {
+      querystring: pageQuery({
+        from: text('First business date, YYYY-MM-DD.', 40),
+        to: text('Last business date.', 40),
       }),
-    },
+    }),
     async (request, reply) => {
       const { from, to } = request.query;
       const data = await ctx.reads.read(request.principal, (db) =>

@@ -22,7 +22,7 @@ import { errorPage } from '../pages/error.ts';
 import { previewFormPage, previewJobPage } from '../pages/preview.ts';
 import type { PreviewJob } from '../preview-jobs.ts';
 import { tolerancesInScope } from '../queries/tolerances.ts';
-import { errorResponses, MAX_ID, pageSchema } from '../schemas.ts';
+import { apiRoute, ERROR, idParams, pageIdParams, pageRoute } from '../schemas.ts';
 
 const figure = { type: 'integer', minimum: 0, maximum: 999_999_999_999 };
 
@@ -151,16 +151,13 @@ export function registerPreviewRoutes(app: FastifyInstance, ctx: WorkbenchContex
 function registerPreviewApi(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.post<{ Body: ProposalBody }>(
     '/api/tolerances/previews',
-    {
-      config: { role: 'operator' },
-      schema: {
-        summary:
-          'Preview proposed tolerances over the whole history (as recon rules preview): answers 202 at once; ask the preview for its state',
-        tags: ['tolerances'],
-        body: proposalBody,
-        response: { 202: jobSchema, ...errorResponses, 409: { $ref: 'Error#' } },
-      },
-    },
+    apiRoute('operator', {
+      summary:
+        'Preview proposed tolerances over the whole history (as recon rules preview): answers 202 at once; ask the preview for its state',
+      tags: ['tolerances'],
+      body: proposalBody,
+      response: { 202: jobSchema, 409: ERROR },
+    }),
     async (request, reply) => {
       const proposal = proposalOf(request.body, accountScope(request));
       const job = ctx.previews.start(proposal, request.principal!.name);
@@ -170,15 +167,12 @@ function registerPreviewApi(app: FastifyInstance, ctx: WorkbenchContext): void {
 
   app.get<{ Params: { id: string } }>(
     '/api/tolerances/previews/:id',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'A preview: running, failed with why, or done with what would change',
-        tags: ['tolerances'],
-        params: jobParams,
-        response: { 200: jobSchema, ...errorResponses, 404: { $ref: 'Error#' } },
-      },
-    },
+    apiRoute('viewer', {
+      summary: 'A preview: running, failed with why, or done with what would change',
+      tags: ['tolerances'],
+      params: jobParams,
+      response: { 200: jobSchema, 404: ERROR },
+    }),
     async (request, reply) => {
       const job = jobFor(ctx, request, request.params.id);
       return job ? jobAnswer(job) : reply.code(404).send(notFound(request.params.id));
@@ -189,34 +183,26 @@ function registerPreviewApi(app: FastifyInstance, ctx: WorkbenchContext): void {
 function registerApply(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.post<{ Params: { id: number } }>(
     '/api/tolerances/settings/:id/apply',
-    {
-      config: { role: 'admin' },
-      schema: {
-        summary:
-          'Apply previewed settings (as recon tolerances apply): each account they name gets its next tolerances version, recorded with who applied it',
-        tags: ['tolerances'],
-        params: {
+    apiRoute('admin', {
+      summary:
+        'Apply previewed settings (as recon tolerances apply): each account they name gets its next tolerances version, recorded with who applied it',
+      tags: ['tolerances'],
+      params: idParams,
+      response: {
+        200: {
           type: 'object',
-          required: ['id'],
-          properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              settings_id: { type: 'integer' },
-              versions: {
-                type: 'object',
-                additionalProperties: { type: 'integer' },
-                description: 'The new tolerances version of each account.',
-              },
+          properties: {
+            settings_id: { type: 'integer' },
+            versions: {
+              type: 'object',
+              additionalProperties: { type: 'integer' },
+              description: 'The new tolerances version of each account.',
             },
           },
-          ...errorResponses,
-          404: { $ref: 'Error#' },
         },
+        404: ERROR,
       },
-    },
+    }),
     async (request, reply) => {
       const stored = await storedProposal(ctx.db, request.params.id);
       if (!stored || !within(accountScope(request), stored.accounts))
@@ -234,10 +220,7 @@ function registerApply(app: FastifyInstance, ctx: WorkbenchContext): void {
 function registerPreviewPages(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get(
     '/tolerances/preview',
-    {
-      config: { role: 'operator', page: true },
-      schema: pageSchema('Propose tolerances and preview them over the whole history'),
-    },
+    pageRoute('operator', 'Propose tolerances and preview them over the whole history'),
     async (request, reply) => {
       const scope = accountScope(request);
       const known = (await tolerancesInScope(ctx.db, scope)).map((a) => a.account);
@@ -248,12 +231,7 @@ function registerPreviewPages(app: FastifyInstance, ctx: WorkbenchContext): void
 
   app.get<{ Params: { id: string } }>(
     '/tolerances/previews/:id',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('One preview of tolerances', {
-        params: { type: 'object', properties: { id: { type: 'string', maxLength: 40 } } },
-      }),
-    },
+    pageRoute('viewer', 'One preview of tolerances', { params: pageIdParams }),
     async (request, reply) => {
       const job = jobFor(ctx, request, request.params.id);
       if (!job)

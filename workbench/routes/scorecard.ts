@@ -5,7 +5,7 @@ import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.
 import { scorecardPage } from '../pages/scorecard.ts';
 import { scorecard } from '../queries/scorecard.ts';
 import { accountScope } from '../account-scope.ts';
-import { errorResponses, pageQuery, pageSchema } from '../schemas.ts';
+import { apiRoute, pageQuery, pageRoute } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { defaultCoverageRange } from './operations.ts';
 
@@ -40,34 +40,26 @@ function badRequest(reply: FastifyReply, message: string) {
 export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: ScorecardQuery }>(
     '/api/scorecard',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary:
-          'Provider scorecard per account, source and Eastern day: rows, how late the data arrived, notification delays (p50, p95), rows not in the sibling source',
-        tags: ['operations'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            from: { type: 'string', format: 'date' },
-            to: { type: 'string', format: 'date' },
-            account: { type: 'string' },
-          },
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              from: { type: 'string' },
-              to: { type: 'string' },
-              items: { $ref: 'Rows#' },
-            },
-          },
-          ...errorResponses,
+    apiRoute('viewer', {
+      summary:
+        'Provider scorecard per account, source and Eastern day: rows, how late the data arrived, notification delays (p50, p95), rows not in the sibling source',
+      tags: ['operations'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          from: { type: 'string', format: 'date' },
+          to: { type: 'string', format: 'date' },
+          account: { type: 'string' },
         },
       },
-    },
+      response: {
+        200: {
+          type: 'object',
+          properties: { from: { type: 'string' }, to: { type: 'string' }, items: { $ref: 'Rows#' } },
+        },
+      },
+    }),
     async (request, reply) => {
       const q = parseQuery(request.query);
       if (typeof q === 'string') return badRequest(reply, q);
@@ -78,16 +70,13 @@ export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchCont
 
   app.get<{ Querystring: ScorecardQuery }>(
     '/scorecard',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('The provider scorecard', {
-        querystring: pageQuery({
-          from: { type: 'string' },
-          to: { type: 'string' },
-          account: { type: 'string' },
-        }),
+    pageRoute('viewer', 'The provider scorecard', {
+      querystring: pageQuery({
+        from: { type: 'string' },
+        to: { type: 'string' },
+        account: { type: 'string' },
       }),
-    },
+    }),
     async (request, reply) => {
       const q = parseQuery(request.query);
       if (typeof q === 'string') return reply.code(400).type('text/plain').send(q);

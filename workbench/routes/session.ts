@@ -2,35 +2,32 @@
 import type { FastifyInstance } from 'fastify';
 import { closeSession, signIn } from '../auth/sessions.ts';
 import { parseCookies, SESSION_COOKIE, sessionCookie, type WorkbenchContext } from '../context.ts';
-import { errorResponses } from '../schemas.ts';
+import { apiRoute, ERROR } from '../schemas.ts';
 
 export function registerSessionRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.post<{ Body: { username: string; password: string } }>(
     '/api/session',
-    {
-      config: { role: 'public' },
-      schema: {
-        summary: 'Sign in: sets the session cookie and returns the CSRF token',
-        tags: ['session'],
-        security: [],
-        body: {
-          type: 'object',
-          required: ['username', 'password'],
-          additionalProperties: false,
-          properties: {
-            username: { type: 'string', maxLength: 200 },
-            password: { type: 'string', maxLength: 1000 },
-          },
-        },
-        response: {
-          200: { $ref: 'Session#' },
-          400: { $ref: 'Error#' },
-          401: { $ref: 'Error#' },
-          429: { $ref: 'Error#' },
-          503: { $ref: 'Error#' },
+    apiRoute('public', {
+      summary: 'Sign in: sets the session cookie and returns the CSRF token',
+      tags: ['session'],
+      security: [],
+      body: {
+        type: 'object',
+        required: ['username', 'password'],
+        additionalProperties: false,
+        properties: {
+          username: { type: 'string', maxLength: 200 },
+          password: { type: 'string', maxLength: 1000 },
         },
       },
-    },
+      response: {
+        200: { $ref: 'Session#' },
+        400: ERROR,
+        401: ERROR,
+        429: ERROR,
+        503: ERROR,
+      },
+    }),
     async (request, reply) => {
       const result = await signIn(ctx.db, ctx.sessions, ctx.passwordChecks, {
         ...request.body,
@@ -59,14 +56,11 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: WorkbenchContex
 
   app.get(
     '/api/session',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Who is signed in, and the CSRF token',
-        tags: ['session'],
-        response: { 200: { $ref: 'Session#' }, ...errorResponses },
-      },
-    },
+    apiRoute('viewer', {
+      summary: 'Who is signed in, and the CSRF token',
+      tags: ['session'],
+      response: { 200: { $ref: 'Session#' } },
+    }),
     async (request) => ({
       username: request.principal!.name,
       role: request.principal!.role,
@@ -76,14 +70,11 @@ export function registerSessionRoutes(app: FastifyInstance, ctx: WorkbenchContex
 
   app.delete(
     '/api/session',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Sign out (needs X-CSRF-Token)',
-        tags: ['session'],
-        response: { 204: { type: 'null' }, ...errorResponses },
-      },
-    },
+    apiRoute('viewer', {
+      summary: 'Sign out (needs X-CSRF-Token)',
+      tags: ['session'],
+      response: { 204: { type: 'null' } },
+    }),
     async (request, reply) => {
       const secret = parseCookies(request.headers.cookie)[SESSION_COOKIE];
       if (secret) await closeSession(ctx.db, secret);

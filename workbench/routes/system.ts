@@ -3,22 +3,20 @@ import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { seesEveryAccount } from '../account-scope.ts';
 import type { WorkbenchContext } from '../context.ts';
+import { apiRoute } from '../schemas.ts';
 
 export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get(
     '/health',
-    {
-      config: { role: 'public' },
-      schema: {
-        summary: 'Liveness and readiness: 200 when the warehouse answers, 503 (still alive) when it does not',
-        tags: ['system'],
-        security: [],
-        response: {
-          200: { $ref: 'Health#' },
-          503: { $ref: 'Health#' },
-        },
+    apiRoute('public', {
+      summary: 'Liveness and readiness: 200 when the warehouse answers, 503 (still alive) when it does not',
+      tags: ['system'],
+      security: [],
+      response: {
+        200: { $ref: 'Health#' },
+        503: { $ref: 'Health#' },
       },
-    },
+    }),
     async (_request, reply) => {
       let ready = true;
       try {
@@ -34,15 +32,12 @@ export function registerSystemRoutes(app: FastifyInstance, ctx: WorkbenchContext
 
   app.get(
     '/metrics',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary:
-          'Prometheus metrics: requests by route pattern and their durations, discrepancy actions, open discrepancies by kind, currency and status, process metrics',
-        tags: ['system'],
-        produces: ['text/plain'],
-      },
-    },
+    apiRoute('viewer', {
+      summary:
+        'Prometheus metrics: requests by route pattern and their durations, discrepancy actions, open discrepancies by kind, currency and status, process metrics',
+      tags: ['system'],
+      produces: ['text/plain'],
+    }),
     async (request, reply) => {
       // The gauges count every account's discrepancies: not for a principal limited to some.
       if (!seesEveryAccount(request))

@@ -12,7 +12,7 @@ import { accountScope } from '../account-scope.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { tolerancesPage, writeOffsPage } from '../pages/tolerances.ts';
 import { tolerancesInScope } from '../queries/tolerances.ts';
-import { errorResponses, pageQuery, pageSchema } from '../schemas.ts';
+import { apiRoute, pageQuery, pageRoute } from '../schemas.ts';
 
 const account = {
   type: 'string',
@@ -51,16 +51,13 @@ export function registerToleranceRoutes(app: FastifyInstance, ctx: WorkbenchCont
 function registerToleranceReads(app: FastifyInstance, ctx: WorkbenchContext): void {
   app.get<{ Querystring: { account?: string } }>(
     '/api/tolerances',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary:
-          'Tolerances per account and currency: the version in force and every version, with who set it, when and why',
-        tags: ['tolerances'],
-        querystring: { type: 'object', additionalProperties: false, properties: { account } },
-        response: { 200: { type: 'object', properties: { accounts: { $ref: 'Rows#' } } }, ...errorResponses },
-      },
-    },
+    apiRoute('viewer', {
+      summary:
+        'Tolerances per account and currency: the version in force and every version, with who set it, when and why',
+      tags: ['tolerances'],
+      querystring: { type: 'object', additionalProperties: false, properties: { account } },
+      response: { 200: { type: 'object', properties: { accounts: { $ref: 'Rows#' } } } },
+    }),
     async (request) => ({
       accounts: await ctx.reads.read(request.principal, (db) =>
         tolerancesInScope(db, accountScope(request), request.query.account),
@@ -70,7 +67,7 @@ function registerToleranceReads(app: FastifyInstance, ctx: WorkbenchContext): vo
 
   app.get(
     '/tolerances',
-    { config: { role: 'viewer', page: true }, schema: pageSchema('Tolerances per account and currency') },
+    pageRoute('viewer', 'Tolerances per account and currency'),
     async (request, reply) => {
       const accounts = await ctx.reads.read(request.principal, (db) =>
         tolerancesInScope(db, accountScope(request)),
@@ -84,41 +81,34 @@ function registerWriteOffReads(app: FastifyInstance, ctx: WorkbenchContext): voi
   const querystring = { type: 'object', additionalProperties: false, properties: { month, account } };
   app.get<{ Querystring: WriteOffsQuery }>(
     '/api/write-offs',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary:
-          'Write-offs of an Eastern month, each with its reason, and their totals per currency (never added across currencies)',
-        tags: ['tolerances'],
-        querystring,
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              month: { type: 'string' },
-              account: { type: ['string', 'null'] },
-              totals: { $ref: 'Rows#' },
-              lines: { $ref: 'Rows#' },
-            },
+    apiRoute('viewer', {
+      summary:
+        'Write-offs of an Eastern month, each with its reason, and their totals per currency (never added across currencies)',
+      tags: ['tolerances'],
+      querystring,
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            month: { type: 'string' },
+            account: { type: ['string', 'null'] },
+            totals: { $ref: 'Rows#' },
+            lines: { $ref: 'Rows#' },
           },
-          ...errorResponses,
         },
       },
-    },
+    }),
     async (request) => readWriteOffs(ctx, request),
   );
 
   app.get<{ Querystring: WriteOffsQuery }>(
     '/api/write-offs.csv',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'The same write-offs as CSV: the file recon write-offs --csv writes',
-        tags: ['tolerances'],
-        produces: ['text/csv'],
-        querystring,
-      },
-    },
+    apiRoute('viewer', {
+      summary: 'The same write-offs as CSV: the file recon write-offs --csv writes',
+      tags: ['tolerances'],
+      produces: ['text/csv'],
+      querystring,
+    }),
     async (request, reply) => {
       const report = await readWriteOffs(ctx, request);
       return reply
@@ -130,15 +120,12 @@ function registerWriteOffReads(app: FastifyInstance, ctx: WorkbenchContext): voi
 
   app.get<{ Querystring: WriteOffsQuery }>(
     '/write-offs',
-    {
-      config: { role: 'viewer', page: true },
-      schema: pageSchema('Write-offs of an Eastern month', {
-        querystring: pageQuery({
-          month: { type: 'string', maxLength: 40 },
-          account: { type: 'string', maxLength: 40 },
-        }),
+    pageRoute('viewer', 'Write-offs of an Eastern month', {
+      querystring: pageQuery({
+        month: { type: 'string', maxLength: 40 },
+        account: { type: 'string', maxLength: 40 },
       }),
-    },
+    }),
     async (request, reply) => {
       const report = await readWriteOffs(ctx, request);
       return reply.type('text/html; charset=utf-8').send(writeOffsPage(request.principal!, report));
