@@ -11,7 +11,7 @@
  *   `X-Content-Type-Options: nosniff`: data (JSON, CSV, pages) stays out of shared caches and is
  *   never sniffed into something runnable.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -55,31 +55,27 @@ export function oneLine(message: string): string {
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
-export function addInputChecks(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request, reply) => {
-    const where =
-      unstorableString(request.query, 'query') ??
-      unstorableString(request.params, 'path') ??
-      unstorableString(request.body, 'body');
-    if (where)
-      return reply.code(400).send({
-        error: 'bad_request',
-        message: `${where} holds a NUL character or a lone surrogate, which no value may: remove it`,
-      });
-  });
+/** A hook that refuses a request whose query, path or body `find` finds a bad value in, saying where. */
+function refuseWhere(find: (value: unknown, at: string) => string | undefined, why: string) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const where = find(request.query, 'query') ?? find(request.params, 'path') ?? find(request.body, 'body');
+    if (where) return reply.code(400).send({ error: 'bad_request', message: `${where} ${why}` });
+  };
+}
 
+export function addInputChecks(app: FastifyInstance): void {
+  app.addHook(
+    'preValidation',
+    refuseWhere(unstorableString, 'holds a NUL character or a lone surrogate, which no value may: remove it'),
+  );
   // After validation, which coerces query strings such as "Infinity" into numbers.
-  app.addHook('preHandler', async (request, reply) => {
-    const where =
-      unusableNumber(request.query, 'query') ??
-      unusableNumber(request.params, 'path') ??
-      unusableNumber(request.body, 'body');
-    if (where)
-      return reply.code(400).send({
-        error: 'bad_request',
-        message: `${where} is not a whole number this server can use: give at most ${Number.MAX_SAFE_INTEGER}`,
-      });
-  });
+  app.addHook(
+    'preHandler',
+    refuseWhere(
+      unusableNumber,
+      `is not a whole number this server can use: give at most ${Number.MAX_SAFE_INTEGER}`,
+    ),
+  );
 
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');

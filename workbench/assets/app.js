@@ -29,6 +29,31 @@
     var el = form.querySelector('[data-error]');
     if (el) el.textContent = error.message;
   }
+  // A request of a form's: the page reloads when it succeeds (or `then` takes the answer); an
+  // error shows in the form.
+  function act(form, request, then) {
+    request
+      .then(
+        then ||
+          function () {
+            location.reload();
+          },
+      )
+      .catch(function (e) {
+        showError(form, e);
+      });
+  }
+  // The ids of a comma-separated list, without blanks.
+  function list(text) {
+    return String(text || '')
+      .split(',')
+      .map(function (x) {
+        return x.trim();
+      })
+      .filter(function (x) {
+        return x !== '';
+      });
+  }
   function fields(form) {
     var out = {};
     new FormData(form).forEach(function (v, k) {
@@ -82,28 +107,12 @@
       event.preventDefault();
       var body = fields(form);
       if ('user' in body && body.user === '') body.user = null;
-      send('POST', form.getAttribute('data-api'), body)
-        .then(function () {
-          location.reload();
-        })
-        .catch(function (e) {
-          showError(form, e);
-        });
+      act(form, send('POST', form.getAttribute('data-api'), body));
       return;
     }
     if (form.hasAttribute('data-match')) {
       event.preventDefault();
       var m = fields(form);
-      var list = function (text) {
-        return String(text || '')
-          .split(',')
-          .map(function (x) {
-            return x.trim();
-          })
-          .filter(function (x) {
-            return x !== '';
-          });
-      };
       var match = {
         account: form.getAttribute('data-account') || undefined,
         provider_transaction_ids: list(m.provider_transaction_ids),
@@ -111,35 +120,19 @@
         note: m.note || '',
       };
       if (m.write_off_cents) match.write_off_cents = Number(m.write_off_cents);
-      send('POST', '/api/matches', match)
-        .then(function () {
-          location.reload();
-        })
-        .catch(function (e) {
-          showError(form, e);
-        });
+      act(form, send('POST', '/api/matches', match));
       return;
     }
     if (form.hasAttribute('data-preview')) {
       event.preventDefault();
-      send('POST', '/api/tolerances/previews', previewOf(form))
-        .then(function (job) {
-          location.href = job.page;
-        })
-        .catch(function (e) {
-          showError(form, e);
-        });
+      act(form, send('POST', '/api/tolerances/previews', previewOf(form)), function (job) {
+        location.href = job.page;
+      });
       return;
     }
     if (form.hasAttribute('data-undo')) {
       event.preventDefault();
-      send('DELETE', form.getAttribute('data-undo'), { note: fields(form).note || '' })
-        .then(function () {
-          location.reload();
-        })
-        .catch(function (e) {
-          showError(form, e);
-        });
+      act(form, send('DELETE', form.getAttribute('data-undo'), { note: fields(form).note || '' }));
       return;
     }
     if (form.hasAttribute('data-bulk')) {
@@ -159,13 +152,7 @@
           return;
         }
       }
-      send('POST', '/api/discrepancies/bulk', payload)
-        .then(function () {
-          location.reload();
-        })
-        .catch(function (e) {
-          showError(form, e);
-        });
+      act(form, send('POST', '/api/discrepancies/bulk', payload));
     }
   });
   // A ticked candidate joins the ids of its side in the match form; unticked, it leaves them.
@@ -176,14 +163,9 @@
       box.getAttribute('data-side') === 'provider' ? 'match-provider' : 'match-ledger',
     );
     if (!input) return;
-    var ids = input.value
-      .split(',')
-      .map(function (x) {
-        return x.trim();
-      })
-      .filter(function (x) {
-        return x !== '' && x !== box.value;
-      });
+    var ids = list(input.value).filter(function (x) {
+      return x !== box.value;
+    });
     if (box.checked) ids.push(box.value);
     input.value = ids.join(', ');
   });

@@ -24,12 +24,14 @@ export interface ColumnChart {
   readonly max?: number;
 }
 
-const WIDTH = 960;
-const HEIGHT = 260;
-const LEFT = 96;
-const RIGHT = 12;
-const TOP = 14;
-const BOTTOM = 44;
+/** The drawing's size and the margins around its plot (scale on the left, labels below), in SVG units. */
+const FRAME = { width: 960, height: 260, left: 96, right: 12, top: 14, bottom: 44 } as const;
+/** The plot's height, between the margins. */
+const PLOT = FRAME.height - FRAME.top - FRAME.bottom;
+
+/** The width of each label's band of columns. */
+const bandOf = (chart: ColumnChart) =>
+  (FRAME.width - FRAME.left - FRAME.right) / Math.max(1, chart.labels.length);
 
 /** The smallest of 1, 2, 2.5, 5 × 10^n at or above `value`. */
 export function niceCeiling(value: number): number {
@@ -49,21 +51,20 @@ function shownLabels(count: number): Set<number> {
 }
 
 function columns(chart: ColumnChart, top: number): Html[] {
-  const band = (WIDTH - LEFT - RIGHT) / Math.max(1, chart.labels.length);
+  const band = bandOf(chart);
   const bar = Math.max(1, (band * 0.8) / Math.max(1, chart.series.length));
-  const plot = HEIGHT - TOP - BOTTOM;
   const out: Html[] = [];
   chart.labels.forEach((label, i) => {
     chart.series.forEach((s, k) => {
       const value = s.values[i] ?? 0;
       if (value <= 0) return;
-      const h = Math.max(1, (value / top) * plot);
-      const x = LEFT + i * band + band * 0.1 + k * bar;
+      const h = Math.max(1, (value / top) * PLOT);
+      const x = FRAME.left + i * band + band * 0.1 + k * bar;
       out.push(
         html`<rect
           class="bar s${k}"
           x="${x.toFixed(1)}"
-          y="${(TOP + plot - h).toFixed(1)}"
+          y="${(FRAME.top + PLOT - h).toFixed(1)}"
           width="${bar.toFixed(1)}"
           height="${h.toFixed(1)}"
           data-label="${label}"
@@ -76,17 +77,16 @@ function columns(chart: ColumnChart, top: number): Html[] {
 }
 
 function axes(chart: ColumnChart, top: number): Html {
-  const plot = HEIGHT - TOP - BOTTOM;
-  const band = (WIDTH - LEFT - RIGHT) / Math.max(1, chart.labels.length);
+  const band = bandOf(chart);
   const ticks = [0, 0.5, 1].map(
     (f) =>
       html`<g class="tick"
         ><line
-          x1="${LEFT}"
-          x2="${WIDTH - RIGHT}"
-          y1="${(TOP + plot * (1 - f)).toFixed(1)}"
-          y2="${(TOP + plot * (1 - f)).toFixed(1)}"
-        /><text x="${LEFT - 6}" y="${(TOP + plot * (1 - f) + 4).toFixed(1)}" text-anchor="end"
+          x1="${FRAME.left}"
+          x2="${FRAME.width - FRAME.right}"
+          y1="${(FRAME.top + PLOT * (1 - f)).toFixed(1)}"
+          y2="${(FRAME.top + PLOT * (1 - f)).toFixed(1)}"
+        /><text x="${FRAME.left - 6}" y="${(FRAME.top + PLOT * (1 - f) + 4).toFixed(1)}" text-anchor="end"
           >${chart.format(top * f)}</text
         ></g
       >`,
@@ -99,8 +99,8 @@ function axes(chart: ColumnChart, top: number): Html {
       ? [
           html`<text
             class="x"
-            x="${(last(i) ? LEFT + (i + 1) * band : LEFT + i * band + band / 2).toFixed(1)}"
-            y="${HEIGHT - BOTTOM + 18}"
+            x="${(last(i) ? FRAME.left + (i + 1) * band : FRAME.left + i * band + band / 2).toFixed(1)}"
+            y="${FRAME.height - FRAME.bottom + 18}"
             text-anchor="${last(i) ? 'end' : 'middle'}"
             >${label}</text
           >`,
@@ -156,7 +156,7 @@ export function columnChart(chart: ColumnChart): Html {
         ? html`<p class="muted">Nothing to draw for these days.</p>`
         : html`<svg
             class="chart"
-            viewBox="0 0 ${WIDTH} ${HEIGHT}"
+            viewBox="0 0 ${FRAME.width} ${FRAME.height}"
             role="img"
             aria-labelledby="${chart.id}-title ${chart.id}-desc"
             preserveAspectRatio="xMidYMid meet"

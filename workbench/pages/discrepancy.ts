@@ -143,52 +143,51 @@ export function discrepancyPage(
 
 type Discrepancy = DiscrepancyDetail['discrepancy'];
 
+/**
+ * The form of one action (`action`: its path under the discrepancy's API, and the ids `<action>-form`
+ * and `<action>` of the form and its button), its fields first and where its error shows last.
+ */
+function actionForm(api: string, action: string, button: string, fields: Html): Html {
+  return html`<form data-api="${api}/${action}" id="${action}-form">
+    ${fields}<button id="${action}">${button}</button><span class="error" data-error></span>
+  </form>`;
+}
+
+/** A text field of an action form, `<action>-<name>` by id. */
+function textField(action: string, name: string, label: string, placeholder: string, required = false): Html {
+  return html`<input
+    name="${name}"
+    id="${action}-${name}"
+    aria-label="${label}"
+    placeholder="${placeholder}"
+    ${required ? html`required` : html``}
+  />`;
+}
+
 /** The forms of the actions an operator may take: acknowledge, assign, comment, and resolve or reopen. */
 function actionForms(d: Discrepancy, users: string[]) {
-  const resolved = d.resolved_at !== null;
   const api = `/api/discrepancies/${d.id}`;
+  const assignees = html`<select name="user" id="assign-user" aria-label="Assign to">
+    <option value="">nobody</option>
+    ${users.map((u) => html`<option value="${u}" ${u === d.assignee ? html`selected` : html``}>${u}</option>`)}
+  </select>`;
+  const reasons = html`<select name="reason" id="resolve-reason" aria-label="Resolution">
+    ${RESOLUTIONS.map((r) => html`<option value="${r}">${r}</option>`)}
+  </select>`;
   return html`<section class="actions">
     <h2>Act</h2>
-    <form data-api="${api}/ack" id="ack-form">
-      <input name="note" id="ack-note" aria-label="Acknowledgement note" placeholder="note" required /><button
-        id="ack"
-      >
-        Acknowledge</button
-      ><span class="error" data-error></span>
-    </form>
-    <form data-api="${api}/assign" id="assign-form">
-      <select name="user" id="assign-user" aria-label="Assign to">
-        <option value="">nobody</option>
-        ${users.map(
-          (u) => html`<option value="${u}" ${u === d.assignee ? html`selected` : html``}>${u}</option>`,
-        )}</select
-      ><button id="assign">Assign</button><span class="error" data-error></span>
-    </form>
-    <form data-api="${api}/comment" id="comment-form">
-      <input name="text" id="comment-text" aria-label="Comment" placeholder="comment" required /><button
-        id="comment"
-      >
-        Comment</button
-      ><span class="error" data-error></span>
-    </form>
+    ${actionForm(api, 'ack', 'Acknowledge', textField('ack', 'note', 'Acknowledgement note', 'note', true))}
+    ${actionForm(api, 'assign', 'Assign', assignees)}
+    ${actionForm(api, 'comment', 'Comment', textField('comment', 'text', 'Comment', 'comment', true))}
     ${
-      resolved
-        ? html`<form data-api="${api}/reopen" id="reopen-form">
-            <input name="note" id="reopen-note" aria-label="Why reopen" placeholder="why" /><button
-              id="reopen"
-            >
-              Reopen</button
-            ><span class="error" data-error></span>
-          </form>`
-        : html`<form data-api="${api}/resolve" id="resolve-form">
-            <select name="reason" id="resolve-reason" aria-label="Resolution">
-              ${RESOLUTIONS.map((r) => html`<option value="${r}">${r}</option>`)}</select
-            ><input name="note" id="resolve-note" aria-label="Resolution note" placeholder="note" /><button
-              id="resolve"
-            >
-              Resolve</button
-            ><span class="error" data-error></span>
-          </form>`
+      d.resolved_at !== null
+        ? actionForm(api, 'reopen', 'Reopen', textField('reopen', 'note', 'Why reopen', 'why'))
+        : actionForm(
+            api,
+            'resolve',
+            'Resolve',
+            html`${reasons}${textField('resolve', 'note', 'Resolution note', 'note')}`,
+          )
     }
   </section>`;
 }

@@ -45,6 +45,26 @@ function render(v: unknown): string {
   return esc(v);
 }
 
+/** A form that shows its page again over the dates from and to (ids `<prefix>-from`, `<prefix>-to`). */
+export function dateRangeForm(r: {
+  readonly action: string;
+  readonly id?: string;
+  readonly prefix: string;
+  readonly labels: readonly [from: string, to: string];
+  readonly from: string;
+  readonly to: string;
+}): Html {
+  const field = (name: 'from' | 'to', label: string) =>
+    html`<div class="field">
+      <label for="${r.prefix}-${name}">${label}</label
+      ><input type="date" id="${r.prefix}-${name}" name="${name}" value="${r[name]}" />
+    </div>`;
+  return html`<form method="get" action="${r.action}" class="filters" ${r.id ? html`id="${r.id}"` : html``}>
+    ${field('from', r.labels[0])} ${field('to', r.labels[1])}
+    <div class="form-buttons"><button type="submit">Show</button></div>
+  </form>`;
+}
+
 /** An amount with its currency beside it, never one without the other. */
 export function money(cents: number | null | undefined, currency: string | null | undefined): Html {
   if (cents === null || cents === undefined) return html`<span class="muted">—</span>`;

@@ -2,7 +2,7 @@
 import type { Principal } from '../auth/sessions.ts';
 import type { CoverageDay } from '../queries/operations.ts';
 import type { ScheduleState } from '../queries/schedule.ts';
-import { html, page, printable, scrollBox, when } from './html.ts';
+import { dateRangeForm, html, page, printable, scrollBox, when } from './html.ts';
 
 export function signInPage(next: string): string {
   return page(
@@ -198,15 +198,7 @@ export function coveragePage(
     'Coverage',
     principal,
     html`<h1>Coverage ${data.from} to ${data.to}</h1>
-      <form method="get" action="/coverage" class="filters">
-        <div class="field">
-          <label for="c-from">From</label><input type="date" id="c-from" name="from" value="${data.from}" />
-        </div>
-        <div class="field">
-          <label for="c-to">To</label><input type="date" id="c-to" name="to" value="${data.to}" />
-        </div>
-        <div class="form-buttons"><button type="submit">Show</button></div>
-      </form>
+      ${dateRangeForm({ action: '/coverage', prefix: 'c', labels: ['From', 'To'], from: data.from, to: data.to })}
       <p class="muted">
         Eastern days. <span class="missing">missing</span>: a business day without a committed load of a
         source the warehouse loads; <span class="failed">failed</span>: only failed loads;

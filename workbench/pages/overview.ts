@@ -4,7 +4,7 @@ import { formatCents } from '../../reconcile/report/format-money.ts';
 import type { Principal } from '../auth/sessions.ts';
 import { AGE_BUCKETS, type Overview } from '../queries/overview.ts';
 import { columnChart } from './charts.ts';
-import { html, page } from './html.ts';
+import { dateRangeForm, html, page } from './html.ts';
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -109,16 +109,14 @@ export function overviewPage(principal: Principal, o: Overview): string {
     'Overview',
     principal,
     html`<h1>Overview</h1>
-      <form method="get" action="/overview" class="filters" id="overview-range">
-        <div class="field">
-          <label for="o-from">Business dates from</label
-          ><input type="date" id="o-from" name="from" value="${o.from}" />
-        </div>
-        <div class="field">
-          <label for="o-to">to</label><input type="date" id="o-to" name="to" value="${o.to}" />
-        </div>
-        <div class="form-buttons"><button type="submit">Show</button></div>
-      </form>
+      ${dateRangeForm({
+        action: '/overview',
+        id: 'overview-range',
+        prefix: 'o',
+        labels: ['Business dates from', 'to'],
+        from: o.from,
+        to: o.to,
+      })}
       <div class="charts">
         ${openMoneyCharts(o, days)} ${activityChart(o)} ${matchedChart(o, days)} ${agesChart(o)}
       </div>`,
