@@ -184,6 +184,9 @@ export function addSchemas(app: FastifyInstance): void {
 /** The largest id or count a parameter takes: beyond it, a 400 (never a float or an overflow). */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** A JSON object of these properties (an answer, or a part of one). */
+export const objectOf = (properties: object) => ({ type: 'object', properties });
+
 /** An error answer ({ error, message }). */
 export const ERROR = { $ref: 'Error#' } as const;
 

@@ -16,11 +16,11 @@ import {
 import { discrepancyDetail } from '../../reconcile/discrepancies/detail.ts';
 import { accountScope, scopedFilter } from '../account-scope.ts';
 import { worklistAll, worklistPage, worklistTotals } from '../../reconcile/discrepancies/read.ts';
-import { apiRoute, ERROR, filterProperties, idParams, MAX_ID } from '../schemas.ts';
+import { apiRoute, ERROR, filterProperties, idParams, MAX_ID, objectOf } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 
 const eventResponse = {
-  200: { type: 'object', properties: { event_id: { type: 'integer' } } },
+  200: objectOf({ event_id: { type: 'integer' } }),
   404: ERROR,
   409: ERROR,
 };
@@ -209,7 +209,7 @@ function registerBulkRoute(app: FastifyInstance, ctx: WorkbenchContext): void {
         },
       },
       response: {
-        200: { type: 'object', properties: { count: { type: 'integer' } } },
+        200: objectOf({ count: { type: 'integer' } }),
         409: ERROR,
       },
     }),

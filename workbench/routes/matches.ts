@@ -14,7 +14,7 @@ import { InvalidMatch, MAX_ITEMS, type MatchOrigin } from '../../reconcile/manua
 import { roleAllows } from '../auth/accounts.ts';
 import { accountScope } from '../account-scope.ts';
 import type { WorkbenchContext } from '../context.ts';
-import { apiRoute, ERROR, idParams } from '../schemas.ts';
+import { apiRoute, ERROR, idParams, objectOf } from '../schemas.ts';
 
 const ids = {
   type: 'array',
@@ -30,17 +30,14 @@ const account = {
 };
 
 const matchAnswer = {
-  200: {
-    type: 'object',
-    properties: {
-      match_id: { type: 'integer' },
-      run_id: { type: 'integer', description: 'The reconcile run of the items’ dates that followed.' },
-      account: { type: 'string' },
-      currency: { type: 'string' },
-      difference_cents: { type: 'integer', description: 'Ledger minus provider, in cents of currency.' },
-      written_off_cents: { type: 'integer' },
-    },
-  },
+  200: objectOf({
+    match_id: { type: 'integer' },
+    run_id: { type: 'integer', description: 'The reconcile run of the items’ dates that followed.' },
+    account: { type: 'string' },
+    currency: { type: 'string' },
+    difference_cents: { type: 'integer', description: 'Ledger minus provider, in cents of currency.' },
+    written_off_cents: { type: 'integer' },
+  }),
   404: ERROR,
   409: ERROR,
 };
@@ -193,7 +190,7 @@ function registerMatchList(app: FastifyInstance, ctx: WorkbenchContext): void {
           limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
         },
       },
-      response: { 200: { type: 'object', properties: { matches: { $ref: 'Rows#' } } } },
+      response: { 200: objectOf({ matches: { $ref: 'Rows#' } }) },
     }),
     async (request) => {
       const q = request.query;

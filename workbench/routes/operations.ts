@@ -4,7 +4,7 @@ import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.
 import { easternDateOf } from '../../domain/time/eastern.ts';
 import { accountScope } from '../account-scope.ts';
 import { coverage, listLoads, listRuns } from '../queries/operations.ts';
-import { apiRoute, MAX_ID } from '../schemas.ts';
+import { apiRoute, MAX_ID, objectOf } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 
 const pageQuery = {
@@ -51,7 +51,7 @@ function registerRunsAndLoads(app: FastifyInstance, ctx: WorkbenchContext): void
         summary,
         tags: ['operations'],
         querystring: pageQuery,
-        response: { 200: { type: 'object', properties: { items: { $ref: 'Rows#' } } } },
+        response: { 200: objectOf({ items: { $ref: 'Rows#' } }) },
       }),
       async (request) => ({
         items: await ctx.reads.read(request.principal, (db) =>
@@ -70,28 +70,25 @@ function registerScheduleRoute(app: FastifyInstance, ctx: WorkbenchContext): voi
         "The nightly schedule's state, next runs and last runs with their status, from Temporal when reachable",
       tags: ['operations'],
       response: {
-        200: {
-          type: 'object',
-          properties: {
-            schedule_id: { type: 'string' },
-            reachable: { type: 'boolean' },
-            message: { type: 'string' },
-            paused: { type: 'boolean' },
-            note: { type: 'string' },
-            next: { type: 'array', items: { type: 'string' } },
-            recent: {
-              type: 'array',
-              items: {
-                type: 'object',
-                properties: {
-                  scheduled_at: { type: 'string' },
-                  workflow_id: { type: 'string' },
-                  status: { type: 'string' },
-                },
+        200: objectOf({
+          schedule_id: { type: 'string' },
+          reachable: { type: 'boolean' },
+          message: { type: 'string' },
+          paused: { type: 'boolean' },
+          note: { type: 'string' },
+          next: { type: 'array', items: { type: 'string' } },
+          recent: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                scheduled_at: { type: 'string' },
+                workflow_id: { type: 'string' },
+                status: { type: 'string' },
               },
             },
           },
-        },
+        }),
       },
     }),
     async () => ctx.schedule(),
@@ -111,15 +108,12 @@ function registerCoverageRoute(app: FastifyInstance, ctx: WorkbenchContext): voi
         properties: { from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } },
       },
       response: {
-        200: {
-          type: 'object',
-          properties: {
-            from: { type: 'string' },
-            to: { type: 'string' },
-            sources: { type: 'array', items: { type: 'string' } },
-            days: { $ref: 'Rows#' },
-          },
-        },
+        200: objectOf({
+          from: { type: 'string' },
+          to: { type: 'string' },
+          sources: { type: 'array', items: { type: 'string' } },
+          days: { $ref: 'Rows#' },
+        }),
       },
     }),
     async (request, reply) => {

@@ -22,7 +22,7 @@ import { errorPage } from '../pages/error.ts';
 import { previewFormPage, previewJobPage } from '../pages/preview.ts';
 import type { PreviewJob } from '../preview-jobs.ts';
 import { tolerancesInScope } from '../queries/tolerances.ts';
-import { apiRoute, ERROR, idParams, pageIdParams, pageRoute } from '../schemas.ts';
+import { apiRoute, ERROR, idParams, objectOf, pageIdParams, pageRoute } from '../schemas.ts';
 
 const figure = { type: 'integer', minimum: 0, maximum: 999_999_999_999 };
 
@@ -189,17 +189,14 @@ function registerApply(app: FastifyInstance, ctx: WorkbenchContext): void {
       tags: ['tolerances'],
       params: idParams,
       response: {
-        200: {
-          type: 'object',
-          properties: {
-            settings_id: { type: 'integer' },
-            versions: {
-              type: 'object',
-              additionalProperties: { type: 'integer' },
-              description: 'The new tolerances version of each account.',
-            },
+        200: objectOf({
+          settings_id: { type: 'integer' },
+          versions: {
+            type: 'object',
+            additionalProperties: { type: 'integer' },
+            description: 'The new tolerances version of each account.',
           },
-        },
+        }),
         404: ERROR,
       },
     }),

@@ -5,7 +5,7 @@ import { addDays, daysInclusive, isValidDate } from '../../domain/time/calendar.
 import { scorecardPage } from '../pages/scorecard.ts';
 import { scorecard } from '../queries/scorecard.ts';
 import { accountScope } from '../account-scope.ts';
-import { apiRoute, pageQuery, pageRoute } from '../schemas.ts';
+import { apiRoute, objectOf, pageQuery, pageRoute } from '../schemas.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { defaultCoverageRange } from './operations.ts';
 
@@ -54,10 +54,7 @@ export function registerScorecardRoutes(app: FastifyInstance, ctx: WorkbenchCont
         },
       },
       response: {
-        200: {
-          type: 'object',
-          properties: { from: { type: 'string' }, to: { type: 'string' }, items: { $ref: 'Rows#' } },
-        },
+        200: objectOf({ from: { type: 'string' }, to: { type: 'string' }, items: { $ref: 'Rows#' } }),
       },
     }),
     async (request, reply) => {

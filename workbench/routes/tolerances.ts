@@ -12,7 +12,7 @@ import { accountScope } from '../account-scope.ts';
 import type { WorkbenchContext } from '../context.ts';
 import { tolerancesPage, writeOffsPage } from '../pages/tolerances.ts';
 import { tolerancesInScope } from '../queries/tolerances.ts';
-import { apiRoute, pageQuery, pageRoute } from '../schemas.ts';
+import { apiRoute, objectOf, pageQuery, pageRoute } from '../schemas.ts';
 
 const account = {
   type: 'string',
@@ -56,7 +56,7 @@ function registerToleranceReads(app: FastifyInstance, ctx: WorkbenchContext): vo
         'Tolerances per account and currency: the version in force and every version, with who set it, when and why',
       tags: ['tolerances'],
       querystring: { type: 'object', additionalProperties: false, properties: { account } },
-      response: { 200: { type: 'object', properties: { accounts: { $ref: 'Rows#' } } } },
+      response: { 200: objectOf({ accounts: { $ref: 'Rows#' } }) },
     }),
     async (request) => ({
       accounts: await ctx.reads.read(request.principal, (db) =>
@@ -87,15 +87,12 @@ function registerWriteOffReads(app: FastifyInstance, ctx: WorkbenchContext): voi
       tags: ['tolerances'],
       querystring,
       response: {
-        200: {
-          type: 'object',
-          properties: {
-            month: { type: 'string' },
-            account: { type: ['string', 'null'] },
-            totals: { $ref: 'Rows#' },
-            lines: { $ref: 'Rows#' },
-          },
-        },
+        200: objectOf({
+          month: { type: 'string' },
+          account: { type: ['string', 'null'] },
+          totals: { $ref: 'Rows#' },
+          lines: { $ref: 'Rows#' },
+        }),
       },
     }),
     async (request) => readWriteOffs(ctx, request),
