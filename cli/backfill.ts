@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/config.ts';
 import { SOURCES, type Source } from '../domain/records.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
-import { dateArg, wholeNumberArg, accountArg } from './options.ts';
+import { wholeNumberArg, accountArg, withDateRange } from './options.ts';
 import { runCommand } from './run.ts';
 import type { TemporalSession } from '../workers/temporal-session.ts';
 import type { WatchOutcome } from '../workers/client/watch-backfill.ts';
@@ -55,13 +55,14 @@ export async function openEmbeddedActivities(config: Config) {
 }
 
 export function registerBackfill(program: Command): void {
-  program
-    .command('backfill')
-    .description(
-      'load and reconcile Eastern days --from..--to in windows of at most 40 days: starts the backfill workflow, or re-attaches to the one running for the same range, and shows its progress. Ctrl-C detaches without cancelling. With TEMPORAL_ADDRESS unset, an embedded Temporal and worker run for the length of the command (state kept in the data directory: run the same command again to resume)',
-    )
-    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern day', dateArg)
-    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern day, inclusive', dateArg)
+  withDateRange(
+    program
+      .command('backfill')
+      .description(
+        'load and reconcile Eastern days --from..--to in windows of at most 40 days: starts the backfill workflow, or re-attaches to the one running for the same range, and shows its progress. Ctrl-C detaches without cancelling. With TEMPORAL_ADDRESS unset, an embedded Temporal and worker run for the length of the command (state kept in the data directory: run the same command again to resume)',
+      ),
+    'days',
+  )
     .option('--parallelism <n>', 'windows loaded at the same time', wholeNumberArg(1, 64), 2)
     .option(
       '--window-days <n>',

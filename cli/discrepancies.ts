@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { DISCREPANCY_STATUSES, type DiscrepancyStatus } from '../reconcile/discrepancies/row.ts';
 import { DISCREPANCY_KINDS } from '../reconcile/settings.ts';
-import { currencyArg, dateArg, nonEmpty, wholeNumberArg } from './options.ts';
+import { currencyArg, wholeNumberArg, withDateRange, withNoteAndAuthor } from './options.ts';
 import { runWithDatabase } from './run.ts';
 
 interface ListOptions {
@@ -22,16 +22,18 @@ export function registerDiscrepancies(program: Command): void {
     .command('discrepancies')
     .description('the worklist of recorded discrepancies: list, show one with its evidence, acknowledge');
 
-  discrepancies
-    .command('list')
-    .description(
-      'list discrepancies, newest business date first: a table with the currency beside every amount, or --json',
-    )
-    .addOption(new Option('--kind <kind>', 'only this kind').choices(DISCREPANCY_KINDS))
-    .addOption(new Option('--status <status>', 'only this status').choices(DISCREPANCY_STATUSES))
-    .option('--currency <code>', 'only this currency (CAD, USD)', currencyArg)
-    .option('--from <YYYY-MM-DD>', 'first Eastern business date', dateArg)
-    .option('--to <YYYY-MM-DD>', 'last Eastern business date', dateArg)
+  withDateRange(
+    discrepancies
+      .command('list')
+      .description(
+        'list discrepancies, newest business date first: a table with the currency beside every amount, or --json',
+      )
+      .addOption(new Option('--kind <kind>', 'only this kind').choices(DISCREPANCY_KINDS))
+      .addOption(new Option('--status <status>', 'only this status').choices(DISCREPANCY_STATUSES))
+      .option('--currency <code>', 'only this currency (CAD, USD)', currencyArg),
+    'business dates',
+    { optional: true },
+  )
     .option('--limit <n>', 'at most this many rows', wholeNumberArg(1))
     .option('--json', 'print a JSON array (amounts in cents, each with its currency)')
     .action((opts: ListOptions) =>
@@ -66,19 +68,19 @@ export function registerDiscrepancies(program: Command): void {
       }),
     );
 
-  discrepancies
-    .command('ack')
-    .description(
-      'acknowledge a discrepancy with a note (kept across re-runs; recorded in discrepancy_events, with any earlier acknowledgement)',
-    )
-    .argument('<id>', 'discrepancy_id (see recon discrepancies list)', idArgument)
-    .requiredOption('--note <text>', 'why, what was done (not empty)', nonEmpty)
-    .requiredOption('--by <name>', 'who acknowledges (not empty)', nonEmpty)
-    .action((id: number, opts: { note: string; by: string }) =>
-      runWithDatabase(async (handle) => {
-        const { actOnDiscrepancy } = await import('../reconcile/discrepancies/actions.ts');
-        await actOnDiscrepancy(handle.db, id, { action: 'ack', note: opts.note }, { name: opts.by });
-        process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
-      }),
-    );
+  withNoteAndAuthor(
+    discrepancies
+      .command('ack')
+      .description(
+        'acknowledge a discrepancy with a note (kept across re-runs; recorded in discrepancy_events, with any earlier acknowledgement)',
+      )
+      .argument('<id>', 'discrepancy_id (see recon discrepancies list)', idArgument),
+    { note: 'why, what was done', by: 'who acknowledges' },
+  ).action((id: number, opts: { note: string; by: string }) =>
+    runWithDatabase(async (handle) => {
+      const { actOnDiscrepancy } = await import('../reconcile/discrepancies/actions.ts');
+      await actOnDiscrepancy(handle.db, id, { action: 'ack', note: opts.note }, { name: opts.by });
+      process.stdout.write(`discrepancy ${id} acknowledged by ${opts.by}\n`);
+    }),
+  );
 }

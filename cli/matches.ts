@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import { UsageError } from '../domain/errors.ts';
-import { accountArg, nonEmpty, wholeNumberArg } from './options.ts';
+import { accountArg, nonEmpty, wholeNumberArg, withNoteAndAuthor } from './options.ts';
 import { runCommand, runWithDatabase, withDatabase } from './run.ts';
 
 /**
@@ -21,19 +21,20 @@ function readPairsFile(file: string): string {
 }
 
 function registerAdd(matches: Command): void {
-  matches
-    .command('add')
-    .description(
-      'match provider transactions with ledger entries by hand (1:1, 1:N, N:1), then reconcile their dates',
-    )
-    .requiredOption('--provider <transaction_id>', 'a provider transaction id (repeat for N:1)', collect)
-    .requiredOption(
-      '--ledger <merchant_transaction_id>',
-      'a ledger merchant transaction id (repeat for 1:N)',
-      collect,
-    )
-    .requiredOption('--note <text>', 'why they belong together (not empty)', nonEmpty)
-    .requiredOption('--by <name>', 'who matches (not empty)', nonEmpty)
+  withNoteAndAuthor(
+    matches
+      .command('add')
+      .description(
+        'match provider transactions with ledger entries by hand (1:1, 1:N, N:1), then reconcile their dates',
+      )
+      .requiredOption('--provider <transaction_id>', 'a provider transaction id (repeat for N:1)', collect)
+      .requiredOption(
+        '--ledger <merchant_transaction_id>',
+        'a ledger merchant transaction id (repeat for 1:N)',
+        collect,
+      ),
+    { note: 'why they belong together', by: 'who matches' },
+  )
     .option('--account <name>', 'the provider account of the items (default: default)', accountArg)
     .option(
       '--write-off-cents <n>',
@@ -69,22 +70,22 @@ function registerAdd(matches: Command): void {
 }
 
 function registerUndo(matches: Command): void {
-  matches
-    .command('undo')
-    .description(
-      'undo a manual match (kept, marked undone), then reconcile its dates: its discrepancies reopen if still found',
-    )
-    .argument('<match_id>', 'the match (recon matches list)', wholeNumberArg(1))
-    .requiredOption('--note <text>', 'why (not empty)', nonEmpty)
-    .requiredOption('--by <name>', 'who undoes it (not empty)', nonEmpty)
-    .action((id: number, opts: { note: string; by: string }) =>
-      runWithDatabase(async (handle) => {
-        const { undoMatch } = await import('../reconcile/manual-matches/apply.ts');
-        process.stdout.write(
-          `${JSON.stringify(await undoMatch(handle.db, id, opts.note, { name: opts.by }))}\n`,
-        );
-      }),
-    );
+  withNoteAndAuthor(
+    matches
+      .command('undo')
+      .description(
+        'undo a manual match (kept, marked undone), then reconcile its dates: its discrepancies reopen if still found',
+      )
+      .argument('<match_id>', 'the match (recon matches list)', wholeNumberArg(1)),
+    { note: 'why', by: 'who undoes it' },
+  ).action((id: number, opts: { note: string; by: string }) =>
+    runWithDatabase(async (handle) => {
+      const { undoMatch } = await import('../reconcile/manual-matches/apply.ts');
+      process.stdout.write(
+        `${JSON.stringify(await undoMatch(handle.db, id, opts.note, { name: opts.by }))}\n`,
+      );
+    }),
+  );
 }
 
 function registerList(matches: Command): void {
@@ -104,14 +105,15 @@ function registerList(matches: Command): void {
 }
 
 function registerImport(matches: Command): void {
-  matches
-    .command('import')
-    .description(
-      'match the pairs of a CSV file (provider transaction id,ledger merchant transaction id), all or nothing; prints what each line did',
-    )
-    .argument('<file>', 'the CSV of pairs; lines sharing an id form one match (1:N, N:1)')
-    .requiredOption('--note <text>', 'why, for every match of the file (not empty)', nonEmpty)
-    .requiredOption('--by <name>', 'who matches (not empty)', nonEmpty)
+  withNoteAndAuthor(
+    matches
+      .command('import')
+      .description(
+        'match the pairs of a CSV file (provider transaction id,ledger merchant transaction id), all or nothing; prints what each line did',
+      )
+      .argument('<file>', 'the CSV of pairs; lines sharing an id form one match (1:N, N:1)'),
+    { note: 'why, for every match of the file', by: 'who matches' },
+  )
     .option('--account <name>', 'the provider account of the items (default: default)', accountArg)
     .action((file: string, opts: { note: string; by: string; account?: string }) =>
       runCommand(async (config) => {

@@ -2,11 +2,13 @@
  * The option parsers of every command, so that a value is checked once, the same way, while the
  * command line is parsed (before any work): dates, instants, whole numbers, fractions and output
  * files. Each throws commander's InvalidArgumentError with what is allowed; cli/program.ts turns it
- * into the one-line usage error (exit 2).
+ * into the one-line usage error (exit 2). Then the options that several commands share, declared
+ * once each (a date range, the note and author of a recorded action), as functions that add them to
+ * a command, as cli/analysts.ts withLimits does for its own pair.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { isAccountName, type AccountName } from '../domain/account-name.ts';
 import { isoDate } from '../domain/time/calendar.ts';
 import { normaliseInstant } from '../domain/time/iso-instant.ts';
@@ -113,3 +115,49 @@ export function outputFileArg(value: string): string {
 
 export const MAX_REJECTED_HELP =
   'fail the load (exit 3, nothing of it kept) when more rows than this are rejected; default: no limit';
+
+/**
+ * What a --from..--to range counts, and so its help: Eastern business dates (what a reconcile run
+ * matched: reconcile, report, the worklist) or Eastern days (what is loaded: pull, backfill).
+ */
+const DATE_RANGE_HELP = {
+  'business dates': ['first Eastern business date', 'last Eastern business date'],
+  days: ['first Eastern day', 'last Eastern day, inclusive'],
+} as const;
+
+/** The --from and --to of a command that takes a required range, as the action receives them. */
+export interface DateRangeOptions {
+  from: string;
+  to: string;
+}
+
+/**
+ * Adds --from and --to (YYYY-MM-DD, {@link dateArg}) to `command`, required unless `optional`; a
+ * reversed range is refused for every command by cli/program.ts.
+ *
+ * @example
+ *   withDateRange(program.command('report').description('…'), 'business dates').option('--json', '…');
+ */
+export function withDateRange(
+  command: Command,
+  counts: keyof typeof DATE_RANGE_HELP,
+  { optional = false } = {},
+): Command {
+  const [first, last] = DATE_RANGE_HELP[counts];
+  return command
+    .addOption(new Option('--from <YYYY-MM-DD>', first).argParser(dateArg).makeOptionMandatory(!optional))
+    .addOption(new Option('--to <YYYY-MM-DD>', last).argParser(dateArg).makeOptionMandatory(!optional));
+}
+
+/**
+ * Adds the required --note <text> (why) and --by <name> (who) of an action that is recorded with its
+ * author: neither may be blank ({@link nonEmpty}). `help` says what each means for this action.
+ *
+ * @example
+ *   withNoteAndAuthor(discrepancies.command('ack'), { note: 'why', by: 'who acknowledges' });
+ */
+export function withNoteAndAuthor(command: Command, help: { note: string; by: string }): Command {
+  return command
+    .requiredOption('--note <text>', `${help.note} (not empty)`, nonEmpty)
+    .requiredOption('--by <name>', `${help.by} (not empty)`, nonEmpty);
+}

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { SOURCES } from '../domain/records.ts';
-import { dateArg, MAX_REJECTED_HELP, wholeNumberArg, accountArg } from './options.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg, accountArg, withDateRange } from './options.ts';
 import { describeError, EXIT, runCommand } from './run.ts';
 
 interface PullCliOptions {
@@ -14,14 +14,15 @@ interface PullCliOptions {
 }
 
 export function registerPull(program: Command): void {
-  program
-    .command('pull')
-    .description(
-      'fetch one source for one window of Eastern days (at most 40) from the provider and load it, without Temporal; prints the load summary as JSON',
-    )
-    .addOption(new Option('--source <source>', 'what to pull').choices(SOURCES).makeOptionMandatory())
-    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern day', dateArg)
-    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern day, inclusive', dateArg)
+  withDateRange(
+    program
+      .command('pull')
+      .description(
+        'fetch one source for one window of Eastern days (at most 40) from the provider and load it, without Temporal; prints the load summary as JSON',
+      )
+      .addOption(new Option('--source <source>', 'what to pull').choices(SOURCES).makeOptionMandatory()),
+    'days',
+  )
     .addOption(
       new Option('--output <type>', 'report API output type (report sources)')
         .choices(['JSON', 'CSV'])

@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
-import { dateArg, instantArg, wholeNumberArg, accountArg } from './options.ts';
+import { instantArg, wholeNumberArg, accountArg, withDateRange } from './options.ts';
 import { runWithDatabase } from './run.ts';
 
 export function registerReconcile(program: Command): void {
-  program
-    .command('reconcile')
-    .description(
-      'match provider data, ledger and notifications for Eastern business dates FROM..TO and print the summary',
-    )
-    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern business date', dateArg)
-    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern business date', dateArg)
+  withDateRange(
+    program
+      .command('reconcile')
+      .description(
+        'match provider data, ledger and notifications for Eastern business dates FROM..TO and print the summary',
+      ),
+    'business dates',
+  )
     .option('--now <instant>', 'judge grace periods as of this ISO-8601 instant (default: now)', instantArg)
     .option(
       '--grace-days <n>',

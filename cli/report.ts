@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { workbenchUrl } from '../config/config.ts';
-import { dateArg, outputFileArg, accountArg } from './options.ts';
+import { outputFileArg, accountArg, withDateRange } from './options.ts';
 import { runCommand, withDatabase } from './run.ts';
 
 function workbenchUrlArg(value: string): string {
@@ -13,13 +13,14 @@ function workbenchUrlArg(value: string): string {
 }
 
 export function registerReport(program: Command): void {
-  program
-    .command('report')
-    .description(
-      'the reconciliation summary of Eastern business dates FROM..TO: which dates no reconcile run checked, counts and cents per currency by kind, the largest and oldest open items with their ids, by day; --json the same as JSON, --html writes a self-contained page (what needs attention first, charts last), --csv the discrepancies',
-    )
-    .requiredOption('--from <YYYY-MM-DD>', 'first Eastern business date', dateArg)
-    .requiredOption('--to <YYYY-MM-DD>', 'last Eastern business date', dateArg)
+  withDateRange(
+    program
+      .command('report')
+      .description(
+        'the reconciliation summary of Eastern business dates FROM..TO: which dates no reconcile run checked, counts and cents per currency by kind, the largest and oldest open items with their ids, by day; --json the same as JSON, --html writes a self-contained page (what needs attention first, charts last), --csv the discrepancies',
+      ),
+    'business dates',
+  )
     .option('--html <file>', 'write an HTML report with inline SVG charts', outputFileArg)
     .option(
       '--workbench-url <url>',
