@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Rule } from './rule.ts';
-import { anyDiffers, differingFields, fieldCheck, type FieldCheck, statusCheck } from './sql-terms.ts';
+import { aboutTransaction, amounts, columnsOf, fieldChecksRule } from './finding-shapes.ts';
+import { fieldCheck, type FieldCheck, statusCheck } from './sql-terms.ts';
 
 /**
  * Provider transactions against the notification that speaks for them (the latest distinct body,
@@ -46,10 +47,7 @@ export const notificationMissing: Rule = {
     return {
       discrepancy_key: `${kind} || ':' || f.transaction_id`,
       kind,
-      transaction_id: 'f.transaction_id',
-      merchant_transaction_id: 'f.merchant_transaction_id',
-      business_date: 'f.transaction_on',
-      currency: 'f.currency',
+      ...columnsOf('f', 'f.transaction_on'),
       expected: `jsonb_build_object('notify_status', f.notify_status, 'notify_status_means', ${NOTIFY_STATUS_MEANS}, 'status', f.status)`,
       actual: `case when q.quarantine_id is not null then jsonb_build_object('quarantine_id', q.quarantine_id,
         'reason', q.reason, 'received_at', q.received_at, 'deliveries', q.delivery_count) end`,
@@ -71,11 +69,7 @@ export const notificationContradiction: Rule = {
   reads: { suspects: true },
   when: () => 'f.n_contradicts',
   select: () => ({
-    discrepancy_key: `'notification_contradiction:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('notification_contradiction'),
     expected: `jsonb_build_object('status', f.status, 'raw_status', f.raw_status)`,
     actual: `jsonb_build_object('notifications', (select jsonb_agg(jsonb_build_object('notification_id', n.notification_id,
       'status', n.status, 'received_at', n.received_at) order by n.received_at, n.notification_id)
@@ -98,11 +92,7 @@ export const notificationAheadOfReport: Rule = {
   when: (ctx) => sql`f.notification_id is not null and f.status = 'PENDING' and f.n_status is not null
     and f.n_status <> 'PENDING' and f.transaction_on <= ${ctx.dueThrough}::date`,
   select: () => ({
-    discrepancy_key: `'notification_mismatch:pending:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('notification_mismatch:pending'),
     expected: `jsonb_build_object('status', f.status, 'raw_status', f.raw_status)`,
     actual: `jsonb_build_object('status', f.n_status)`,
     expected_amount_cents: 'f.amount_cents',
@@ -119,11 +109,7 @@ export const notificationLate: Rule = {
   when: (ctx) => sql`f.notification_id is not null and f.transaction_at is not null
     and f.first_received_at > f.transaction_at + make_interval(secs => ${ctx.settings.notificationLateAfterSeconds}::int)`,
   select: (ctx) => ({
-    discrepancy_key: `'notification_late:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('notification_late'),
     expected: sql`jsonb_build_object('transaction_at', f.transaction_at, 'within_seconds', ${ctx.settings.notificationLateAfterSeconds}::int)`,
     actual: `jsonb_build_object('first_received_at', f.first_received_at,
       'delay_seconds', floor(extract(epoch from (f.first_received_at - f.transaction_at)))::bigint)`,
@@ -138,29 +124,15 @@ const NOTIFICATION_CHECKS: readonly FieldCheck[] = [
   statusCheck('status', 'n_status'),
   fieldCheck('merchant_transaction_id', 'n_mtid'),
 ];
-const amountDiffers = NOTIFICATION_CHECKS[0]!.condition;
 
 /** notification_mismatch: the notification says something else than the report. */
-export const notificationMismatch: Rule = {
-  name: 'notification_mismatch',
+export const notificationMismatch: Rule = fieldChecksRule({
   rule: 'notification_vs_report',
-  kinds: ['notification_mismatch'],
-  reads: { suspects: true },
-  when: () => `f.notification_id is not null and ${anyDiffers(NOTIFICATION_CHECKS)}`,
-  select: () => ({
-    discrepancy_key: `'notification_mismatch:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
-    expected: differingFields(NOTIFICATION_CHECKS, 'report'),
-    actual: differingFields(NOTIFICATION_CHECKS, 'other'),
-    expected_amount_cents: `case when ${amountDiffers} then f.amount_cents end`,
-    actual_amount_cents: `case when ${amountDiffers} then f.n_amount end`,
-    difference_cents: `case when ${amountDiffers} then f.n_amount - f.amount_cents end`,
-    candidates: notificationOnly,
-  }),
-};
+  kind: 'notification_mismatch',
+  present: 'f.notification_id is not null',
+  checks: NOTIFICATION_CHECKS,
+  candidates: notificationOnly,
+});
 
 const feeCheck = fieldCheck('fee_cents', 'n_fee');
 
@@ -172,16 +144,10 @@ export const feeVsNotification: Rule = {
   reads: { suspects: true },
   when: () => `f.notification_id is not null and ${feeCheck.condition}`,
   select: () => ({
-    discrepancy_key: `'fee_mismatch:fee_vs_notification:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('fee_mismatch:fee_vs_notification'),
     expected: `jsonb_build_object('fee_cents', f.fee_cents)`,
     actual: `jsonb_build_object('fee_cents', f.n_fee)`,
-    expected_amount_cents: 'f.fee_cents',
-    actual_amount_cents: 'f.n_fee',
-    difference_cents: 'f.n_fee - f.fee_cents',
+    ...amounts('f.fee_cents', 'f.n_fee'),
     candidates: notificationOnly,
   }),
 };

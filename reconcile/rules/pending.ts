@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { aboutTransaction } from './finding-shapes.ts';
 import type { Rule } from './rule.ts';
 
 /**
@@ -20,11 +21,7 @@ export const stuckPending: Rule = {
   reads: { suspects: true, join: LAST_CHECKS },
   when: (ctx) => sql`f.status = 'PENDING' and f.transaction_on <= ${ctx.stuckThrough}::date`,
   select: (ctx) => ({
-    discrepancy_key: `'stuck_pending:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('stuck_pending'),
     expected: sql`jsonb_build_object('final_within_business_days', ${ctx.settings.stuckPendingBusinessDays}::int,
       'transaction_on', f.transaction_on)`,
     actual: `jsonb_build_object('status', f.status, 'raw_status', f.raw_status,

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { aboutReturn, columnsOf } from './finding-shapes.ts';
 import type { Rule } from './rule.ts';
 import { exec, type RuleContext } from './statement.ts';
 
@@ -57,12 +58,7 @@ export const returnNotificationMissing: Rule = {
   when: (ctx) => sql`nm.notification_id is null and r.notify_status is not null
     and r.returned_on <= ${ctx.dueThrough}::date`,
   select: () => ({
-    discrepancy_key: `'return_notification_missing:' || r.return_transaction_id`,
-    transaction_id: 'r.original_transaction_id',
-    merchant_transaction_id: 'r.merchant_transaction_id',
-    return_transaction_id: 'r.return_transaction_id',
-    business_date: 'r.returned_on',
-    currency: 'r.currency',
+    ...aboutReturn('return_notification_missing'),
     expected: `jsonb_build_object('return_transaction_id', r.return_transaction_id, 'original_transaction_id',
       r.original_transaction_id, 'amount_cents', r.amount_cents, 'currency', r.currency, 'returned_on', r.returned_on,
       'notify_status', r.notify_status)`,
@@ -93,11 +89,9 @@ export const returnNotReported: Rule = {
     and not exists (select 1 from provider_returns r where r.original_transaction_id = n.transaction_id)`,
   select: () => ({
     discrepancy_key: `'return_not_reported:' || n.transaction_id`,
-    transaction_id: 'n.transaction_id',
-    merchant_transaction_id: 'n.merchant_transaction_id',
+    ...columnsOf('n', 'n.received_on'),
+    // The transaction the notification names is the return.
     return_transaction_id: 'n.transaction_id',
-    business_date: 'n.received_on',
-    currency: 'n.currency',
     actual: `jsonb_build_object('transaction_id', n.transaction_id, 'status', n.raw_status, 'amount_cents', n.amount_cents,
       'currency', n.currency, 'return_code', n.return_code, 'next_action_date', n.raw_next_action_date,
       'received_at', n.received_at)`,

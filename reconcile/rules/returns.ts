@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DiscrepancyKind } from '../settings.ts';
+import { aboutReturn, amounts, missingAtProviderFinding } from './finding-shapes.ts';
 import type { Rule } from './rule.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { beyondTolerance, dueThroughFor } from './tolerance-terms.ts';
@@ -75,12 +76,7 @@ export const returnNotBooked: Rule = {
   when: (ctx) =>
     sql`m.ledger_merchant_transaction_id is null and r.returned_on <= ${dueThroughFor(ctx, 'r.currency')}`,
   select: () => ({
-    discrepancy_key: `'return_not_booked:' || r.return_transaction_id`,
-    transaction_id: 'r.original_transaction_id',
-    merchant_transaction_id: 'r.merchant_transaction_id',
-    return_transaction_id: 'r.return_transaction_id',
-    business_date: 'r.returned_on',
-    currency: 'r.currency',
+    ...aboutReturn('return_not_booked'),
     expected: `jsonb_build_object('return_transaction_id', r.return_transaction_id, 'original_transaction_id', r.original_transaction_id,
       'amount_cents', r.amount_cents, 'currency', r.currency, 'return_code', r.return_code, 'returned_on', r.returned_on)`,
     expected_amount_cents: 'r.amount_cents',
@@ -100,17 +96,12 @@ function bookedReturnRule(kind: DiscrepancyKind, field: 'amount_cents' | 'curren
         ? beyondTolerance(ctx, 'l.amount_cents', 'r.amount_cents', 'r.currency')
         : `l.${field} <> r.${field}`,
     select: () => ({
-      discrepancy_key: `'${kind}:return:' || r.return_transaction_id`,
-      transaction_id: 'r.original_transaction_id',
+      ...aboutReturn(`${kind}:return`),
+      // The ledger RETURN entry the return was matched with.
       merchant_transaction_id: 'l.merchant_transaction_id',
-      return_transaction_id: 'r.return_transaction_id',
-      business_date: 'r.returned_on',
-      currency: 'r.currency',
       expected: `jsonb_build_object('${field}', r.${field})`,
       actual: `jsonb_build_object('${field}', l.${field})`,
-      expected_amount_cents: 'r.amount_cents',
-      actual_amount_cents: 'l.amount_cents',
-      difference_cents: 'l.amount_cents - r.amount_cents',
+      ...amounts('r.amount_cents', 'l.amount_cents'),
       candidates: `jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id),
         'original', jsonb_build_array(m.original_transaction_id))`,
     }),
@@ -140,17 +131,9 @@ export const returnMissingAtProvider: Rule = {
                  where o.merchant_transaction_id = l.original_merchant_transaction_id
                    and r.merchant_transaction_id is null)))`,
   select: () => ({
-    discrepancy_key: `'missing_at_provider:' || l.merchant_transaction_id`,
-    transaction_id: 'l.transaction_id',
-    merchant_transaction_id: 'l.merchant_transaction_id',
+    ...missingAtProviderFinding(`'original_merchant_transaction_id', l.original_merchant_transaction_id`),
+    // A RETURN entry's transaction id is the provider's return id.
     return_transaction_id: 'l.transaction_id',
-    business_date: 's.booked_on',
-    currency: 'l.currency',
-    expected: `jsonb_build_object('merchant_transaction_id', l.merchant_transaction_id, 'transaction_type', l.transaction_type,
-      'original_merchant_transaction_id', l.original_merchant_transaction_id, 'amount_cents', l.amount_cents,
-      'currency', l.currency, 'booked_at', l.booked_at)`,
-    expected_amount_cents: 'l.amount_cents',
-    candidates: `jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array())`,
   }),
 };
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DiscrepancyKind } from '../settings.ts';
+import { aboutTransaction, amounts, missingAtProviderFinding } from './finding-shapes.ts';
 import type { Rule } from './rule.ts';
 import { manuallyMatched } from './manual-matches.ts';
 import { keyJoin, statusClass } from './sql-terms.ts';
@@ -21,11 +22,7 @@ export const missingInLedger: Rule = {
   when: () =>
     `f.rank = 1 and f.l_mtid is null and f.mm_id is null and (f.status is null or f.status in ('SUCCESSFUL','PENDING','RETURNED'))`,
   select: () => ({
-    discrepancy_key: `'missing_in_ledger:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('missing_in_ledger'),
     expected: `jsonb_build_object('transaction_id', f.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id,
       'transaction_type', f.transaction_type, 'status', f.status, 'amount_cents', f.amount_cents, 'currency', f.currency)`,
     expected_amount_cents: 'f.amount_cents',
@@ -47,11 +44,7 @@ export const duplicateMerchantTransaction: Rule = {
   when: () =>
     `f.rank > 1 and not exists (select 1 from redebits x where x.transaction_id = f.transaction_id)`,
   select: () => ({
-    discrepancy_key: `'duplicate_merchant_transaction:' || f.transaction_id`,
-    transaction_id: 'f.transaction_id',
-    merchant_transaction_id: 'f.merchant_transaction_id',
-    business_date: 'f.transaction_on',
-    currency: 'f.currency',
+    ...aboutTransaction('duplicate_merchant_transaction'),
     expected: `jsonb_build_object('transaction_id', first.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id)`,
     actual: `jsonb_build_object('transaction_id', f.transaction_id, 'amount_cents', f.amount_cents, 'status', f.status)`,
     actual_amount_cents: 'f.amount_cents',
@@ -74,16 +67,12 @@ function pairRule(
     reads: { suspects: true },
     when: (ctx) => `f.l_mtid is not null and ${typeof condition === 'string' ? condition : condition(ctx)}`,
     select: () => ({
-      discrepancy_key: `'${kind}:' || f.transaction_id`,
-      transaction_id: 'f.transaction_id',
+      ...aboutTransaction(kind),
+      // The ledger's side of the pair: the entry the claims paired it with.
       merchant_transaction_id: 'f.l_mtid',
-      business_date: 'f.transaction_on',
-      currency: 'f.currency',
       expected: `jsonb_build_object(${expected})`,
       actual: `jsonb_build_object(${actual})`,
-      expected_amount_cents: 'f.amount_cents',
-      actual_amount_cents: 'f.l_amount',
-      difference_cents: 'f.l_amount - f.amount_cents',
+      ...amounts('f.amount_cents', 'f.l_amount'),
       candidates: bothSides,
     }),
   };
@@ -135,15 +124,7 @@ export const missingAtProvider: Rule = {
       and not ${sql.raw(manuallyMatched('provider', 'p.transaction_id'))})
     and not ${sql.raw(manuallyMatched('ledger', 'l.merchant_transaction_id'))}`,
   select: () => ({
-    discrepancy_key: `'missing_at_provider:' || l.merchant_transaction_id`,
-    transaction_id: 'l.transaction_id',
-    merchant_transaction_id: 'l.merchant_transaction_id',
-    business_date: 's.booked_on',
-    currency: 'l.currency',
-    expected: `jsonb_build_object('merchant_transaction_id', l.merchant_transaction_id, 'transaction_type', l.transaction_type,
-      'status', l.status, 'amount_cents', l.amount_cents, 'currency', l.currency, 'booked_at', l.booked_at)`,
-    expected_amount_cents: 'l.amount_cents',
-    candidates: `jsonb_build_object('ledger', jsonb_build_array(l.merchant_transaction_id), 'provider', jsonb_build_array())`,
+    ...missingAtProviderFinding(`'status', l.status`),
   }),
 };
 
@@ -173,17 +154,11 @@ export const feeVsSchedule: Rule = {
   },
   when: (ctx) => beyondTolerance(ctx, 'x.fee_cents', 'x.expected_fee', 'x.currency'),
   select: () => ({
-    discrepancy_key: `'fee_mismatch:fee_vs_schedule:' || x.transaction_id`,
-    transaction_id: 'x.transaction_id',
-    merchant_transaction_id: 'x.merchant_transaction_id',
-    business_date: 'x.transaction_on',
-    currency: 'x.currency',
+    ...aboutTransaction('fee_mismatch:fee_vs_schedule', 'x'),
     expected: `jsonb_build_object('fee_cents', x.expected_fee, 'fixed_cents', x.fixed_cents, 'basis_points', x.basis_points,
       'rounding', x.rounding, 'amount_cents', x.amount_cents)`,
     actual: `jsonb_build_object('fee_cents', x.fee_cents)`,
-    expected_amount_cents: 'x.expected_fee',
-    actual_amount_cents: 'x.fee_cents',
-    difference_cents: 'x.fee_cents - x.expected_fee',
+    ...amounts('x.expected_fee', 'x.fee_cents'),
     candidates: `jsonb_build_object('fee_schedule', jsonb_build_array(x.schedule_key))`,
   }),
 };
