@@ -1,13 +1,17 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { normaliseNotification } from '../../ingest/notifications/normalise-notification.ts';
-import { storeNotification } from '../../ingest/notifications/store-notification.ts';
 import { actOnDiscrepancy } from '../../reconcile/discrepancies/actions.ts';
 import { DiscrepancyNotFound } from '../../reconcile/discrepancies/row.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertReturns, insertTransactions } from '../support/recon-rows.ts';
+import {
+  insertLedger,
+  insertLoad,
+  insertReturns,
+  insertTransactions,
+  storeTestNotification,
+} from '../support/recon-rows.ts';
 
 let h: DatabaseHandle;
 beforeAll(async () => {
@@ -17,31 +21,10 @@ afterAll(async () => h.close());
 
 const NOW = '2026-03-20T12:00:00Z';
 
-async function notify(
-  transactionId: string,
-  over: Record<string, unknown> = {},
-  receivedAt = '2026-03-02T15:00:05Z',
-) {
-  const body = {
-    merchant: {
-      merchantId: 'IBTMERCH0001',
-      merchantTransactionId: transactionId.startsWith('T-DUP') ? 'M-DUP' : `M-${transactionId}`,
-      merchantUserId: 'user-1',
-    },
-    accountInfo: { accountToken: 'tok-secret', accountLabel: '****1234', accountType: 'PC' },
-    transaction: {
-      transactionId,
-      transactionType: 'DEBIT',
-      transactionStatus: 'SUCCESS',
-      transactionAmount: 1000,
-      transactionFee: 25,
-      currencyCode: 'CAD',
-      ...over,
-    },
-  };
-  const n = normaliseNotification('transaction', body);
-  if (!n.ok) throw new Error(n.reason);
-  await storeNotification(h.db, n.value, { receivedAt });
+/** A SUCCESS notification of the transaction, as the receiver stores it; T-DUP1 and T-DUP2 share M-DUP. */
+function notify(transactionId: string, over: Record<string, unknown> = {}, receivedAt?: string) {
+  const merchantTransactionId = transactionId.startsWith('T-DUP') ? 'M-DUP' : `M-${transactionId}`;
+  return storeTestNotification(h.db, transactionId, merchantTransactionId, over, receivedAt);
 }
 
 async function open() {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { setTolerances } from '../../reconcile/tolerances/index.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { insertCentsApart } from '../support/tolerance-rows.ts';
 
 // The rules with an account's tolerances (docs/finance.md, "Tolerances and write-offs"): a difference
 // within the amount tolerance is equal, one within the write-off limit is written off by the run,
@@ -13,34 +13,12 @@ const h = useTestDatabase(3);
 const NOW = '2026-03-20T12:00:00Z';
 const RANGE = { from: '2026-03-02', to: '2026-03-20', now: NOW };
 
-async function seed() {
-  const load = await insertLoad(h.db, 'report-transactions');
-  await insertTransactions(h.db, load, [
-    { transaction_id: 'T-A1' },
-    { transaction_id: 'T-A3' },
-    { transaction_id: 'T-A9' },
-    { transaction_id: 'T-U1', currency: 'USD' },
-    { transaction_id: 'T-F1', fee_cents: 26 },
-  ]);
-  await insertLedger(h.db, [
-    { merchant_transaction_id: 'M-T-A1', amount_cents: 1001 },
-    { merchant_transaction_id: 'M-T-A3', amount_cents: 1003 },
-    { merchant_transaction_id: 'M-T-A9', amount_cents: 1009 },
-    { merchant_transaction_id: 'M-T-U1', amount_cents: 1001, currency: 'USD' },
-    { merchant_transaction_id: 'M-T-F1' },
-    // Booked Monday 16 March, unknown to the provider: due Wednesday 18 with the 2-day grace period.
-    { merchant_transaction_id: 'M-LATE', booked_at: '2026-03-16T15:00:00Z' },
-  ]);
-  await h.db
-    .insertInto('fee_schedule')
-    .values({
-      product: 'IBT',
-      transaction_type: 'DEBIT',
-      currency: 'CAD',
-      fixed_cents: 25,
-      valid_from: '2026-01-01',
-    })
-    .execute();
+function seed() {
+  return insertCentsApart(h.db, {
+    transaction: { transaction_id: 'T-U1', currency: 'USD' },
+    ledger: { merchant_transaction_id: 'M-T-U1', amount_cents: 1001, currency: 'USD' },
+    feeValidFrom: '2026-01-01',
+  });
 }
 
 async function state() {

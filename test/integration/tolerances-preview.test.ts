@@ -7,7 +7,7 @@ import { parseSettingsFile } from '../../reconcile/tolerances/settings-file.ts';
 import { writeOffReport, writeOffsCsv } from '../../reconcile/tolerances/write-off-report.ts';
 import { loadTolerances } from '../../reconcile/tolerances/index.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { insertCentsApart } from '../support/tolerance-rows.ts';
 
 // A proposed change of tolerances previewed over the whole history (nothing written), then applied
 // as a separate recorded step; the run's write-offs in the month's report (docs/finance.md).
@@ -23,32 +23,15 @@ const FILE = JSON.stringify({
 });
 
 async function seed() {
-  const load = await insertLoad(h.db, 'report-transactions');
-  await insertTransactions(h.db, load, [
-    { transaction_id: 'T-A1' },
-    { transaction_id: 'T-A3' },
-    { transaction_id: 'T-A9' },
-    { transaction_id: 'T-B1', transaction_on: '2026-01-05', transaction_at: '2026-01-05T15:00:00Z' },
-    { transaction_id: 'T-F1', fee_cents: 26 },
-  ]);
-  await insertLedger(h.db, [
-    { merchant_transaction_id: 'M-T-A1', amount_cents: 1001 },
-    { merchant_transaction_id: 'M-T-A3', amount_cents: 1003 },
-    { merchant_transaction_id: 'M-T-A9', amount_cents: 1009 },
-    { merchant_transaction_id: 'M-T-B1', amount_cents: 1001, booked_at: '2026-01-05T15:00:01Z' },
-    { merchant_transaction_id: 'M-T-F1' },
-    { merchant_transaction_id: 'M-LATE', booked_at: '2026-03-16T15:00:00Z' },
-  ]);
-  await h.db
-    .insertInto('fee_schedule')
-    .values({
-      product: 'IBT',
-      transaction_type: 'DEBIT',
-      currency: 'CAD',
-      fixed_cents: 25,
-      valid_from: '2025-01-01',
-    })
-    .execute();
+  await insertCentsApart(h.db, {
+    transaction: {
+      transaction_id: 'T-B1',
+      transaction_on: '2026-01-05',
+      transaction_at: '2026-01-05T15:00:00Z',
+    },
+    ledger: { merchant_transaction_id: 'M-T-B1', amount_cents: 1001, booked_at: '2026-01-05T15:00:01Z' },
+    feeValidFrom: '2025-01-01',
+  });
   await reconcileRange(h.db, { from: '2026-01-01', to: '2026-01-31', now: NOW });
   await reconcileRange(h.db, { from: '2026-03-01', to: '2026-03-20', now: NOW });
   // What people decided: T-A1 fixed in the ledger (it was not: a cent, which the proposal calls
