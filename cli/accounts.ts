@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { accountArg } from './options.ts';
+import { accountOption } from './options.ts';
 import type { Config } from '../config/config.ts';
 import type { Account, Accounts, SecretField } from '../config/accounts.ts';
 import { describeError, EXIT, runCommand } from './run.ts';
@@ -196,7 +196,7 @@ export function registerAccounts(program: Command): void {
     .description(
       "try each account's OAuth token (on a one-minute report) and legacy credentials (on one day of returns) against the provider; one line per account, exit 1 if any fails",
     )
-    .option('--account <name>', 'check this account only (default: every account)', accountArg)
+    .addOption(accountOption('check this account only (default: every account)'))
     .action((options: { account?: string }) =>
       runCommand(async (config) => {
         const { loadAccounts, selectAccounts } = await import('../config/accounts.ts');

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/config.ts';
 import { SOURCES, type Source } from '../domain/records.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
-import { wholeNumberArg, accountArg, withDateRange } from './options.ts';
+import { wholeNumberArg, withDateRange, accountOption } from './options.ts';
 import { runCommand } from './run.ts';
 import type { TemporalSession } from '../workers/temporal-session.ts';
 import type { WatchOutcome } from '../workers/client/watch-backfill.ts';
@@ -75,10 +75,10 @@ export function registerBackfill(program: Command): void {
         parseSources,
       ),
     )
-    .option(
-      '--account <name>',
-      'load this provider account only (recon accounts list); default every account, each window once per account',
-      accountArg,
+    .addOption(
+      accountOption(
+        'load this provider account only (recon accounts list); default every account, each window once per account',
+      ),
     )
     .option('--detach', 'start (or find) the backfill and return at once')
     .option('--cancel', 'cancel the backfill of this range (its running windows are cancelled)')

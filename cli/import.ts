@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { checkedReportOptions, type ReportCliOptions, withReportOptions } from './parse.ts';
-import { MAX_REJECTED_HELP, wholeNumberArg, accountArg } from './options.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg, accountOption } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerImport(program: Command): void {
@@ -12,10 +12,8 @@ export function registerImport(program: Command): void {
       ),
   )
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
-    .option(
-      '--account <name>',
-      "the provider account the file belongs to (recon accounts list); default 'default'",
-      accountArg,
+    .addOption(
+      accountOption("the provider account the file belongs to (recon accounts list); default 'default'"),
     )
     .action((file: string, options: ReportCliOptions & { maxRejected?: number; account?: string }) =>
       runCommand(async (config) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { MAX_REJECTED_HELP, wholeNumberArg, accountArg } from './options.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg, accountOption } from './options.ts';
 import { runCommand } from './run.ts';
 
 export function registerLedger(program: Command): void {
@@ -11,10 +11,10 @@ export function registerLedger(program: Command): void {
     )
     .argument('<file>', 'ledger file, CSV or NDJSON (detected from the content)')
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
-    .option(
-      '--account <name>',
-      "account of the entries that name none (no account column, no merchant_id of a configured account); default 'default'",
-      accountArg,
+    .addOption(
+      accountOption(
+        "account of the entries that name none (no account column, no merchant_id of a configured account); default 'default'",
+      ),
     )
     .action((file: string, options: { maxRejected?: number; account?: string }) =>
       runCommand(async (config) => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import { UsageError } from '../domain/errors.ts';
-import { accountArg, nonEmpty, wholeNumberArg, withNoteAndAuthor } from './options.ts';
+import { nonEmpty, wholeNumberArg, withNoteAndAuthor, accountOption } from './options.ts';
 import { runCommand, runWithDatabase, withDatabase } from './run.ts';
 
 /**
@@ -35,7 +35,7 @@ function registerAdd(matches: Command): void {
       ),
     { note: 'why they belong together', by: 'who matches' },
   )
-    .option('--account <name>', 'the provider account of the items (default: default)', accountArg)
+    .addOption(accountOption('the provider account of the items (default: default)'))
     .option(
       '--write-off-cents <n>',
       'write the difference beyond the tolerance off (its absolute value)',
@@ -92,7 +92,7 @@ function registerList(matches: Command): void {
   matches
     .command('list')
     .description('manual matches, newest first, as JSON lines (undone ones too unless --active)')
-    .option('--account <name>', 'only this provider account', accountArg)
+    .addOption(accountOption('only this provider account'))
     .option('--active', 'only the matches that hold')
     .option('--limit <n>', 'at most this many', wholeNumberArg(1, 10_000))
     .action((opts: { account?: string; active?: boolean; limit?: number }) =>
@@ -114,7 +114,7 @@ function registerImport(matches: Command): void {
       .argument('<file>', 'the CSV of pairs; lines sharing an id form one match (1:N, N:1)'),
     { note: 'why, for every match of the file', by: 'who matches' },
   )
-    .option('--account <name>', 'the provider account of the items (default: default)', accountArg)
+    .addOption(accountOption('the provider account of the items (default: default)'))
     .action((file: string, opts: { note: string; by: string; account?: string }) =>
       runCommand(async (config) => {
         const text = readPairsFile(file);

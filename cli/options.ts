@@ -3,8 +3,8 @@
  * command line is parsed (before any work): dates, instants, whole numbers, fractions and output
  * files. Each throws commander's InvalidArgumentError with what is allowed; cli/program.ts turns it
  * into the one-line usage error (exit 2). Then the options that several commands share, declared
- * once each (a date range, the note and author of a recorded action), as functions that add them to
- * a command, as cli/analysts.ts withLimits does for its own pair.
+ * once each: a date range and the note and author of a recorded action (functions that add them to a
+ * command, as cli/analysts.ts withLimits does for its own pair), and the account (an Option to add).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -160,4 +160,15 @@ export function withNoteAndAuthor(command: Command, help: { note: string; by: st
   return command
     .requiredOption('--note <text>', `${help.note} (not empty)`, nonEmpty)
     .requiredOption('--by <name>', `${help.by} (not empty)`, nonEmpty);
+}
+
+/**
+ * The --account <name> option, parsed where it enters ({@link accountArg}); `help` says what the
+ * command does with the account. `.makeOptionMandatory()` where the command needs one.
+ *
+ * @example
+ *   command.addOption(accountOption('report on this provider account only (default: every account)'));
+ */
+export function accountOption(help: string): Option {
+  return new Option('--account <name>', help).argParser(accountArg);
 }

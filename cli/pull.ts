@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { SOURCES } from '../domain/records.ts';
-import { MAX_REJECTED_HELP, wholeNumberArg, accountArg, withDateRange } from './options.ts';
+import { MAX_REJECTED_HELP, wholeNumberArg, withDateRange, accountOption } from './options.ts';
 import { describeError, EXIT, runCommand } from './run.ts';
 
 interface PullCliOptions {
@@ -30,10 +30,10 @@ export function registerPull(program: Command): void {
     )
     .option('--zip', 'ask the report API for a zipped body (report sources)')
     .option('--max-rejected <n>', MAX_REJECTED_HELP, wholeNumberArg(0))
-    .option(
-      '--account <name>',
-      'the provider account to pull (recon accounts list); default every account, one after another (a JSON array then, when there are several)',
-      accountArg,
+    .addOption(
+      accountOption(
+        'the provider account to pull (recon accounts list); default every account, one after another (a JSON array then, when there are several)',
+      ),
     )
     .action((options: PullCliOptions) =>
       runCommand(async (config) => {

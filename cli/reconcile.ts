@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { instantArg, wholeNumberArg, accountArg, withDateRange } from './options.ts';
+import { instantArg, wholeNumberArg, withDateRange, accountOption } from './options.ts';
 import { runWithDatabase } from './run.ts';
 
 export function registerReconcile(program: Command): void {
@@ -22,7 +22,7 @@ export function registerReconcile(program: Command): void {
       'a notification later than this is notification_late',
       wholeNumberArg(0),
     )
-    .option('--account <name>', 'reconcile this provider account only (default: every account)', accountArg)
+    .addOption(accountOption('reconcile this provider account only (default: every account)'))
     .option(
       '--full',
       'match every row of the range, not only what changed since its dates were last matched (the reference run)',

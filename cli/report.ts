@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { workbenchUrl } from '../config/config.ts';
-import { outputFileArg, accountArg, withDateRange } from './options.ts';
+import { outputFileArg, withDateRange, accountOption } from './options.ts';
 import { runCommand, withDatabase } from './run.ts';
 
 function workbenchUrlArg(value: string): string {
@@ -29,7 +29,7 @@ export function registerReport(program: Command): void {
     )
     .option('--csv <file>', 'write the discrepancies of the range as CSV', outputFileArg)
     .option('--json', 'print the report as JSON (every amount_cents with its currency) instead of text')
-    .option('--account <name>', 'report on this provider account only (default: every account)', accountArg)
+    .addOption(accountOption('report on this provider account only (default: every account)'))
     .action(
       (opts: {
         from: string;
@@ -86,7 +86,7 @@ function registerWriteOffs(program: Command): void {
       'the write-offs of an Eastern month (by when written off), each with its reason, and their totals per currency (never added across currencies); --csv for the accountant',
     )
     .requiredOption('--month <YYYY-MM>', 'the Eastern month', monthArg)
-    .option('--account <name>', 'this provider account only (default: every account)', accountArg)
+    .addOption(accountOption('this provider account only (default: every account)'))
     .option('--csv <file>', 'write the write-offs as CSV', outputFileArg)
     .option('--json', 'print the report as JSON')
     .action((opts: { month: string; account?: string; csv?: string; json?: boolean }) =>

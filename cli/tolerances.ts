@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { accountArg, currencyArg, instantArg, wholeNumberArg } from './options.ts';
+import { currencyArg, instantArg, wholeNumberArg, accountOption } from './options.ts';
 import { runCommand, withDatabase } from './run.ts';
 
 /**
@@ -157,13 +157,13 @@ export function registerTolerances(program: Command): void {
   tolerances
     .command('list')
     .description("each account's tolerances in force, with their version")
-    .option('--account <name>', 'this account only', accountArg)
+    .addOption(accountOption('this account only'))
     .option('--json', 'as JSON')
     .action(listTolerances);
   tolerances
     .command('history')
     .description("every version of an account's tolerances, newest first, with who set them and why")
-    .requiredOption('--account <name>', 'the account', accountArg)
+    .addOption(accountOption('the account').makeOptionMandatory())
     .option('--json', 'as JSON')
     .action(toleranceHistoryCommand);
   tolerances
@@ -171,7 +171,7 @@ export function registerTolerances(program: Command): void {
     .description(
       "sets one currency's tolerance of an account as its next version (figures not given keep their value)",
     )
-    .requiredOption('--account <name>', 'the account', accountArg)
+    .addOption(accountOption('the account').makeOptionMandatory())
     .requiredOption('--currency <code>', 'the currency, e.g. CAD', currencyArg)
     .option('--amount-cents <n>', 'a difference of at most this many cents is equal', cents)
     .option('--date-lag-days <n>', 'business days added to the grace periods', cents)
