@@ -67,7 +67,7 @@ async function deleteStaleClaims(
 export async function claimTransactions(
   ctx: RuleContext,
 ): Promise<{ transactions: number; notifications: number; legacy: number }> {
-  await wantLegacyTwins(ctx);
+  await wantClaims(ctx);
   await buildFacts(ctx);
   // No rule reads these claims back: the rules read what facts says each row should claim.
   if (!ctx.dryRun) {
@@ -76,14 +76,29 @@ export async function claimTransactions(
     await claimLedgerEntries(ctx);
   }
   const counts = await sql<{ t: number; n: number; g: number }>`select
-      (select count(*) from facts where l_mtid is not null)::int as t, (select count(*) from facts where notification_id is not null)::int as n,
+      (select count(*) from facts where l_mtid is not null)::int as t, (select count(*) from want_nm)::int as n,
       (select count(*) from want_sm)::int as g`.execute(ctx.trx);
   const row = counts.rows[0]!;
   return { transactions: row.t, notifications: row.n, legacy: row.g };
 }
 
-/** The legacy twin (want_sm) of each JSON report row of the scope. */
-async function wantLegacyTwins(ctx: RuleContext): Promise<void> {
+/** The notification that speaks for each transaction of the scope (want_nm) and its legacy twin (want_sm). */
+async function wantClaims(ctx: RuleContext): Promise<void> {
+  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body;
+  // a history that says both a final success and a failure contradicts itself, whichever came last.
+  await exec(
+    ctx,
+    sql`create temp table want_nm on commit drop as
+      select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
+        min(n.received_at) over (partition by n.transaction_id) as first_received_at,
+        bool_or(n.status in ('SUCCESSFUL','RETURNED')) over (partition by n.transaction_id) as any_ok,
+        bool_or(n.status in ('REJECTED','FAILED')) over (partition by n.transaction_id) as any_failed,
+        n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
+      from notifications n join scope_p s on s.transaction_id = n.transaction_id
+      where n.kind = 'transaction'
+      order by n.transaction_id, n.received_at desc, n.notification_id desc`,
+  );
+  await exec(ctx, sql`analyze want_nm`);
   await exec(
     ctx,
     sql`create temp table want_sm on commit drop as
@@ -95,30 +110,13 @@ async function wantLegacyTwins(ctx: RuleContext): Promise<void> {
 }
 
 /**
- * The notification that speaks for each transaction of the scope, read by facts in the same pass:
- * as a table of its own (want_nm), written and analysed first, it took 23.2 s beside facts' 37.8 s
- * of a first run at 1,000,000 rows (docs/benchmarks.md), and facts could not join it in parallel. The
- * latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body; a
- * history that says both a final success and a failure contradicts itself, whichever came last.
- */
-const LATEST_NOTIFICATION = sql`(
-  select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
-    min(n.received_at) over (partition by n.transaction_id) as first_received_at,
-    bool_or(n.status in ('SUCCESSFUL','RETURNED')) over (partition by n.transaction_id) as any_ok,
-    bool_or(n.status in ('REJECTED','FAILED')) over (partition by n.transaction_id) as any_failed,
-    n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
-  from notifications n join scope_p s on s.transaction_id = n.transaction_id
-  where n.kind = 'transaction'
-  order by n.transaction_id, n.received_at desc, n.notification_id desc)`;
-
-/**
  * One wide row per provider transaction of the scope with everything the rules compare: each rule
  * then scans this table instead of joining the warehouse again. l_* is the ledger entry it should
  * claim, tm_mtid the one it claims now; nm_* the notification claim it holds now. Carrying the
  * current claims here makes the claims below a comparison of two columns instead of index probes of
  * the claim tables for every row of the range. The joins of ordinary tables (ledger, claims) do not
  * depend on the run's temporary tables, so that parallel workers can run them; the temporary ones
- * (ranked, want_sm, and scope_p under the latest notifications) are joined above, in the run's backend. mm_id is the manual match a
+ * (ranked, want_nm, want_sm) are joined above, in the run's backend. mm_id is the manual match a
  * provider row is in (reconcile/rules/manual-matches.ts).
  *
  * The table is UNLOGGED in the private schema, not TEMP: a temporary table can only be read by the
@@ -163,7 +161,7 @@ async function buildFacts(ctx: RuleContext): Promise<void> {
       ${sql.raw(manualItemJoin('ml', 'ledger', 'l.merchant_transaction_id'))}
       left join transaction_matches tm on tm.transaction_id = p.transaction_id
       left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
-      left join ${LATEST_NOTIFICATION} w on w.target_id = p.transaction_id
+      left join want_nm w on w.target_id = p.transaction_id
       left join want_sm sm on sm.transaction_id = p.transaction_id
       left join legacy_transactions g on g.transaction_id = sm.transaction_id
       where ${inScope}`,
