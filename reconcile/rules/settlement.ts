@@ -77,20 +77,28 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
 const MANUALLY_MATCHED = `(i.transaction_id is not null and ${manuallyMatched('provider', 'i.transaction_id')})
   or (i.merchant_transaction_id is not null and ${manuallyMatched('ledger', 'i.merchant_transaction_id')})`;
 
-/** The range's days: both nets, the difference, the part explained, the remainder. */
+/** What an item adds to the day's difference: the provider's net less the ledger's. */
+const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.net_cents end`;
+
+/**
+ * The range's days: both nets, the difference, the part explained, the remainder. A pair is disputed
+ * when an open discrepancy names one of its items, one is in flight or a person matched it: those
+ * pairs are few, found first and joined by key, so that the items are summed in one hashed pass (a
+ * window over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows).
+ */
 const DAYS = `(
-  select business_date, currency,
-    coalesce(sum(net_cents) filter (where side = 'provider'), 0)::bigint as provider_net,
-    coalesce(sum(net_cents) filter (where side = 'ledger'), 0)::bigint as ledger_net,
-    coalesce(sum(signed), 0)::bigint as difference,
-    coalesce(sum(signed) filter (where pair_disputed), 0)::bigint as explained,
-    coalesce(sum(signed) filter (where not pair_disputed), 0)::bigint as unexplained
-  from (select i.*, case when i.side = 'provider' then i.net_cents else -i.net_cents end as signed,
-          bool_or(k.key is not null or i.in_flight or ${MANUALLY_MATCHED})
-            over (partition by i.business_date, i.pair_key) as pair_disputed
-        from settlement_window i
-        left join settlement_named k on k.business_date = i.business_date and k.key = ${ITEM_KEY}) i
-  group by business_date, currency) s`;
+  select i.business_date, i.currency,
+    coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
+    coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
+    coalesce(sum(${SIGNED}), 0)::bigint as difference,
+    coalesce(sum(${SIGNED}) filter (where d.pair_key is not null), 0)::bigint as explained,
+    coalesce(sum(${SIGNED}) filter (where d.pair_key is null), 0)::bigint as unexplained
+  from settlement_window i
+  left join (select distinct i.business_date, i.pair_key from settlement_window i
+             left join settlement_named k on k.business_date = i.business_date and k.key = ${ITEM_KEY}
+             where k.key is not null or i.in_flight or ${MANUALLY_MATCHED}) d
+    on d.business_date = i.business_date and d.pair_key = i.pair_key
+  group by i.business_date, i.currency) s`;
 
 /** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */
 export const settlementUnexplained: Rule = {
