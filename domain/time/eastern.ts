@@ -58,35 +58,10 @@ const formatter = new Intl.DateTimeFormat('en-US', {
 function offsetAt(utcMs: number): number {
   // Seconds only: the zone's offsets are whole minutes, and a fraction would only blur the comparison.
   const whole = Math.floor(utcMs / 1000) * 1000;
-  let y = 0;
-  let mo = 0;
-  let d = 0;
-  let h = 0;
-  let mi = 0;
-  let s = 0;
-  for (const part of formatter.formatToParts(whole)) {
-    switch (part.type) {
-      case 'year':
-        y = Number(part.value);
-        break;
-      case 'month':
-        mo = Number(part.value);
-        break;
-      case 'day':
-        d = Number(part.value);
-        break;
-      case 'hour':
-        h = Number(part.value);
-        break;
-      case 'minute':
-        mi = Number(part.value);
-        break;
-      case 'second':
-        s = Number(part.value);
-        break;
-    }
-  }
-  return Date.UTC(y, mo - 1, d, h, mi, s) - whole;
+  const part: Partial<Record<Intl.DateTimeFormatPartTypes, number>> = {};
+  for (const p of formatter.formatToParts(whole)) part[p.type] = Number(p.value);
+  const at = (type: Intl.DateTimeFormatPartTypes) => part[type] ?? 0;
+  return Date.UTC(at('year'), at('month') - 1, at('day'), at('hour'), at('minute'), at('second')) - whole;
 }
 
 // A bounded cache keeps 1M-row files fast without growing with the input: most days have one offset.
