@@ -1,61 +1,33 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { addUser, createToken } from '../../workbench/auth/accounts.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { as, call, type Served, type SignedIn } from '../support/workbench-http.ts';
 import {
-  as,
-  call,
-  closeAgents,
-  serveWorkbench,
-  signIn,
-  type Served,
-  type SignedIn,
-} from '../support/workbench-http.ts';
+  discrepancyIdOf,
+  seedNearMisses,
+  sessionOf,
+  startWorkbench,
+  stopWorkbench,
+  tokenHeader,
+} from '../support/workbench-fixture.ts';
 
 // The candidates and manual matches over the API (issue 29): GET /api/discrepancies/{id}/candidates,
 // POST /api/matches, DELETE /api/matches/{id}, GET /api/matches; roles, scope and the OpenAPI document.
 
-const PASSWORD = 'correct horse battery';
 let h: DatabaseHandle;
 let server: Served;
 let op: SignedIn;
 let viewer: SignedIn;
-let betaToken: string;
+let betaOps: { authorization: string };
 
-async function idOf(kind: string, id: string): Promise<number> {
-  const r = await sql<{ id: number }>`select discrepancy_id::int as id from discrepancies where kind = ${kind}
-    and (transaction_id = ${id} or merchant_transaction_id = ${id}) and account = 'default'`.execute(h.db);
-  return r.rows[0]!.id;
-}
+const idOf = (kind: string, id: string) => discrepancyIdOf(h.db, kind, id, 'default');
 
 beforeAll(async () => {
-  h = await createTestDatabase();
-  const load = await insertLoad(h.db, 'report-transactions');
-  await insertTransactions(h.db, load, [
-    { transaction_id: 'T-1', merchant_user_id: 'u1' },
-    { transaction_id: 'T-2', amount_cents: 2000, merchant_user_id: 'u2' },
-  ]);
-  await insertLedger(h.db, [
-    { merchant_transaction_id: 'M-T-l', merchant_user_id: 'u1' },
-    { merchant_transaction_id: 'M-T-2-a', amount_cents: 1200, merchant_user_id: 'u2' },
-    { merchant_transaction_id: 'M-T-2-b', amount_cents: 800, merchant_user_id: 'u2' },
-  ]);
-  await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-02', now: '2026-03-20T12:00:00Z' });
-  await addUser(h.db, { username: 'olga', role: 'operator', password: PASSWORD });
-  await addUser(h.db, { username: 'vic', role: 'viewer', password: PASSWORD });
-  betaToken = (await createToken(h.db, { name: 'beta-ops', role: 'operator', accounts: ['beta'] })).token;
-  server = await serveWorkbench(h.db);
-  op = (await signIn(server.base, 'olga', PASSWORD)) as SignedIn;
-  viewer = (await signIn(server.base, 'vic', PASSWORD)) as SignedIn;
+  ({ h, server } = await startWorkbench({ seed: seedNearMisses, users: ['olga', 'vic'] }));
+  betaOps = await tokenHeader(h.db, { name: 'beta-ops', role: 'operator', accounts: ['beta'] });
+  op = await sessionOf(server, 'olga');
+  viewer = await sessionOf(server, 'vic');
 });
-afterAll(async () => {
-  await server?.app.close();
-  await closeAgents();
-  await h?.close();
-});
+afterAll(() => stopWorkbench({ h, server }));
 
 describe('the matches API', () => {
   it('lists a discrepancy’s candidates with their checks, and documents the routes', async () => {
@@ -103,12 +75,12 @@ describe('the matches API', () => {
     });
     expect(noNote.status).toBe(400);
     const beta = await call(server.base, 'POST', '/api/matches', {
-      headers: { authorization: `Bearer ${betaToken}` },
+      headers: betaOps,
       body: { ...body, account: 'default' },
     });
     expect([beta.status, beta.json.message]).toEqual([400, expect.stringContaining('not one of yours')]);
     const own = await call(server.base, 'POST', '/api/matches', {
-      headers: { authorization: `Bearer ${betaToken}` },
+      headers: betaOps,
       body,
     });
     expect([own.status, own.json.message]).toEqual([400, expect.stringContaining('account beta has no')]);

@@ -1,12 +1,9 @@
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../db/connect.ts';
-import { addUser } from '../../workbench/auth/accounts.ts';
-import { launchChromium, signedInPage } from '../support/browser.ts';
-import { createTestDatabase } from '../support/database.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { signedInPage } from '../support/browser.ts';
 import { seedAmountDifferences } from '../support/amount-differences.ts';
-import { closeAgents, serveWorkbench, type Served } from '../support/workbench-http.ts';
+import { PASSWORD, useBrowserWorkbench } from '../support/workbench-fixture.ts';
 
 /**
  * The preview page in real Chromium (issue 29, section 4): an admin proposes CAD tolerances in the
@@ -15,27 +12,7 @@ import { closeAgents, serveWorkbench, type Served } from '../support/workbench-h
  * tolerances page; an operator previews but is offered no Apply button.
  */
 
-const PASSWORD = 'correct horse battery';
-
-let h: DatabaseHandle;
-let browser: Browser;
-let server: Served;
-
-beforeAll(async () => {
-  h = await createTestDatabase();
-  await seedAmountDifferences(h.db);
-  await addUser(h.db, { username: 'ada', role: 'admin', password: PASSWORD });
-  await addUser(h.db, { username: 'olga', role: 'operator', password: PASSWORD });
-  server = await serveWorkbench(h.db);
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.app.close();
-  await closeAgents();
-  await h?.close();
-});
+const wb = useBrowserWorkbench({ seed: seedAmountDifferences, users: ['ada', 'olga'] });
 
 /** With RECON_SCREENSHOTS=1 (npm run docs:screenshots), the page as docs/screenshots/NAME.png. */
 async function shot(page: Page, name: string): Promise<void> {
@@ -57,11 +34,11 @@ async function amountCounts(page: Page) {
 
 describe('the preview page in Chromium', () => {
   it('proposes, previews, shows the counts, applies, and the tolerances page shows the new version', async () => {
-    const { context, page } = await signedInPage(browser, server.base, {
+    const { context, page } = await signedInPage(wb.browser, wb.server.base, {
       username: 'ada',
       password: PASSWORD,
     });
-    await page.goto(`${server.base}/tolerances`);
+    await page.goto(`${wb.server.base}/tolerances`);
     expect(await page.locator('#account-default h2').innerText()).toContain('version 0');
     await Promise.all([page.waitForURL(/\/tolerances\/preview$/), page.click('#propose')]);
 
@@ -105,11 +82,11 @@ describe('the preview page in Chromium', () => {
   });
 
   it('an operator previews but may not apply', async () => {
-    const { context, page } = await signedInPage(browser, server.base, {
+    const { context, page } = await signedInPage(wb.browser, wb.server.base, {
       username: 'olga',
       password: PASSWORD,
     });
-    await page.goto(`${server.base}/tolerances/preview`);
+    await page.goto(`${wb.server.base}/tolerances/preview`);
     await page.fill(
       '#settings-file',
       JSON.stringify({ tolerances: [{ currency: 'CAD', amount_tolerance_cents: 9 }] }),

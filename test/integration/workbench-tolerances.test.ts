@@ -1,32 +1,23 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
+import type { Database } from '../../db/database.ts';
 import { recordWriteOff, setTolerances } from '../../reconcile/tolerances/index.ts';
 import { parseSettingsFile } from '../../reconcile/tolerances/settings-file.ts';
-import { addUser, createToken } from '../../workbench/auth/accounts.ts';
 import { createPreviewJobs, PreviewBusy } from '../../workbench/preview-jobs.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
-import { createTestDatabase } from '../support/database.ts';
 import { recon } from '../support/recon-process.ts';
 import { seedAmountDifferences } from '../support/amount-differences.ts';
-import {
-  as,
-  call,
-  closeAgents,
-  serveWorkbench,
-  signIn,
-  type Served,
-  type SignedIn,
-} from '../support/workbench-http.ts';
+import { as, call, type Served, type SignedIn } from '../support/workbench-http.ts';
+import { sessionOf, startWorkbench, stopWorkbench, tokenHeader } from '../support/workbench-fixture.ts';
 
 // Tolerances, write-offs and the preview in the workbench (issue 29, sections 3 and 4): the reads
 // within the caller's accounts, the CSV the CLI writes, a preview started by an operator and read
 // when done, applied by an admin only, and the routes in the OpenAPI document.
 
-const PASSWORD = 'correct horse battery';
 let h: DatabaseHandle;
 let server: Served;
 let admin: SignedIn;
@@ -36,16 +27,16 @@ let beta: { authorization: string };
 let betaAdmin: { authorization: string };
 
 /** Amount differences of 1, 3 and 9 cents on default; people accepted the 9. Beta has tolerances. */
-async function seed() {
-  await seedAmountDifferences(h.db);
-  await setTolerances(h.db, {
+async function seed(db: Kysely<Database>) {
+  await seedAmountDifferences(db);
+  await setTolerances(db, {
     account: 'beta',
     changes: [{ currency: 'USD', amountCents: 2, dateLagBusinessDays: 1, writeOffLimitCents: 10 }],
     setBy: 'cli:bo',
     note: 'beta rounds',
   });
   const at = '2026-03-10T15:00:00Z';
-  const first = await recordWriteOff(h.db, {
+  const first = await recordWriteOff(db, {
     account: 'default',
     currency: 'CAD',
     amountCents: -3,
@@ -53,7 +44,7 @@ async function seed() {
     writtenOffBy: 'ada',
     at,
   });
-  await recordWriteOff(h.db, {
+  await recordWriteOff(db, {
     account: 'default',
     currency: 'CAD',
     amountCents: 3,
@@ -62,7 +53,7 @@ async function seed() {
     reversalOf: first,
     at,
   });
-  await recordWriteOff(h.db, {
+  await recordWriteOff(db, {
     account: 'default',
     currency: 'CAD',
     amountCents: 4,
@@ -70,7 +61,7 @@ async function seed() {
     writtenOffBy: 'ada',
     at,
   });
-  await recordWriteOff(h.db, {
+  await recordWriteOff(db, {
     account: 'default',
     currency: 'USD',
     amountCents: 7,
@@ -78,7 +69,7 @@ async function seed() {
     writtenOffBy: 'ada',
     at,
   });
-  await recordWriteOff(h.db, {
+  await recordWriteOff(db, {
     account: 'beta',
     currency: 'USD',
     amountCents: 2,
@@ -89,25 +80,14 @@ async function seed() {
 }
 
 beforeAll(async () => {
-  h = await createTestDatabase();
-  await seed();
-  await addUser(h.db, { username: 'ada', role: 'admin', password: PASSWORD });
-  await addUser(h.db, { username: 'olga', role: 'operator', password: PASSWORD });
-  await addUser(h.db, { username: 'vic', role: 'viewer', password: PASSWORD });
-  const token = async (name: string, role: 'viewer' | 'operator' | 'admin') =>
-    `Bearer ${(await createToken(h.db, { name, role, accounts: ['beta'] })).token}`;
-  beta = { authorization: await token('beta-ops', 'operator') };
-  betaAdmin = { authorization: await token('beta-admin', 'admin') };
-  server = await serveWorkbench(h.db);
-  admin = (await signIn(server.base, 'ada', PASSWORD)) as SignedIn;
-  op = (await signIn(server.base, 'olga', PASSWORD)) as SignedIn;
-  viewer = (await signIn(server.base, 'vic', PASSWORD)) as SignedIn;
+  ({ h, server } = await startWorkbench({ seed, users: ['ada', 'olga', 'vic'] }));
+  beta = await tokenHeader(h.db, { name: 'beta-ops', role: 'operator', accounts: ['beta'] });
+  betaAdmin = await tokenHeader(h.db, { name: 'beta-admin', role: 'admin', accounts: ['beta'] });
+  admin = await sessionOf(server, 'ada');
+  op = await sessionOf(server, 'olga');
+  viewer = await sessionOf(server, 'vic');
 }, 60_000);
-afterAll(async () => {
-  await server?.app.close();
-  await closeAgents();
-  await h?.close();
-});
+afterAll(() => stopWorkbench({ h, server }));
 
 /** Polls a preview until it is no longer running. */
 async function settled(id: string, headers: Record<string, string>) {
