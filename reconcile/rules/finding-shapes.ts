@@ -72,6 +72,16 @@ export function aboutReturn(key: string): Subject {
 }
 
 /**
+ * The provider return `r` as a finding's evidence: its ids, amount, currency and return day, and
+ * `fields` (more jsonb fields, as SQL).
+ */
+export function returnEvidence(fields: string): string {
+  return `jsonb_build_object('return_transaction_id', r.return_transaction_id, 'original_transaction_id',
+      r.original_transaction_id, 'amount_cents', r.amount_cents, 'currency', r.currency, 'returned_on', r.returned_on,
+      ${fields})`;
+}
+
+/**
  * The amounts of a disagreement in cents: what was expected, what was found and the difference
  * (found less expected). With `when`, only on the rows where it holds (null on the others: a
  * finding about other fields has no amounts).

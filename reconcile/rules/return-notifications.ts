@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { aboutReturn, columnsOf } from './finding-shapes.ts';
+import { aboutReturn, columnsOf, returnEvidence } from './finding-shapes.ts';
 import type { Rule } from './rule.ts';
 import { exec, type RuleContext } from './statement.ts';
 
@@ -59,9 +59,7 @@ export const returnNotificationMissing: Rule = {
     and r.returned_on <= ${ctx.dueThrough}::date`,
   select: () => ({
     ...aboutReturn('return_notification_missing'),
-    expected: `jsonb_build_object('return_transaction_id', r.return_transaction_id, 'original_transaction_id',
-      r.original_transaction_id, 'amount_cents', r.amount_cents, 'currency', r.currency, 'returned_on', r.returned_on,
-      'notify_status', r.notify_status)`,
+    expected: returnEvidence(`'notify_status', r.notify_status`),
     expected_amount_cents: 'r.amount_cents',
     candidates: `jsonb_build_object('notifications', jsonb_build_array())`,
   }),

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DiscrepancyKind } from '../settings.ts';
-import { aboutReturn, amounts, missingAtProviderFinding } from './finding-shapes.ts';
+import { aboutReturn, amounts, missingAtProviderFinding, returnEvidence } from './finding-shapes.ts';
 import type { Rule } from './rule.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { beyondTolerance, dueThroughFor } from './tolerance-terms.ts';
@@ -77,8 +77,7 @@ export const returnNotBooked: Rule = {
     sql`m.ledger_merchant_transaction_id is null and r.returned_on <= ${dueThroughFor(ctx, 'r.currency')}`,
   select: () => ({
     ...aboutReturn('return_not_booked'),
-    expected: `jsonb_build_object('return_transaction_id', r.return_transaction_id, 'original_transaction_id', r.original_transaction_id,
-      'amount_cents', r.amount_cents, 'currency', r.currency, 'return_code', r.return_code, 'returned_on', r.returned_on)`,
+    expected: returnEvidence(`'return_code', r.return_code`),
     expected_amount_cents: 'r.amount_cents',
     candidates: `jsonb_build_object('ledger', jsonb_build_array(), 'original', jsonb_build_array(m.original_transaction_id))`,
   }),
