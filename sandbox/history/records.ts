@@ -4,6 +4,7 @@ import type {
   ReturnRecord,
   TransactionRecord,
 } from '../../domain/records.ts';
+import { NOT_IN_LEGACY_RETURN } from '../../provider/formats/legacy/layout.ts';
 import { easternWallTime, isoMicros } from '../formats/eastern-clock.ts';
 import { LEGACY_CODES, type HistoryOptions, type HistoryTransaction, type Outcome } from './types.ts';
 
@@ -81,23 +82,10 @@ export function toReturnRecord(
   if (legacy) {
     return {
       ...common,
-      merchant_id: null,
-      product_user_id: null,
-      product: null,
-      next_action_date: null,
-      raw_next_action_date: null,
-      settlement_code: null,
+      ...NOT_IN_LEGACY_RETURN,
       raw_transaction_type: LEGACY_CODES.returnCategory,
-      original_transaction_type: null,
-      original_transaction_at: null,
-      original_external_reference: null,
-      external_reference: null,
-      notify_status: null,
-      region: null,
       legacy_field_8: null,
       legacy_field_9: null,
-      report_date: null,
-      settlement_date: null,
       last_updated_on: ret.returnedOn,
     };
   }

@@ -66,6 +66,11 @@ export function cents(n: number, spec: FieldSpec, value: string, signed = false)
   }
 }
 
+/** Cents as {@link cents} reads them, or null for an empty field. */
+export function optionalCents(n: number, spec: FieldSpec, value: string, signed = false): number | null {
+  return value === '' ? null : cents(n, spec, value, signed);
+}
+
 export function currency(n: number, spec: FieldSpec, value: string): string {
   if (!CURRENCY.test(value)) {
     throw new FieldProblem(`field ${n} (${spec.label}) '${value}' is not three uppercase letters (ISO 4217)`);

@@ -4,6 +4,7 @@ import type {
   ReportRecord,
   ReturnRecord,
 } from '../../../domain/records.ts';
+import { returnColumns } from '../../../domain/record-columns.ts';
 import { InvalidParseOption } from '../invalid-parse-option.ts';
 import * as field from './fields.ts';
 import type { FieldSpec } from './fields.ts';
@@ -21,44 +22,32 @@ export interface TransactionField extends FieldSpec {
   readonly read: (r: LegacyTransactionRecord, v: string, n: number, field: FieldSpec) => void;
 }
 
+/** How a field's value `v` becomes its column's value: checked, or a FieldProblem naming field `n`. */
+type Check<T> = (n: number, spec: FieldSpec, v: string) => T;
+
+/** The value as written, kept raw (empty included). */
+const asWritten: Check<string> = (_n, _spec, v) => v;
+/** Free text: empty is unknown (null). */
+const text: Check<string | null> = (_n, _spec, v) => field.orNull(v);
+
+/** A field of one column: its size, its label, the column, and how its value is checked. */
+function one<K extends keyof LegacyTransactionRecord>(
+  size: number,
+  label: string,
+  column: K,
+  check: Check<LegacyTransactionRecord[K]>,
+): TransactionField {
+  return { size, label, columns: [column], read: (r, v, n, f) => (r[column] = check(n, f, v)) };
+}
+
 /** Transaction report fields 1-22 of docs/provider-interface.md 4.4 (types 5 and 6). */
 export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
-  1: {
-    size: 8,
-    label: 'transaction date',
-    columns: ['transaction_on'],
-    read: (r, v, n, f) => (r.transaction_on = field.date(n, f, v)),
-  },
-  2: {
-    size: 1,
-    label: 'transaction type',
-    columns: ['raw_transaction_type'],
-    read: (r, v) => (r.raw_transaction_type = v),
-  },
-  3: {
-    size: 30,
-    label: 'merchant transaction ID',
-    columns: ['merchant_transaction_id'],
-    read: (r, v) => (r.merchant_transaction_id = field.orNull(v)),
-  },
-  4: {
-    size: 30,
-    label: 'transaction ID',
-    columns: ['transaction_id'],
-    read: (r, v, n, f) => (r.transaction_id = field.nonEmpty(n, f, v)),
-  },
-  5: {
-    size: 10,
-    label: 'amount',
-    columns: ['amount_cents'],
-    read: (r, v, n, f) => (r.amount_cents = field.cents(n, f, v)),
-  },
-  6: {
-    size: 3,
-    label: 'currency',
-    columns: ['currency'],
-    read: (r, v, n, f) => (r.currency = field.currency(n, f, v)),
-  },
+  1: one(8, 'transaction date', 'transaction_on', field.date),
+  2: one(1, 'transaction type', 'raw_transaction_type', asWritten),
+  3: one(30, 'merchant transaction ID', 'merchant_transaction_id', text),
+  4: one(30, 'transaction ID', 'transaction_id', field.nonEmpty),
+  5: one(10, 'amount', 'amount_cents', field.cents),
+  6: one(3, 'currency', 'currency', field.currency),
   7: {
     size: 1,
     label: 'status',
@@ -69,42 +58,12 @@ export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
       r.status = v === 'S' ? 'SUCCESSFUL' : 'FAILED';
     },
   },
-  8: {
-    size: 30,
-    label: 'internal user ID',
-    columns: ['internal_user_id'],
-    read: (r, v) => (r.internal_user_id = field.orNull(v)),
-  },
-  9: {
-    size: 10,
-    label: 'merchant fee',
-    columns: ['fee_cents'],
-    read: (r, v, n, f) => (r.fee_cents = v === '' ? null : field.cents(n, f, v)),
-  },
-  10: {
-    size: 8,
-    label: 'merchant account ID',
-    columns: ['merchant_account_id'],
-    read: (r, v) => (r.merchant_account_id = field.orNull(v)),
-  },
-  11: {
-    size: 2,
-    label: 'error code',
-    columns: ['error_code'],
-    read: (r, v) => (r.error_code = field.orNull(v)),
-  },
-  12: {
-    size: 1,
-    label: 'notification status',
-    columns: ['raw_notify_status'],
-    read: (r, v) => (r.raw_notify_status = field.orNull(v)),
-  },
-  13: {
-    size: 20,
-    label: 'merchant user ID',
-    columns: ['merchant_user_id'],
-    read: (r, v) => (r.merchant_user_id = field.orNull(v)),
-  },
+  8: one(30, 'internal user ID', 'internal_user_id', text),
+  9: one(10, 'merchant fee', 'fee_cents', field.optionalCents),
+  10: one(8, 'merchant account ID', 'merchant_account_id', text),
+  11: one(2, 'error code', 'error_code', text),
+  12: one(1, 'notification status', 'raw_notify_status', text),
+  13: one(20, 'merchant user ID', 'merchant_user_id', text),
   14: {
     size: 6,
     label: 'transaction time',
@@ -117,87 +76,52 @@ export const TRANSACTION_FIELDS: Readonly<Record<number, TransactionField>> = {
       r.raw_transaction_time = field.orNull(v);
     },
   },
-  15: {
-    size: 2,
-    label: 'country code',
-    columns: ['country_code'],
-    read: (r, v, n, f) => (r.country_code = field.country(n, f, v)),
-  },
-  16: {
-    size: 128,
-    label: 'consumer e-mail',
-    columns: ['consumer_email'],
-    read: (r, v) => (r.consumer_email = field.orNull(v)),
-  },
-  17: {
-    size: 32,
-    label: 'bank account',
-    columns: ['bank_account_masked'],
-    read: (r, v, n, f) => (r.bank_account_masked = field.bankAccount(n, f, v)),
-  },
-  18: {
-    size: 3,
-    label: 'return code',
-    columns: ['return_code'],
-    read: (r, v) => (r.return_code = field.orNull(v)),
-  },
-  19: {
-    size: 8,
-    label: 'return date',
-    columns: ['returned_on'],
-    read: (r, v, n, f) => (r.returned_on = field.optionalDate(n, f, v)),
-  },
-  20: {
-    size: 8,
-    label: 'completion date',
-    columns: ['completed_on'],
-    read: (r, v, n, f) => (r.completed_on = field.optionalDate(n, f, v)),
-  },
-  21: {
-    size: 13,
-    label: 'payment type',
-    columns: ['payment_type'],
-    read: (r, v) => (r.payment_type = field.orNull(v)),
-  },
-  22: {
-    size: 80,
-    label: 'network reference',
-    columns: ['network_reference'],
-    read: (r, v) => (r.network_reference = field.orNull(v)),
-  },
+  15: one(2, 'country code', 'country_code', field.country),
+  16: one(128, 'consumer e-mail', 'consumer_email', text),
+  17: one(32, 'bank account', 'bank_account_masked', field.bankAccount),
+  18: one(3, 'return code', 'return_code', text),
+  19: one(8, 'return date', 'returned_on', field.optionalDate),
+  20: one(8, 'completion date', 'completed_on', field.optionalDate),
+  21: one(13, 'payment type', 'payment_type', text),
+  22: one(80, 'network reference', 'network_reference', text),
 };
 
+/** A fixed layout's fields in order, each from its label and its size. */
+function fieldsInOrder(sizes: Readonly<Record<string, number>>): readonly FieldSpec[] {
+  return Object.entries(sizes).map(([label, size]) => ({ size, label }));
+}
+
 /** Return report fields (type 1). Sizes of 8 and 9 are not shown: no limit is imposed on them. */
-export const RETURN_FIELDS: readonly FieldSpec[] = [
-  { size: 8, label: 'return date' },
-  { size: 2, label: 'transaction category' },
-  { size: 3, label: 'return code' },
-  { size: 30, label: 'merchant transaction ID' },
-  { size: 30, label: 'return transaction ID' },
-  { size: 10, label: 'return amount' },
-  { size: 3, label: 'currency' },
-  { size: Number.POSITIVE_INFINITY, label: 'field 8 (meaning not shown)' },
-  { size: Number.POSITIVE_INFINITY, label: 'field 9 (meaning not shown)' },
-  { size: 30, label: 'original transaction ID' },
-  { size: 20, label: 'merchant user ID' },
-  { size: 2, label: 'country code' },
-];
+export const RETURN_FIELDS = fieldsInOrder({
+  'return date': 8,
+  'transaction category': 2,
+  'return code': 3,
+  'merchant transaction ID': 30,
+  'return transaction ID': 30,
+  'return amount': 10,
+  currency: 3,
+  'field 8 (meaning not shown)': Number.POSITIVE_INFINITY,
+  'field 9 (meaning not shown)': Number.POSITIVE_INFINITY,
+  'original transaction ID': 30,
+  'merchant user ID': 20,
+  'country code': 2,
+});
 
 /** Adjustment report fields (type 4). */
-export const ADJUSTMENT_FIELDS: readonly FieldSpec[] = [
-  { size: 8, label: 'transaction date' },
-  { size: 1, label: 'transaction type' },
-  { size: 1, label: 'adjustment type' },
-  { size: 30, label: 'transaction ID' },
-  { size: 10, label: 'amount' },
-  { size: 3, label: 'currency' },
-  { size: 10, label: 'merchant fee' },
-  { size: 8, label: 'merchant account ID' },
-  { size: 256, label: 'notes' },
-];
+export const ADJUSTMENT_FIELDS = fieldsInOrder({
+  'transaction date': 8,
+  'transaction type': 1,
+  'adjustment type': 1,
+  'transaction ID': 30,
+  amount: 10,
+  currency: 3,
+  'merchant fee': 10,
+  'merchant account ID': 8,
+  notes: 256,
+});
 
 /** The columns of provider_returns a type 1 line fills (the others stay unknown). */
-const RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
+const RETURN_COLUMNS = [
   'return_transaction_id',
   'original_transaction_id',
   'merchant_transaction_id',
@@ -212,7 +136,22 @@ const RETURN_COLUMNS: readonly (keyof ReturnRecord)[] = [
   'legacy_field_8',
   'legacy_field_9',
   'raw',
-];
+] as const satisfies readonly (keyof ReturnRecord)[];
+
+/** A return record's columns that a type 1 line does not carry. */
+type NotInLegacyReturn = Exclude<keyof ReturnRecord, 'kind' | (typeof RETURN_COLUMNS)[number]>;
+
+/**
+ * The columns of a return record that a type 1 line does not carry, each unknown (null): what a
+ * writer of type 1 lines (the sandbox) knows of a return beyond its fields.
+ */
+export const NOT_IN_LEGACY_RETURN = Object.freeze(
+  Object.fromEntries(
+    Object.keys(returnColumns)
+      .filter((column) => !(RETURN_COLUMNS as readonly string[]).includes(column))
+      .map((column) => [column, null]),
+  ),
+) as Readonly<Record<NotInLegacyReturn, null>>;
 
 const ADJUSTMENT_COLUMNS: readonly (keyof AdjustmentRecord)[] = [
   'adjustment_key',

@@ -11,6 +11,7 @@ import {
   FieldProblem,
   type FieldSpec,
   nonEmpty,
+  optionalCents,
   orNull,
   split,
 } from './fields.ts';
@@ -160,7 +161,7 @@ export function adjustmentRecord(raw: string): AdjustmentRecord {
     transaction_id: orNull(f(4)),
     amount_cents: cents(5, s(5), f(5), true),
     currency: currency(6, s(6), f(6)),
-    fee_cents: f(7) === '' ? null : cents(7, s(7), f(7), true),
+    fee_cents: optionalCents(7, s(7), f(7), true),
     merchant_account_id: orNull(f(8)),
     notes: orNull(f(9)),
   };
