@@ -1,11 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import {
-  ApplicationFailure,
-  isCancellation,
-  patched,
-  proxyActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { clearPersonalDataOptions, listAccountsOptions } from './activity-options.ts';
 import type {
@@ -20,6 +14,7 @@ import type {
 import { FOLLOW_UP_PATCH, followUpAccount } from './follow-up-step.ts';
 import { childFailureMessage } from './backfill-workflow.ts';
 import { executeWindow } from './execute-window.ts';
+import { unlessCancelled } from './unless-cancelled.ts';
 import { addDays, isValidDate } from '../domain/time/calendar.ts';
 import { easternDateOfMs } from '../domain/time/eastern.ts';
 import { splitWindows } from './windows.ts';
@@ -105,22 +100,26 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
       accounts.map(async (account) => {
         const done: WindowResult[] = [];
         for (const window of splitWindows(from, to)) {
-          try {
-            done.push(await executeWindow({ ...window, account, ...sources, ...asOf }));
-          } catch (error) {
-            if (isCancellation(error)) throw error;
-            failedAccounts.push({ ...window, account, message: childFailureMessage(error) });
-            return done;
-          }
+          const result = await unlessCancelled(
+            () => executeWindow({ ...window, account, ...sources, ...asOf }),
+            (error) => {
+              failedAccounts.push({ ...window, account, message: childFailureMessage(error) });
+              return null;
+            },
+          );
+          if (result === null) return done;
+          done.push(result);
         }
         // Every non-final transaction older than the windows, followed until the provider says final.
         if (followUp) {
-          try {
-            followUps.push(await followUpAccount({ account, day: to, before: from, ...asOf }));
-          } catch (error) {
-            if (isCancellation(error)) throw error;
-            failedAccounts.push({ from, to, account, message: `follow-up: ${childFailureMessage(error)}` });
-          }
+          await unlessCancelled(
+            async () => {
+              followUps.push(await followUpAccount({ account, day: to, before: from, ...asOf }));
+            },
+            (error) => {
+              failedAccounts.push({ from, to, account, message: `follow-up: ${childFailureMessage(error)}` });
+            },
+          );
         }
         return done;
       }),

@@ -1,8 +1,9 @@
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { checkVolumeOptions } from './activity-options.ts';
 import { failureMessage } from './window-workflow.ts';
-import type { VolumeCheckResult, VolumeOutcome } from './types.ts';
+import type { VolumeOutcome } from './types.ts';
+import { unlessCancelled } from './unless-cancelled.ts';
 import type { DayWindow } from './windows.ts';
 
 /**
@@ -25,13 +26,10 @@ export async function checkVolumeOfAccounts(
   return Promise.all(
     accounts.map(async (account): Promise<VolumeOutcome> => {
       const input = { ...window, ...(account === undefined ? {} : { account }) };
-      try {
-        const result: VolumeCheckResult = await checkVolume(input);
-        return result;
-      } catch (error) {
-        if (isCancellation(error)) throw error;
-        return { ...window, account: account ?? 'default', error: failureMessage(error) };
-      }
+      return unlessCancelled<VolumeOutcome>(
+        () => checkVolume(input),
+        (error) => ({ ...window, account: account ?? 'default', error: failureMessage(error) }),
+      );
     }),
   );
 }

@@ -18,6 +18,7 @@ import {
 import type { PullSummary } from '../domain/load-summary.ts';
 import type { AlertInput, ReconcileWindowSummary, WindowInput, WindowResult } from './types.ts';
 import { providerTaskQueue } from './task-queues.ts';
+import { unlessCancelled } from './unless-cancelled.ts';
 import { daysInclusive } from '../domain/time/calendar.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 
@@ -76,11 +77,10 @@ function accountOf(input: WindowInput): { account?: string } {
  */
 async function sendAlertQuietly(alert: AlertInput): Promise<void> {
   const { sendAlert } = proxyActivities<activities.Activities>(sendAlertOptions);
-  try {
-    await sendAlert(alert);
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-  }
+  await unlessCancelled(
+    () => sendAlert(alert),
+    () => undefined,
+  );
 }
 
 /**
