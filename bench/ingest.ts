@@ -60,7 +60,7 @@ export async function psql(url: string, command: string): Promise<void> {
  * without indexes or constraints, and (2) into the real warehouse tables (logged, their indexes and
  * constraints) of a fresh database: what the schema itself costs, apart from the loader.
  */
-async function copyBaseline(ctx: BenchContext, loadedUrl: string, tables: string[]) {
+async function copyBaseline(ctx: BenchContext, loadedUrl: string, tables: readonly string[]) {
   const files: { table: string; columns: string[]; csv: string }[] = [];
   for (const table of tables) {
     const columns = await columnsOf(loadedUrl, table, ['created_at', 'updated_at']);
@@ -104,14 +104,12 @@ export async function columnsOf(url: string, table: string, skip: string[]): Pro
 
 async function loaderSection(
   ctx: BenchContext,
-  label: string,
-  file: string,
-  source: string,
-  format: string,
-  queryType: string,
-  /** The tables the load writes (a legacy type 5 load writes two). */
-  tables: string[],
-): Promise<{ results: BenchResult[]; figures: LoaderFigures }> {
+  input: GeneratedInput,
+): Promise<{ file: string; results: BenchResult[]; figures: LoaderFigures }> {
+  const { label, source, format, queryType, tables } = input;
+  const file = join(ctx.workDir, input.fileName);
+  ctx.log(`generating ${ctx.rows} ${input.rowsAre}`);
+  await input.generate(file, ctx.rows);
   const url = await ctx.newDatabase();
   ctx.log(`loading ${label} with the loader (child process)`);
   const first = await loadInChild(url, source, format, queryType, file);
@@ -158,7 +156,7 @@ async function loaderSection(
       note: `loader/\\copy = ${(load.seconds / copy.warehouseSeconds).toFixed(2)}x`,
     },
   ];
-  return { results, figures };
+  return { file, results, figures };
 }
 
 /**
@@ -282,22 +280,34 @@ export interface PgloaderFigures {
   readonly legacyTableSeconds: number;
 }
 
+/** A generated input of a loader section: its file, its rows, how it is loaded and where to. */
+interface GeneratedInput {
+  readonly label: string;
+  readonly fileName: string;
+  /** What the log calls its rows. */
+  readonly rowsAre: string;
+  readonly generate: (path: string, rows: number) => Promise<void>;
+  readonly source: string;
+  readonly format: string;
+  readonly queryType: string;
+  /** The tables the load writes (a legacy type 5 load writes two). */
+  readonly tables: readonly string[];
+}
+
 /** The legacy type 5 section: a generated file of `ctx.rows` rows, the loader, `\copy` and pgloader. */
 export async function benchLegacyIngest(
   ctx: BenchContext,
 ): Promise<{ results: BenchResult[]; loader: LoaderFigures; pgloader?: PgloaderFigures }> {
-  const file = join(ctx.workDir, 'legacy-type5.csv');
-  ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
-  await generateLegacyType5(file, ctx.rows);
-  const { results, figures } = await loaderSection(
-    ctx,
-    'legacy type 5',
-    file,
-    'legacy-transactions',
-    'legacy',
-    '5',
-    ['legacy_transactions', 'provider_transactions'],
-  );
+  const { file, results, figures } = await loaderSection(ctx, {
+    label: 'legacy type 5',
+    fileName: 'legacy-type5.csv',
+    rowsAre: 'legacy type 5 rows',
+    generate: generateLegacyType5,
+    source: 'legacy-transactions',
+    format: 'legacy',
+    queryType: '5',
+    tables: ['legacy_transactions', 'provider_transactions'],
+  });
   const pgloader = await pgloaderSection(ctx, file, ctx.rows, figures.loadSeconds);
   return {
     results: [...results, ...pgloader.results],
@@ -310,18 +320,16 @@ export async function benchLegacyIngest(
 export async function benchJsonIngest(
   ctx: BenchContext,
 ): Promise<{ results: BenchResult[]; loader: LoaderFigures }> {
-  const file = join(ctx.workDir, 'report.json');
-  ctx.log(`generating ${ctx.rows} JSON report records`);
-  await generateReportJson(file, ctx.rows);
-  const { results, figures } = await loaderSection(
-    ctx,
-    'report JSON',
-    file,
-    'report-transactions',
-    'report-json',
-    'TRANSACTION',
-    ['provider_transactions'],
-  );
+  const { results, figures } = await loaderSection(ctx, {
+    label: 'report JSON',
+    fileName: 'report.json',
+    rowsAre: 'JSON report records',
+    generate: generateReportJson,
+    source: 'report-transactions',
+    format: 'report-json',
+    queryType: 'TRANSACTION',
+    tables: ['provider_transactions'],
+  });
   return { results, loader: figures };
 }
 

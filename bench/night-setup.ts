@@ -46,6 +46,60 @@ export interface NightRun extends NightTimes {
   readonly rows: number;
 }
 
+/** What a nightly bench takes: its sizes, how often the night is measured, its prepared warehouses. */
+export interface NightBenchOptions {
+  historyRows?: number;
+  dayRows?: number;
+  /** Nights measured on each warehouse (fresh copies); the medians are compared. */
+  repeat?: number;
+  /** Keep the prepared warehouses as templates; `reuse` copies them instead of preparing again. */
+  keep?: boolean;
+  reuse?: boolean;
+  log?: (line: string) => void;
+}
+
+/** The options in force: 15,000 rows a day, 3 nights, progress on stdout, unless given; the history the bench's own. */
+function withNightDefaults(options: NightBenchOptions, historyRows: number) {
+  return {
+    historyRows: options.historyRows ?? historyRows,
+    dayRows: options.dayRows ?? 15_000,
+    repeat: options.repeat ?? 3,
+    log: options.log ?? ((line: string) => process.stdout.write(`${line}\n`)),
+  };
+}
+
+/** A night bench's options in force, and its prepared templates' names. */
+export interface NightSettings<K extends string> extends ReturnType<typeof withNightDefaults> {
+  readonly templates: Readonly<Record<K, string>>;
+}
+
+/**
+ * Starts a night bench, runs `measure` on it with the options in force (`historyRows` unless given)
+ * and the templates' names (each of `names` tagged with the history and day rows), then drops the
+ * templates (or keeps them with `keep`, for a later `--reuse`) and stops the bench, however
+ * `measure` ends.
+ */
+export async function onNightBench<K extends string, T>(
+  options: NightBenchOptions,
+  historyRows: number,
+  names: Readonly<Record<K, string>>,
+  measure: (bench: NightBench, night: NightSettings<K>) => Promise<T>,
+): Promise<T> {
+  const settings = withNightDefaults(options, historyRows);
+  const tag = `${settings.historyRows}_${settings.dayRows}`;
+  const templates = Object.fromEntries(
+    Object.entries<string>(names).map(([key, name]) => [key, `${name}_${tag}`]),
+  ) as Record<K, string>;
+  const bench = await startNightBench(settings.dayRows);
+  try {
+    return await measure(bench, { ...settings, templates });
+  } finally {
+    if (!options.keep) for (const name of Object.values<string>(templates)) await bench.server.drop(name);
+    else settings.log(`  kept ${Object.values(templates).join(', ')} (next run: --reuse)`);
+    await bench.close();
+  }
+}
+
 export function nightOf(day: string, now: string): Night {
   return { from: addDays(day, 1 - NIGHT.lookbackDays), to: day, now };
 }

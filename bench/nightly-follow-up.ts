@@ -1,6 +1,4 @@
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { DEFAULT_FOLLOW_UP } from '../config/follow-up.ts';
@@ -13,12 +11,14 @@ import { rangesOfDates } from '../workflows/windows.ts';
 import {
   median,
   NIGHT,
+  type NightBenchOptions,
   nightOf,
   onFreshCopy,
+  onNightBench,
   prepareWarehouse,
   round2,
-  startNightBench,
 } from './night-setup.ts';
+import { environmentSizes, numberFlags, runAsScript } from './script-options.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -59,25 +59,12 @@ async function makeNonFinal(db: Kysely<Database>, percent: number): Promise<void
 }
 
 export async function benchNightlyFollowUp(
-  options: {
-    historyRows?: number;
-    dayRows?: number;
-    nonFinalPercent?: number;
-    repeat?: number;
-    /** Keep the prepared warehouse as a template; `reuse` copies it instead of preparing again. */
-    keep?: boolean;
-    reuse?: boolean;
-    log?: (line: string) => void;
-  } = {},
+  options: NightBenchOptions & { nonFinalPercent?: number } = {},
 ): Promise<FollowUpFigures> {
-  const historyRows = options.historyRows ?? 1_000_000;
-  const dayRows = options.dayRows ?? 15_000;
-  const repeat = options.repeat ?? 3;
-  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const bench = await startNightBench(dayRows);
-  const template = `recon_bench_follow_up_${historyRows}_${dayRows}`;
   const percent = options.nonFinalPercent ?? 1;
-  try {
+  return onNightBench(options, 1_000_000, { followUp: 'recon_bench_follow_up' }, async (bench, settings) => {
+    const { historyRows, repeat, log } = settings;
+    const template = settings.templates.followUp;
     await prepareWarehouse(bench, template, {
       historyRows,
       beforeReconcile: (db) => makeNonFinal(db, percent),
@@ -144,11 +131,7 @@ export async function benchNightlyFollowUp(
         `${figures.with} s / ${figures.without} s, ratio ${figures.ratio} (target <= 1.3); one status lookup over loopback ${lookupRoundTripMs} ms`,
     );
     return figures;
-  } finally {
-    if (!options.keep) await bench.server.drop(template);
-    else log(`  kept ${template} (next run: --reuse)`);
-    await bench.close();
-  }
+  });
 }
 
 /** What the workflow does after the night for the account: the follow-up, then the days it changed. */
@@ -209,7 +192,7 @@ export const followUpSteps: BenchStep[] = [
     name: 'nightly-follow-up',
     async run(c) {
       const f = await benchNightlyFollowUp({
-        historyRows: Number(process.env.BENCH_FOLLOW_UP_HISTORY_ROWS ?? 1_000_000),
+        ...environmentSizes({ historyRows: ['BENCH_FOLLOW_UP_HISTORY_ROWS', 1_000_000] }),
         log: c.log,
       });
       return [
@@ -225,14 +208,9 @@ export const followUpSteps: BenchStep[] = [
   },
 ];
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const arg = (name: string) => {
-    const i = process.argv.indexOf(name);
-    return i > 0 ? Number(process.argv[i + 1]) : undefined;
-  };
+if (runAsScript(import.meta.url)) {
   await benchNightlyFollowUp({
-    ...(arg('--history-rows') !== undefined ? { historyRows: arg('--history-rows')! } : {}),
-    ...(arg('--repeat') !== undefined ? { repeat: arg('--repeat')! } : {}),
+    ...numberFlags({ historyRows: '--history-rows', repeat: '--repeat' }),
     keep: process.argv.includes('--keep'),
     reuse: process.argv.includes('--reuse'),
   });

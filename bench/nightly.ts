@@ -1,16 +1,16 @@
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   median as medianOf,
   NIGHT,
   nightOf,
+  type NightBenchOptions,
   type NightTimes,
   onFreshCopy,
+  onNightBench,
   prepareWarehouse,
   round2,
-  startNightBench,
 } from './night-setup.ts';
+import { environmentSizes, numberFlags, runAsScript } from './script-options.ts';
 import type { BenchStep } from './steps.ts';
 
 export { generateHistory, NIGHT, nightOf, round2, SANDBOX_DAYS } from './night-setup.ts';
@@ -42,26 +42,14 @@ export interface NightlyFigures {
 }
 
 export async function benchNightly(
-  options: {
-    historyRows?: number;
-    dayRows?: number;
-    keep?: boolean;
-    reuse?: boolean;
-    /** Nights measured on each warehouse (fresh copies); the medians are compared. */
-    repeat?: number;
+  options: NightBenchOptions & {
     /** Measure one warehouse only (for RECON_PROFILE=explain: one warehouse's plans); no ratio then. */
     only?: 'empty' | 'large';
-    log?: (line: string) => void;
   } = {},
 ): Promise<NightlyFigures> {
-  const historyRows = options.historyRows ?? 10_000_000;
-  const dayRows = options.dayRows ?? 15_000;
-  const repeat = options.repeat ?? 3;
-  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const bench = await startNightBench(dayRows);
-  const tag = `${historyRows}_${dayRows}`;
-  const templates = { empty: `recon_bench_nightly_empty_${tag}`, large: `recon_bench_nightly_large_${tag}` };
-  try {
+  const names = { empty: 'recon_bench_nightly_empty', large: 'recon_bench_nightly_large' };
+  return onNightBench(options, 10_000_000, names, async (bench, settings) => {
+    const { historyRows, dayRows, repeat, log, templates } = settings;
     for (const [which, name] of Object.entries(templates)) {
       await prepareWarehouse(bench, name, {
         historyRows: which === 'large' ? historyRows : 0,
@@ -109,11 +97,7 @@ export async function benchNightly(
         `pull ${round2(large.pullSeconds / empty.pullSeconds)}, reconcile ${round2(large.reconcileSeconds / empty.reconcileSeconds)}`,
     );
     return figures;
-  } finally {
-    if (!options.keep) for (const name of Object.values(templates)) await bench.server.drop(name);
-    else log(`  kept ${Object.values(templates).join(', ')} (next run: --reuse)`);
-    await bench.close();
-  }
+  });
 }
 
 /** The figures of a run that measured one warehouse: the other's are zero, and so is the ratio. */
@@ -142,8 +126,10 @@ export const nightlySteps: BenchStep[] = [
     name: 'nightly',
     async run(c) {
       const f = await benchNightly({
-        historyRows: Number(process.env.BENCH_NIGHTLY_HISTORY_ROWS ?? 10_000_000),
-        dayRows: Number(process.env.BENCH_NIGHTLY_DAY_ROWS ?? 15_000),
+        ...environmentSizes({
+          historyRows: ['BENCH_NIGHTLY_HISTORY_ROWS', 10_000_000],
+          dayRows: ['BENCH_NIGHTLY_DAY_ROWS', 15_000],
+        }),
         reuse: process.env.BENCH_NIGHTLY_REUSE === '1',
         keep: process.env.BENCH_NIGHTLY_REUSE === '1',
         log: c.log,
@@ -161,17 +147,11 @@ export const nightlySteps: BenchStep[] = [
   },
 ];
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const arg = (name: string) => {
-    const i = process.argv.indexOf(name);
-    return i > 0 ? Number(process.argv[i + 1]) : undefined;
-  };
+if (runAsScript(import.meta.url)) {
   await benchNightly({
-    ...(arg('--history-rows') !== undefined ? { historyRows: arg('--history-rows')! } : {}),
-    ...(arg('--day-rows') !== undefined ? { dayRows: arg('--day-rows')! } : {}),
+    ...numberFlags({ historyRows: '--history-rows', dayRows: '--day-rows', repeat: '--repeat' }),
     keep: process.argv.includes('--keep'),
     reuse: process.argv.includes('--reuse'),
-    ...(arg('--repeat') !== undefined ? { repeat: arg('--repeat')! } : {}),
     ...(process.argv.includes('--only')
       ? { only: process.argv[process.argv.indexOf('--only') + 1] === 'empty' ? 'empty' : 'large' }
       : {}),

@@ -9,7 +9,7 @@
 import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parse as csvParse } from 'csv-parse';
-import { parseReport } from '../provider/formats/index.ts';
+import { parseReport, type ParseReportOptions } from '../provider/formats/index.ts';
 import { readCsvRecords } from '../provider/formats/read-csv-records.ts';
 import { readLines } from '../provider/formats/read-lines.ts';
 import { splitJsonArray } from '../provider/formats/split-json-array.ts';
@@ -103,6 +103,17 @@ async function time(label: string, path: string, run: () => Promise<number>): Pr
   );
 }
 
+/** Times parseReport over the file at `path`, counting the records it yields. */
+function timeParseReport(label: string, path: string, options: Omit<ParseReportOptions, 'fileName'>) {
+  return time(label, path, async () => {
+    let n = 0;
+    for await (const row of parseReport(createReadStream(path), { ...options, fileName: 'bench' })) {
+      if (row.ok) n++;
+    }
+    return n;
+  });
+}
+
 const legacyPath = await generate(`legacy-type5-${rows}.csv`, '', legacyLine, '\n', '\n');
 const jsonPath = await generate(`report-${rows}.json`, '[\n', jsonRecord, ',\n', '\n]\n');
 
@@ -111,32 +122,13 @@ await time('legacy type 5: line splitting only', legacyPath, async () => {
   for await (const batch of readLines(createReadStream(legacyPath), 'bench')) n += batch.lines.length;
   return n;
 });
-await time('legacy type 5: parseReport', legacyPath, async () => {
-  let n = 0;
-  for await (const row of parseReport(createReadStream(legacyPath), {
-    format: 'legacy',
-    queryType: '5',
-    fileName: 'bench',
-  })) {
-    if (row.ok) n++;
-  }
-  return n;
-});
+await timeParseReport('legacy type 5: parseReport', legacyPath, { format: 'legacy', queryType: '5' });
 await time('JSON report: array splitting only', jsonPath, async () => {
   let n = 0;
   for await (const batch of splitJsonArray(createReadStream(jsonPath), 'bench')) n += batch.length;
   return n;
 });
-await time('JSON report: parseReport', jsonPath, async () => {
-  let n = 0;
-  for await (const row of parseReport(createReadStream(jsonPath), {
-    format: 'report-json',
-    fileName: 'bench',
-  })) {
-    if (row.ok) n++;
-  }
-  return n;
-});
+await timeParseReport('JSON report: parseReport', jsonPath, { format: 'report-json' });
 const csvPath = await generate(`report-${rows}.csv`, CSV_HEADER, csvLine, '\n', '\n');
 await time('CSV report: readCsvRecords only (hand-written)', csvPath, async () => {
   let n = -1;
@@ -159,17 +151,7 @@ await time('CSV report: csv-parse with info and raw', csvPath, async () => {
   }
   return n;
 });
-await time('CSV report: parseReport', csvPath, async () => {
-  let n = 0;
-  for await (const row of parseReport(createReadStream(csvPath), {
-    format: 'report-csv',
-    queryType: 'TRANSACTION',
-    fileName: 'bench',
-  })) {
-    if (row.ok) n++;
-  }
-  return n;
-});
+await timeParseReport('CSV report: parseReport', csvPath, { format: 'report-csv', queryType: 'TRANSACTION' });
 console.log(
   `heap used at the end: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`,
 );

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
 import { dropScratch, openBenchServer } from './scratch-databases.ts';
+import { environmentSizes } from './script-options.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -107,8 +108,10 @@ export const windowCostSteps: BenchStep[] = [
     name: 'window-cost',
     async run(c) {
       const f = await benchWindowCost({
-        windowRows: Number(process.env.BENCH_WINDOW_ROWS ?? 10_000),
-        historyRows: Number(process.env.BENCH_HISTORY_ROWS ?? 1_000_000),
+        ...environmentSizes({
+          windowRows: ['BENCH_WINDOW_ROWS', 10_000],
+          historyRows: ['BENCH_HISTORY_ROWS', 1_000_000],
+        }),
         log: c.log,
       });
       return [
