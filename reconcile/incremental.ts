@@ -161,9 +161,9 @@ function daysFingerprint(ctx: RuleContext, rules: readonly Rule[]): string {
 }
 
 /**
- * Full or over changed keys; for the latter, fills changed_t, changed_m, changed_r and flagged_days
- * with the keys written since the range's dates were last matched and the dates whose due or stuck
- * state moved.
+ * Full or over changed keys; for the latter, fills changed_t, changed_m, changed_r, changed_days and
+ * flagged_days with the keys written since the range's dates were last matched, the dates of the
+ * rows they wrote and the dates whose due or stuck state moved.
  */
 async function chooseScope(
   ctx: RuleContext,
@@ -214,6 +214,14 @@ async function chooseScope(
         select distinct unnest(${sql.ref(column)}) as key from changed`,
     );
   }
+  // The range's dates of the rows those statements wrote, before and after (migration 0035): the
+  // roll-forward of those days is computed again (reconcile/rules/returns-scope.ts, scope_days).
+  await exec(
+    ctx,
+    sql`create temp table changed_days on commit drop as
+      select distinct d as business_date from changed, unnest(changed.business_dates) d
+      where d between ${from}::date and ${to}::date`,
+  );
   // Dates never matched (a nightly window's new day) and dates whose due or stuck state moved: every
   // row of theirs is looked at.
   await exec(

@@ -15,7 +15,10 @@ import { exec, type RuleContext } from './statement.ts';
  * - scope_a: provider transaction ids of the range's adjustments, and scope_adj the adjustments of
  *   the range looked at: those of scope_a's transactions and those without one, which every run looks
  *   at (no key tells their change) (adjustment_not_booked).
- * - scope_days: the days of the roll-forward (settlement_unexplained): every day of the range.
+ * - scope_days: the days of the roll-forward (settlement_unexplained): every day of the range in a
+ *   full run; in a run over changed keys the days whose items can have changed (fillRollForwardDays),
+ *   to which the roll-forward adds the days of the discrepancies the run found or looked at
+ *   (reconcile/rules/settlement.ts).
  * - redebits: the provider rows of the ranked duplicate groups (scope.ts) that debit a payment again
  *   after the return of another row of their merchant transaction id (duplicate_merchant_transaction
  *   leaves them out). One set-based join of the groups with their returns: a probe per row of the
@@ -49,7 +52,7 @@ export async function fillReturnsScope(ctx: RuleContext): Promise<void> {
   }
   await exec(
     ctx,
-    sql`create temp table scope_adj on commit drop as select a.adjustment_key from provider_adjustments a
+    sql`create temp table scope_adj on commit drop as select a.adjustment_key, a.adjusted_on from provider_adjustments a
       where ${adjusted} and (a.transaction_id in (select transaction_id from scope_a) or a.transaction_id is null)`,
   );
   await exec(
@@ -61,14 +64,7 @@ export async function fillReturnsScope(ctx: RuleContext): Promise<void> {
       join provider_transactions pp on pp.transaction_id = p.transaction_id
       where r.returned_on <= pp.transaction_on`,
   );
-  // Every day of the range, in either run: a change moves an item from a day no key names (a ledger
-  // entry booked on another date, a return dated anew), and a day's explanation is every discrepancy
-  // of that day.
-  await exec(
-    ctx,
-    sql`create temp table scope_days on commit drop as
-      select d::date as business_date from generate_series(${from}::date, ${to}::date, interval '1 day') d`,
-  );
+  await fillRollForwardDays(ctx);
   await exec(ctx, sql`analyze scope_n, scope_x, scope_a, scope_adj, scope_days, redebits`);
 }
 
@@ -104,5 +100,39 @@ async function fillChangedReturnsScope(ctx: RuleContext, received: Term, nextAct
     sql`create temp table scope_a on commit drop as
       select distinct a.transaction_id from provider_adjustments a
       where ${adjusted} and (a.transaction_id in (select key from changed_t) or ${flagged('a.adjusted_on')})`,
+  );
+}
+
+/**
+ * The days of the roll-forward. A full run: every day of the range. A run over changed keys: the days
+ * of the items it looks at (scope_p, scope_l, scope_r, scope_adj: the days they count on now), the
+ * days of the rows written since its dates were last matched, before and after (changed_days: an item
+ * that left a day, a deleted row), and the dates it looks at whole (flagged_days). A ledger entry
+ * paired with a provider row counts on that row's day: the row is in scope_p whenever the entry is in
+ * scope_l (changed-scope.ts closes the scope over the merchant transaction id).
+ */
+async function fillRollForwardDays(ctx: RuleContext): Promise<void> {
+  const { from, to } = ctx;
+  if (!ctx.scoped) {
+    await exec(
+      ctx,
+      sql`create temp table scope_days on commit drop as
+        select d::date as business_date from generate_series(${from}::date, ${to}::date, interval '1 day') d`,
+    );
+    return;
+  }
+  await exec(
+    ctx,
+    sql`create temp table scope_days on commit drop as
+      select business_date from (
+        select business_date from flagged_days
+        union select business_date from changed_days
+        union select booked_on from scope_l
+        union select p.transaction_on from provider_transactions p
+          where p.transaction_id = any (array(select transaction_id from scope_p))
+        union select r.returned_on from provider_returns r
+          where r.return_transaction_id = any (array(select return_transaction_id from scope_r))
+        union select adjusted_on from scope_adj) d
+      where business_date between ${from}::date and ${to}::date`,
   );
 }

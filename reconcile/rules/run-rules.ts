@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { claimTransactions, dropFacts } from './claims.ts';
+import { keepReturnClaims, noteClaimMoves } from './claim-moves.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
 import { PENDING_RULES } from './pending.ts';
 import { ADJUSTMENT_RULES } from './adjustments.ts';
@@ -61,12 +62,15 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
     ctx,
     sql`create temp table suspects on commit drop as select * from facts f where ${suspectsCondition(rules, ctx)}`,
   );
+  await keepReturnClaims(ctx);
   const returns = await claimReturns(ctx);
   await claimReturnNotifications(ctx);
   for (const rule of rules) {
     await rule.prepare?.(ctx);
     await exec(ctx, ruleStatement(rule, ctx));
   }
+  // Claims that moved an item of another range's day (claim-moves.ts).
+  await noteClaimMoves(ctx);
   await dropFacts(ctx);
   return { ...claims, returns };
 }

@@ -37,9 +37,38 @@ function found(ctx: RuleContext) {
   const columns = sql.raw(
     'business_date, transaction_id, merchant_transaction_id, return_transaction_id, kind, discrepancy_key',
   );
-  return ctx.unseen === undefined
-    ? sql`select ${columns} from findings`
-    : sql`select ${columns} from findings union all select ${columns} from (${ctx.unseen}) u`;
+  if (ctx.unseen === undefined) return sql`select ${columns} from findings`;
+  // Of the days the roll-forward computes again (scope_days) only: the others keep their discrepancy.
+  const ofDays = sql`business_date = any (array(select business_date from scope_days))`;
+  return sql`select ${columns} from findings where ${ofDays}
+    union all select ${columns} from (${ctx.unseen}) u where ${ofDays}`;
+}
+
+const ROLL_FORWARD = 'settlement_roll_forward';
+
+/**
+ * A run over changed keys computes the roll-forward of scope_days (returns-scope.ts) and of the days
+ * of the discrepancies it found or looked at, which explain their days' differences: those days are
+ * added to scope_days, and their settlement_unexplained discrepancies to what the run looked at
+ * (looked_at), so that the lifecycle resolves those the roll-forward no longer finds and no other.
+ */
+async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
+  await exec(
+    ctx,
+    sql`insert into scope_days (business_date)
+      select business_date from findings
+      union select d.business_date from discrepancies d
+        where d.discrepancy_id = any (array(select discrepancy_id from looked_at))
+          and d.business_date between ${ctx.from}::date and ${ctx.to}::date
+      except select business_date from scope_days`,
+  );
+  await exec(
+    ctx,
+    sql`insert into looked_at (discrepancy_id)
+      select d.discrepancy_id from discrepancies d
+      where d.business_date = any (array(select business_date from scope_days)) and d.rule = ${ROLL_FORWARD}
+      except select discrepancy_id from looked_at`,
+  );
 }
 
 /** The key an item is named by: its one id (settlement_items fills one of the four). */
@@ -47,19 +76,23 @@ const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transact
   'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
 
 /**
- * The items of the range's days of the run's account (settlement_window) and the items the run's
- * findings name (settlement_named), analyzed: the matches the view reads were written earlier in
- * this run, so that only these tables' real sizes keep the roll-forward's joins linear. The view is
- * read for the range's dates only (an index range scan in each of its branches); `offset 0` keeps
+ * The items of the days the run computes (the range's; in a run over changed keys, those whose
+ * inputs changed: addDaysOfFindings) of the run's account (settlement_window) and the items the
+ * discrepancies of those days name (settlement_named), analyzed: the matches the view reads were
+ * written earlier in this run, so that only these tables' real sizes keep the roll-forward's joins
+ * linear. The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
  * the account's condition out of it, where the planner could drive the branches from the account's
  * whole index instead of the dates'.
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
+  if (ctx.scoped) await addDaysOfFindings(ctx);
+  const days = ctx.scoped
+    ? sql`business_date = any (array(select business_date from scope_days))`
+    : sql`business_date between ${ctx.from}::date and ${ctx.to}::date`;
   await exec(
     ctx,
     sql`create temp table settlement_window on commit drop as
-      select i.* from (select * from public.settlement_items
-                       where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0) i
+      select i.* from (select * from public.settlement_items where ${days} offset 0) i
       where i.account = current_setting('recon.run_account')`,
   );
   await exec(
@@ -103,7 +136,7 @@ const DAYS = `(
 /** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */
 export const settlementUnexplained: Rule = {
   name: 'settlement_unexplained',
-  rule: 'settlement_roll_forward',
+  rule: ROLL_FORWARD,
   kinds: ['settlement_unexplained'],
   prepare: prepareRollForward,
   reads: { from: () => DAYS, anchor: 'day' },

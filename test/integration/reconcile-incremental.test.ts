@@ -25,7 +25,7 @@ import {
 // their near-miss candidates.
 
 const ROUNDS = Number(process.env.RECON_INCREMENTAL_ROUNDS ?? 10);
-const SEEDS = (process.env.RECON_INCREMENTAL_SEEDS ?? '2026').split(',').map(Number);
+const SEEDS = (process.env.RECON_INCREMENTAL_SEEDS ?? '2026,5').split(',').map(Number);
 const FROM = '2026-03-02';
 /** The range ends on the 10th, and a day later every other round, as a nightly window grows a new day. */
 const toOf = (round: number) => `2026-03-${String(10 + Math.floor(round / 2)).padStart(2, '0')}`;
