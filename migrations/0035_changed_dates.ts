@@ -6,13 +6,15 @@ import { type Kysely, sql } from 'kysely';
  * The roll-forward of a run over changed keys recomputes the days whose items changed, not its whole
  * range (issue 30, section 1; docs/architecture.md). An item that leaves a day (a ledger entry booked
  * anew, a return dated anew, a row deleted) changes that day, and no row names the day afterwards:
- * `recon_work.changed_keys.business_dates` keeps the business dates of the rows each statement wrote,
- * before and after, for the four tables whose rows are items of the roll-forward
+ * `recon_work.changed_keys.business_dates` keeps the business dates of the rows each update or delete
+ * wrote, before and after, for the four tables whose rows are items of the roll-forward
  * (settlement_items): provider_transactions (transaction_on), provider_returns (returned_on),
  * provider_adjustments (adjusted_on) and merchant_ledger (the Eastern date of booked_at). An
  * adjustment without a transaction id, which carries no key, is now noted by its dates.
  *
- * The other tables' statement triggers are those of migration 0027.
+ * An inserted row needs no date here: it is in the run's scope by its keys, on the day it counts on
+ * now (an adjustment without a transaction id: every run looks at those of its range). The insert
+ * triggers stay those of migrations 0027 and 0036 (the loader notes its COPYs' keys itself).
  */
 
 /** Per table: the key kind and column of each key its rows carry (as in 0027), and its date. */
@@ -71,7 +73,6 @@ function insertKeys(
 async function replaceFunctions(db: Kysely<any>, withDates: boolean): Promise<void> {
   for (const [table, { keys, date }] of Object.entries(TABLES)) {
     for (const [event, rows] of [
-      ['insert', ['new_rows']],
       ['delete', ['old_rows']],
       ['update', ['new_rows', 'old_rows']],
     ] as const) {
