@@ -19,6 +19,7 @@ import {
   round2,
 } from './night-setup.ts';
 import { environmentSizes, numberFlags, runAsScript } from './script-options.ts';
+import { pgBackendCpuSeconds } from './backend-cpu.ts';
 import type { BenchStep } from './steps.ts';
 
 /**
@@ -81,6 +82,7 @@ export async function benchNightlyFollowUp(
       scopes: '',
       lookupSeconds: 0,
       reconcileSeconds: 0,
+      reconcileCpuSeconds: null as number | null,
     };
     for (let r = 0; r < repeat; r++) {
       for (const mode of ['without', 'with'] as const) {
@@ -101,7 +103,7 @@ export async function benchNightlyFollowUp(
           log(
             `  night of ${NIGHT.day} ${mode} follow-up: night ${round2((t1 - t0) / 1000)} s` +
               (mode === 'with'
-                ? `, follow-up ${round2((t2 - t1) / 1000)} s (${last.lookedUp} of ${last.nonFinal} non-final asked and written in ${last.lookupSeconds} s, ${last.settled} settled; ${last.days} days reconciled again in ${last.reconcileSeconds} s: ${last.scopes})`
+                ? `, follow-up ${round2((t2 - t1) / 1000)} s (${last.lookedUp} of ${last.nonFinal} non-final asked and written in ${last.lookupSeconds} s, ${last.settled} settled; ${last.days} days reconciled again in ${last.reconcileSeconds} s, server CPU ${last.reconcileCpuSeconds ?? '?'} s: ${last.scopes})`
                 : '') +
               ` (load average ${load})`,
           );
@@ -158,13 +160,16 @@ async function followUpAfterNight(db: Kysely<Database>, before: string) {
   const t1 = performance.now();
   // How each run matched (full or over the changed keys, and why full): the bench's reason to exist.
   const scopes = new Map<string, number>();
+  const cpu0 = await pgBackendCpuSeconds(db);
   for (const range of rangesOfDates(f.dates)) {
     const run = await reconcileRange(db, { ...range, now: NIGHT.now });
     const how = run.fullBecause ? `full (${run.fullBecause})` : run.scope;
     scopes.set(how, (scopes.get(how) ?? 0) + 1);
   }
   const t2 = performance.now();
+  const cpu1 = await pgBackendCpuSeconds(db);
   return {
+    reconcileCpuSeconds: cpu0 === null || cpu1 === null ? null : round2(cpu1 - cpu0),
     nonFinal: f.nonFinal,
     lookedUp: f.lookedUp,
     settled: f.settled,
