@@ -4,7 +4,8 @@
  * files. Each throws commander's InvalidArgumentError with what is allowed; cli/program.ts turns it
  * into the one-line usage error (exit 2). Then the options that several commands share, declared
  * once each: a date range and the note and author of a recorded action (functions that add them to a
- * command, as cli/analysts.ts withLimits does for its own pair), and the account (an Option to add).
+ * command, as cli/analysts.ts withLimits does for its own pair), and the account, one or a repeatable
+ * list (an Option to add).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -171,4 +172,21 @@ export function withNoteAndAuthor(command: Command, help: { note: string; by: st
  */
 export function accountOption(help: string): Option {
   return new Option('--account <name>', help).argParser(accountArg);
+}
+
+/** Each name of a repeated --account, parsed by {@link accountArg}, collected in the order given. */
+export function accountsArg(value: string, previous: readonly AccountName[] = []): AccountName[] {
+  return [...previous, accountArg(value)];
+}
+
+/**
+ * The repeatable --account <name> (a list of accounts, {@link accountsArg}): the same parser and
+ * error as {@link accountOption}; without it the action receives no list. `help` says what the list
+ * limits.
+ *
+ * @example
+ *   command.addOption(accountsOption('limit the token to this provider account (repeat for more)'));
+ */
+export function accountsOption(help: string): Option {
+  return new Option('--account <name>', help).argParser(accountsArg);
 }

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { wholeNumberArg } from './options.ts';
-import { accountArg, accountScope, parseRole, runWithAuth } from './users.ts';
+import type { AccountName } from '../domain/account-name.ts';
+import { accountsOption, wholeNumberArg } from './options.ts';
+import { accountScope, parseRole, runWithAuth } from './users.ts';
 
 function tokenId(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a token id is a positive integer');
@@ -22,17 +23,15 @@ export function registerTokens(program: Command): void {
       wholeNumberArg(1, 365),
       90,
     )
-    .option(
-      '--account <name>',
-      'limit the token to this provider account (repeat for more); without it: every account',
-      accountArg,
+    .addOption(
+      accountsOption('limit the token to this provider account (repeat for more); without it: every account'),
     )
     .action(
       (opts: {
         role: 'viewer' | 'operator' | 'admin';
         name: string;
         expiresInDays: number;
-        account?: string[];
+        account?: AccountName[];
       }) =>
         runWithAuth(async ({ createToken }, db) => {
           const accounts = opts.account ?? [];

@@ -1,16 +1,11 @@
-import { type Command, InvalidArgumentError } from 'commander';
-import { currencyArg, instantArg, wholeNumberArg, accountOption } from './options.ts';
+import type { Command } from 'commander';
+import { accountOption, currencyArg, instantArg, nonEmpty, wholeNumberArg } from './options.ts';
 import { runCommand, withDatabase } from './run.ts';
 
 /**
  * `recon tolerances list / history / set / apply` and `recon rules preview`: the matching tolerances
  * and write-off limits per account and currency (docs/finance.md, "Tolerances and write-offs").
  */
-
-function nonEmpty(value: string): string {
-  if (value.trim() === '') throw new InvalidArgumentError('give some text');
-  return value;
-}
 
 const cents = wholeNumberArg(0);
 

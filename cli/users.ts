@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { isAccountName } from '../domain/account-name.ts';
+import type { AccountName } from '../domain/account-name.ts';
 import type { Db } from '../db/database.ts';
+import { accountsOption } from './options.ts';
 import { runCommand, runWithDatabase, withDatabase } from './run.ts';
 
 type WorkbenchAuth = typeof import('../workbench/auth/accounts.ts');
@@ -18,13 +19,6 @@ export function runWithAuth(body: (auth: WorkbenchAuth, db: Db) => Promise<void>
 /** Which accounts a user or token may see, in words: `accounts a, b`, or `every account`. */
 export function accountScope(accounts: readonly string[]): string {
   return accounts.length ? `accounts ${accounts.join(', ')}` : 'every account';
-}
-
-/** commander parser for a repeatable --account: each name checked, collected in order. */
-export function accountArg(value: string, previous: string[] = []): string[] {
-  if (!isAccountName(value))
-    throw new InvalidArgumentError('an account name is 1 to 32 of a-z, 0-9 and - (recon accounts list)');
-  return [...previous, value];
 }
 
 /** commander parser for --role: viewer, operator or admin. */
@@ -48,14 +42,12 @@ export function registerUsers(program: Command): void {
     .description(
       'add a workbench user, or set the role, password and accounts of an existing one (and enable it again); changing a user ends its sessions',
     )
-    .option(
-      '--account <name>',
-      'limit the user to this provider account (repeat for more); without it: every account',
-      accountArg,
+    .addOption(
+      accountsOption('limit the user to this provider account (repeat for more); without it: every account'),
     )
     .requiredOption('--role <role>', 'viewer, operator or admin', parseRole)
     .requiredOption('--password-stdin', 'read the password from standard input (at least 12 characters)')
-    .action((name: string, opts: { role: 'viewer' | 'operator' | 'admin'; account?: string[] }) =>
+    .action((name: string, opts: { role: 'viewer' | 'operator' | 'admin'; account?: AccountName[] }) =>
       runCommand(async (config) => {
         const password = await readStdin();
         const { addUser } = await import('../workbench/auth/accounts.ts');
