@@ -5,7 +5,8 @@
  * it: a reconcile run (written_off_by 'recon') or a person. Insert-only: an undo is a reversing row
  * (the opposite amount, reversal_of naming the row it undoes), so that the month's totals stay true.
  */
-import type { Db } from '../../db/database.ts';
+import type { Database, Db } from '../../db/database.ts';
+import { snakeCased, type FieldNamed } from '../../domain/snake-cased.ts';
 import { InvalidTolerance } from './tolerance.ts';
 
 /** Who a reconcile run's automatic write-offs are by. */
@@ -30,6 +31,22 @@ export interface WriteOff {
   readonly at?: string;
 }
 
+/** The fields of a write-off that are its columns, under the same names in snake_case (checked). */
+const WRITE_OFF_COLUMNS = [
+  'account',
+  'currency',
+  'amountCents',
+  'reason',
+  'kind',
+  'businessDate',
+  'discrepancyId',
+  'manualMatchId',
+  'runId',
+  'toleranceVersion',
+  'reversalOf',
+  'writtenOffBy',
+] as const satisfies readonly FieldNamed<WriteOff, keyof Database['write_offs']>[];
+
 /**
  * Records one write-off in the caller's transaction and returns its id. Never updates a row.
  *
@@ -43,21 +60,7 @@ export async function recordWriteOff(trx: Db, w: WriteOff): Promise<number> {
   if (w.reason.trim() === '') throw new InvalidTolerance('a write-off needs a reason: say why in words');
   const row = await trx
     .insertInto('write_offs')
-    .values({
-      account: w.account,
-      currency: w.currency,
-      amount_cents: w.amountCents,
-      reason: w.reason,
-      kind: w.kind ?? null,
-      business_date: w.businessDate ?? null,
-      discrepancy_id: w.discrepancyId ?? null,
-      manual_match_id: w.manualMatchId ?? null,
-      run_id: w.runId ?? null,
-      tolerance_version: w.toleranceVersion ?? null,
-      reversal_of: w.reversalOf ?? null,
-      written_off_by: w.writtenOffBy,
-      ...(w.at ? { written_off_at: w.at } : {}),
-    })
+    .values({ ...snakeCased(w, WRITE_OFF_COLUMNS), ...(w.at ? { written_off_at: w.at } : {}) })
     .returning('write_off_id')
     .executeTakeFirstOrThrow();
   return row.write_off_id;

@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ACCOUNT_NAME_PATTERN } from '../../domain/account-name.ts';
+import { snakeCased } from '../../domain/snake-cased.ts';
 import type { AccountScope } from '../../reconcile/discrepancies/filter.ts';
 import { applySettings } from '../../reconcile/tolerances/apply.ts';
 import { parseSettingsFile, type SettingsProposal } from '../../reconcile/tolerances/settings-file.ts';
@@ -111,14 +112,8 @@ const notFound = (id: string) => ({
 function jobAnswer(job: PreviewJob) {
   return {
     preview_id: job.id,
-    status: job.status,
-    by: job.by,
-    accounts: job.accounts,
-    started_at: job.startedAt,
-    finished_at: job.finishedAt ?? null,
-    message: job.message ?? null,
+    ...snakeCased(job, ['status', 'by', 'accounts', 'startedAt', 'finishedAt', 'message', 'preview']),
     page: `/tolerances/previews/${job.id}`,
-    preview: job.preview ?? null,
   };
 }
 
