@@ -17,11 +17,10 @@
  */
 import { type RawBuilder, sql } from 'kysely';
 import { exec, type RuleContext } from '../rules/statement.ts';
+import { indexItems, pairs, PASSES_A_CHECK } from './candidate-pairs.ts';
 import {
   collectItems,
   itemCondition,
-  MAX_ID_DISTANCE,
-  pairs,
   rankCandidates,
   searchDays,
   storeCandidates,
@@ -63,6 +62,7 @@ export async function findChangedCandidates(ctx: RuleContext): Promise<void> {
       generate_series(x.business_date - ${2 * days}::int, x.business_date + ${2 * days}::int, interval '1 day') g`,
   );
   await collectItems(ctx, days, sql`d.business_date = any (array(select day from cand_near))`);
+  await indexItems(ctx);
   await tolerancesTable(ctx);
   await writeDays(ctx, days);
   // Targets that a changed item now passes a check of.
@@ -70,11 +70,10 @@ export async function findChangedCandidates(ctx: RuleContext): Promise<void> {
     ctx,
     sql`insert into cand_targets (discrepancy_id)
       select distinct discrepancy_id from (${pairs(days, sql`c.discrepancy_id in (select discrepancy_id from cand_changed)`)}) p
-      where p.amount_diff <= p.amount_tolerance or coalesce(p.user_a = p.user_b, false)
-        or coalesce(p.id_distance <= ${MAX_ID_DISTANCE}, false)`,
+      where ${PASSES_A_CHECK}`,
   );
   await exec(ctx, sql`analyze cand_targets`);
-  await rankCandidates(ctx, days, sql`t.discrepancy_id in (select discrepancy_id from cand_targets)`);
+  await rankCandidates(ctx, pairs(days, sql`t.discrepancy_id in (select discrepancy_id from cand_targets)`));
   await storeCandidates(ctx, sql`m.discrepancy_id in (select discrepancy_id from cand_targets)`);
 }
 

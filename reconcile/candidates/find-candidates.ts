@@ -25,13 +25,10 @@ import { manuallyMatched } from '../rules/manual-matches.ts';
 import { keyJoin } from '../rules/sql-terms.ts';
 import { dueThroughFor } from '../rules/tolerance-terms.ts';
 import { exec, type RuleContext } from '../rules/statement.ts';
+import { indexItems, MAX_ID_DISTANCE, pairs } from './candidate-pairs.ts';
 
 /** At most this many candidates per discrepancy. */
 export const MAX_CANDIDATES = 5;
-/** Ids farther apart than this many edits fail the id check. */
-export const MAX_ID_DISTANCE = 3;
-/** Ids longer than this are not compared (a mistyped id is short; the distance is quadratic). */
-const MAX_ID_LENGTH = 64;
 /** Calendar days searched on each side of a date beyond the tolerance's lag. */
 const SEARCH_DAYS = 5;
 
@@ -101,7 +98,6 @@ export async function collectItems(
       where ${itemCondition(ctx, days, dates)}`,
   );
   await collectEntriesInGrace(ctx, days);
-  await exec(ctx, sql`analyze cand_items`);
 }
 
 /**
@@ -146,34 +142,7 @@ export async function tolerancesTable(ctx: RuleContext): Promise<void> {
     sql`create temp table cand_tolerance on commit drop as
       select * from unnest(${currencies}::text[], ${amount}::bigint[], ${lag}::int[]) as t(currency, amount_cents, lag_days)`,
   );
-}
-
-/**
- * Each pair of an item of the run's dates with an item of the other side near it, with its checks'
- * values. Read once by {@link rankCandidates}, never stored: nearly every pair fails the checks (98%
- * in the matching bench), and storing them all wrote a temporary table of millions of rows to disk
- * on a first run over 1,000,000 transactions. The dates around an item are joined one by one (a hash
- * join on currency and date) rather than as a range (every item of the currency compared with every
- * other). The planner flattens it into the ranking, so that a pair's checks are tested before its
- * other columns are computed (the id distance twice for the few that pass): at 200,000 rows the
- * candidates took 0.6-1.2 s instead of 1.1-2.0 s as a subquery kept apart (`offset 0`).
- * `which` narrows the items of the run's dates (`t`) or their candidates (`c`).
- */
-export function pairs(days: number, which: RawBuilder<unknown> = sql`true`) {
-  return sql`select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
-        c.discrepancy_id as candidate_discrepancy_id, c.amount_cents, c.business_date as candidate_business_date,
-        c.mtid as merchant_transaction_id, tol.amount_cents as amount_tolerance, tol.lag_days,
-        abs(c.amount_cents - t.amount_cents) as amount_diff, abs(dc.ordinal - dt.ordinal) as days_apart,
-        t.merchant_user_id as user_a, c.merchant_user_id as user_b, t.mtid as id_a, c.mtid as id_b,
-        case when length(t.mtid) <= ${MAX_ID_LENGTH} and length(c.mtid) <= ${MAX_ID_LENGTH}
-          then public.recon_id_distance(t.mtid, c.mtid, ${MAX_ID_DISTANCE}) end as id_distance
-      from cand_items t
-      cross join generate_series(-${days}::int, ${days}::int) o(days)
-      join cand_items c on c.currency = t.currency and c.business_date = t.business_date + o.days and c.side <> t.side
-      join cand_tolerance tol on tol.currency = t.currency
-      join cand_days dt on dt.day = t.business_date
-      join cand_days dc on dc.day = c.business_date
-      where t.target and ${which}`;
+  await exec(ctx, sql`analyze cand_tolerance`);
 }
 
 /** Every check in words: [{check, passed, detail}]; money in cents with its currency's tolerance. */
@@ -196,14 +165,10 @@ const CHECKS = sql.raw(`jsonb_build_array(
       else 'merchant transaction ids more than ${MAX_ID_DISTANCE} characters apart' end))`);
 
 /**
- * The candidates of the run (of the discrepancies `which`, as `t`): at most MAX_CANDIDATES per
+ * The candidates among `candidatePairs` (candidate-pairs.ts `pairs`): at most MAX_CANDIDATES per
  * discrepancy, ranked by score (cand_new).
  */
-export async function rankCandidates(
-  ctx: RuleContext,
-  days: number,
-  which: RawBuilder<unknown> = sql`true`,
-): Promise<void> {
+export async function rankCandidates(ctx: RuleContext, candidatePairs: RawBuilder<unknown>): Promise<void> {
   await exec(
     ctx,
     sql`create temp table cand_new on commit drop as
@@ -220,7 +185,7 @@ export async function rankCandidates(
               + (case when p.id_distance <= ${MAX_ID_DISTANCE} then 30 - 5 * p.id_distance else 0 end)
               + (case when p.user_a = p.user_b then 20 else 0 end)
               + (case when p.days_apart <= p.lag_days then 10 else 0 end) - least(p.days_apart, 10)::int as score
-          from (${pairs(days, which)}) p
+          from (${candidatePairs}) p
         ) x
         where x.amount_ok or x.user_ok or x.id_ok
       ) ranked
@@ -271,6 +236,7 @@ export async function writeDays(ctx: RuleContext, days: number): Promise<void> {
     sql`create temp table cand_days on commit drop as
       select * from unnest(${span.dates}::date[], ${span.ordinals}::int[]) as t(day, ordinal)`,
   );
+  await exec(ctx, sql`analyze cand_days`);
 }
 
 /**
@@ -280,6 +246,20 @@ export async function writeDays(ctx: RuleContext, days: number): Promise<void> {
  * data writes nothing. Returns how many discrepancies have at least one candidate.
  */
 export async function findCandidates(ctx: RuleContext): Promise<number> {
+  const days = await searchItems(ctx);
+  await rankCandidates(ctx, pairs(days));
+  await storeCandidates(ctx);
+  const r = await sql<{ n: number }>`select count(distinct discrepancy_id)::int as n from cand_new`.execute(
+    ctx.trx,
+  );
+  return r.rows[0]!.n;
+}
+
+/**
+ * The items a full run pairs (cand_items, indexed; cand_tolerance; cand_days), searched as far around
+ * the run's dates as the largest date lag of their currencies needs: returns that many days.
+ */
+export async function searchItems(ctx: RuleContext): Promise<number> {
   await collectItems(ctx, searchDays(0));
   await tolerancesTable(ctx);
   const maxLag = await sql<{
@@ -290,11 +270,7 @@ export async function findCandidates(ctx: RuleContext): Promise<number> {
     await exec(ctx, sql`drop table cand_items`);
     await collectItems(ctx, days);
   }
+  await indexItems(ctx);
   await writeDays(ctx, days);
-  await rankCandidates(ctx, days);
-  await storeCandidates(ctx);
-  const r = await sql<{ n: number }>`select count(distinct discrepancy_id)::int as n from cand_new`.execute(
-    ctx.trx,
-  );
-  return r.rows[0]!.n;
+  return days;
 }

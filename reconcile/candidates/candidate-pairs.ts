@@ -1,0 +1,143 @@
+/**
+ * The pairs the candidates are ranked from (find-candidates.ts): an item of the run's dates (`t`)
+ * with an item of the other side (`c`), of its currency and within the search window, that can pass
+ * one of the three checks that make a candidate (docs/finance.md, Candidates): the amount within the
+ * tolerance, the same merchant user, merchant transaction ids at most MAX_ID_DISTANCE edits apart.
+ *
+ * Each check has its own necessary condition, and the pairs are the union of the three, found through
+ * an index or a hash rather than by pairing every item with every item of the nearby dates (about 7
+ * million pairs for 7,000 missing items over 30 days at 1,000,000 rows, 98% of which passed no check):
+ * - amount: the other side's items of the currency whose amount is within the tolerance, one index
+ *   range per item (cand_items' amount index);
+ * - merchant user: the other side's items of the same merchant user (its index); a pair with an
+ *   unknown user fails the check;
+ * - id: a provider item's id shares a piece with the ledger entry's at a position the edits allow
+ *   (id-pieces.ts, which proves it); an id shorter than the number of pieces is compared with every
+ *   ledger id at most MAX_ID_DISTANCE characters longer.
+ * A pair in none of them fails every check, so the candidates are those the pairing of every nearby
+ * item found (test/integration/candidate-pairs.test.ts compares the two on random items).
+ */
+import { type RawBuilder, sql } from 'kysely';
+import { exec, type RuleContext } from '../rules/statement.ts';
+import { pieceShapes, probeShapes } from './id-pieces.ts';
+
+/** Ids farther apart than this many edits fail the id check. */
+export const MAX_ID_DISTANCE = 3;
+/** Ids longer than this are not compared (a mistyped id is short; the distance is quadratic). */
+export const MAX_ID_LENGTH = 64;
+
+/** Whether a pair (`p`, a row of {@link pairs}) passes one of the checks that make a candidate. */
+export const PASSES_A_CHECK = sql`(p.amount_diff <= p.amount_tolerance or coalesce(p.user_a = p.user_b, false)
+  or coalesce(p.id_distance <= ${MAX_ID_DISTANCE}, false))`;
+
+/**
+ * Numbers cand_items (n), indexes what the amount and merchant user checks need, and cuts the ids
+ * into the pieces the id check's pairs share (cand_pieces: provider items; cand_probes: ledger items).
+ */
+export async function indexItems(ctx: RuleContext): Promise<void> {
+  await exec(ctx, sql`alter table cand_items add column n int generated always as identity`);
+  await exec(ctx, sql`create index on cand_items (currency, side, amount_cents, business_date)`);
+  await exec(
+    ctx,
+    sql`create index on cand_items (currency, side, merchant_user_id, business_date)
+      where merchant_user_id is not null`,
+  );
+  const probes = probeShapes(MAX_ID_DISTANCE, MAX_ID_LENGTH);
+  await exec(
+    ctx,
+    sql`create temp table cand_probes on commit drop as
+      select distinct i.n as item, i.currency, i.business_date, s.id_length, s.seg,
+        substr(i.mtid, s.start + 1, s.len) collate "C" as piece
+      from cand_items i
+      join unnest(${probes.map((p) => p.probeLength)}::int[], ${probes.map((p) => p.idLength)}::int[],
+        ${probes.map((p) => p.seg)}::int[], ${probes.map((p) => p.start)}::int[], ${probes.map((p) => p.len)}::int[])
+        s(probe_length, id_length, seg, start, len) on s.probe_length = length(i.mtid)
+      where i.side = 'ledger'`,
+  );
+  // Of each provider id's pieces, the MAX_ID_DISTANCE + 1 that the fewest ledger ids contain.
+  const pieces = pieceShapes(MAX_ID_DISTANCE, MAX_ID_LENGTH);
+  await exec(
+    ctx,
+    sql`create temp table cand_pieces on commit drop as
+      select item, currency, business_date, id_length, seg, piece from (
+        select x.*, row_number() over (partition by x.item order by coalesce(f.n, 0), x.seg) as choice
+        from (select i.n as item, i.currency, i.business_date, s.id_length, s.seg,
+            substr(i.mtid, s.start + 1, s.len) collate "C" as piece
+          from cand_items i
+          join unnest(${pieces.map((p) => p.idLength)}::int[], ${pieces.map((p) => p.seg)}::int[],
+            ${pieces.map((p) => p.start)}::int[], ${pieces.map((p) => p.len)}::int[]) s(id_length, seg, start, len)
+            on s.id_length = length(i.mtid)
+          where i.side = 'provider') x
+        left join (select currency, id_length, seg, piece, count(*) as n from cand_probes group by 1, 2, 3, 4) f
+          on f.currency = x.currency and f.id_length = x.id_length and f.seg = x.seg and f.piece = x.piece
+      ) chosen
+      where choice <= ${MAX_ID_DISTANCE + 1}`,
+  );
+  await exec(ctx, sql`analyze cand_items, cand_pieces, cand_probes`);
+}
+
+/** The other side of `t`. */
+const OTHER_SIDE = sql`(case t.side when 'provider' then 'ledger' else 'provider' end)`;
+
+/** The provider item `p` and the ledger item `l` of each pair the id check can pass (p, l). */
+function idPairs(days: number): RawBuilder<unknown> {
+  const near = (a: string, b: string) =>
+    sql`${sql.ref(`${b}.business_date`)} between ${sql.ref(`${a}.business_date`)} - ${days}::int
+      and ${sql.ref(`${a}.business_date`)} + ${days}::int`;
+  return sql`select p.item as p, l.item as l from cand_pieces p
+      join cand_probes l on l.currency = p.currency and l.id_length = p.id_length and l.seg = p.seg and l.piece = p.piece
+      where ${near('p', 'l')}
+    union
+    select p.n, l.n from cand_items p
+      join cand_items l on l.currency = p.currency and l.side = 'ledger' and ${near('p', 'l')}
+        and length(l.mtid) <= length(p.mtid) + ${MAX_ID_DISTANCE}
+      where p.side = 'provider' and length(p.mtid) <= ${MAX_ID_DISTANCE}`;
+}
+
+/**
+ * The items (t, c) of the pairs of the run's dates that can pass a check: the union of each check's
+ * necessary condition (see the module's comment). One index probe per item and check (lateral,
+ * offset 0: a nested loop whatever the planner's estimates).
+ */
+function blockedPairs(days: number): RawBuilder<unknown> {
+  const window = sql`c.business_date between t.business_date - ${days}::int and t.business_date + ${days}::int`;
+  return sql`select t.n as t_n, c.n as c_n from cand_items t
+      join cand_tolerance tol on tol.currency = t.currency
+      cross join lateral (select c.n from cand_items c where c.currency = t.currency and c.side = ${OTHER_SIDE}
+        and c.amount_cents between t.amount_cents - tol.amount_cents and t.amount_cents + tol.amount_cents
+        and ${window} offset 0) c
+      where t.target
+    union
+    select t.n, c.n from cand_items t
+      cross join lateral (select c.n from cand_items c where c.currency = t.currency and c.side = ${OTHER_SIDE}
+        and c.merchant_user_id = t.merchant_user_id and ${window} offset 0) c
+      where t.target and t.merchant_user_id is not null
+    union
+    select x.t_n, x.c_n from (${idPairs(days)}) i
+      cross join lateral (values (i.p, i.l), (i.l, i.p)) x(t_n, c_n)
+      join cand_items t on t.n = x.t_n
+      where t.target`;
+}
+
+/**
+ * Each pair of an item of the run's dates with an item of the other side that can pass a check, with
+ * its checks' values. Read once by the ranking (find-candidates.ts), never stored; the id distance is
+ * computed for these pairs only. `which` narrows the items of the run's dates (`t`) or their
+ * candidates (`c`).
+ */
+export function pairs(days: number, which: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+  return sql`select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
+        c.discrepancy_id as candidate_discrepancy_id, c.amount_cents, c.business_date as candidate_business_date,
+        c.mtid as merchant_transaction_id, tol.amount_cents as amount_tolerance, tol.lag_days,
+        abs(c.amount_cents - t.amount_cents) as amount_diff, abs(dc.ordinal - dt.ordinal) as days_apart,
+        t.merchant_user_id as user_a, c.merchant_user_id as user_b, t.mtid as id_a, c.mtid as id_b,
+        case when length(t.mtid) <= ${MAX_ID_LENGTH} and length(c.mtid) <= ${MAX_ID_LENGTH}
+          then public.recon_id_distance(t.mtid, c.mtid, ${MAX_ID_DISTANCE}) end as id_distance
+      from (${blockedPairs(days)}) b
+      join cand_items t on t.n = b.t_n
+      join cand_items c on c.n = b.c_n
+      join cand_tolerance tol on tol.currency = t.currency
+      join cand_days dt on dt.day = t.business_date
+      join cand_days dc on dc.day = c.business_date
+      where ${which}`;
+}
