@@ -7,7 +7,13 @@ import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import type { RuleContext } from '../../reconcile/rules/statement.ts';
 import { tolerancesOf } from '../../reconcile/tolerances/index.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertTransactions, type LedgerInput, type TxnInput } from '../support/recon-rows.ts';
+import {
+  insertLedger,
+  insertLoad,
+  insertTransactions,
+  type LedgerInput,
+  type TxnInput,
+} from '../support/recon-rows.ts';
 
 /**
  * The candidates' pairs found through each check's necessary condition (candidate-pairs.ts) against
@@ -71,13 +77,22 @@ function randomItems(seed: number, prefix: string, count: number, lastDay = 38, 
       const at = Math.floor(next() * s.length);
       const op = Math.floor(next() * 3);
       const ch = pick([...'0123456789X']);
-      s = op === 0 ? s.slice(0, at) + ch + s.slice(at) : op === 1 ? s.slice(0, at) + s.slice(at + 1) : s.slice(0, at) + ch + s.slice(at + 1);
+      s =
+        op === 0
+          ? s.slice(0, at) + ch + s.slice(at)
+          : op === 1
+            ? s.slice(0, at) + s.slice(at + 1)
+            : s.slice(0, at) + ch + s.slice(at + 1);
     }
     return s;
   };
   const mtid = (n: number, side: 'p' | 'l') => {
     const r = next();
-    if (r < 0.08) return pick(['A', 'AB', 'ABC', 'ABCD', 'AB1', '', 'Z']).slice(0, side === 'l' ? 30 : 99) || (side === 'l' ? 'Q' : '');
+    if (r < 0.08)
+      return (
+        pick(['A', 'AB', 'ABC', 'ABCD', 'AB1', '', 'Z']).slice(0, side === 'l' ? 30 : 99) ||
+        (side === 'l' ? 'Q' : '')
+      );
     if (r < 0.12 && side === 'p') return `${pick(bases)}-${'9'.repeat(50 + Math.floor(next() * 6))}`;
     if (r < 0.15 && side === 'p') return null;
     const id = editId(pick(bases), Math.floor(next() * (MAX_ID_DISTANCE + 3)));
@@ -139,15 +154,21 @@ afterAll(async () => h?.close());
 class Compared extends Error {}
 
 const rowsOf = async (ctx: RuleContext, q: RawBuilder<unknown>) =>
-  (await sql<Record<string, unknown>>`select to_jsonb(x)::text as row from (${q}) x order by 1`.execute(ctx.trx)).rows.map(
-    (r) => r.row,
-  );
+  (
+    await sql<Record<string, unknown>>`select to_jsonb(x)::text as row from (${q}) x order by 1`.execute(
+      ctx.trx,
+    )
+  ).rows.map((r) => r.row);
 
 /** The rows only one of the two lists has (each a JSON text), for a short message when they differ. */
 function sameRows(label: string, actual: unknown[], expected: unknown[]): void {
   const a = new Set(actual);
   const e = new Set(expected);
-  expect({ label, missing: expected.filter((x) => !a.has(x)), extra: actual.filter((x) => !e.has(x)) }).toEqual({
+  expect({
+    label,
+    missing: expected.filter((x) => !a.has(x)),
+    extra: actual.filter((x) => !e.has(x)),
+  }).toEqual({
     label,
     missing: [],
     extra: [],
@@ -209,7 +230,9 @@ describe('the candidates paired through each check', () => {
       // Not dated inside a grace period, nor claiming an entry that is: a run over changed keys does
       // not see a change to an entry inside its grace period (no discrepancy of its own), and keeps the
       // candidates it made before (see docs/architecture.md, Near-miss candidates).
-      const inGrace = new Set(ledger.filter((l) => l.booked_at! >= '2026-03-17').map((l) => l.merchant_transaction_id));
+      const inGrace = new Set(
+        ledger.filter((l) => l.booked_at! >= '2026-03-17').map((l) => l.merchant_transaction_id),
+      );
       const more = randomItems(30 + round, `r${round}`, 40, 22, inGrace);
       await insertTransactions(h.db, load, more.txns);
       await insertLedger(h.db, more.ledger);

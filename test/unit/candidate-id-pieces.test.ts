@@ -33,8 +33,10 @@ function edited(a: string, edits: number, next: () => number, alphabet: string):
     const at = Math.floor(next() * (s.length + 1));
     const op = Math.floor(next() * 3);
     if (op === 0) s = s.slice(0, at) + ch() + s.slice(at);
-    else if (op === 1 && s.length > 0) s = s.slice(0, Math.min(at, s.length - 1)) + s.slice(Math.min(at, s.length - 1) + 1);
-    else if (s.length > 0) s = s.slice(0, Math.min(at, s.length - 1)) + ch() + s.slice(Math.min(at, s.length - 1) + 1);
+    else if (op === 1 && s.length > 0)
+      s = s.slice(0, Math.min(at, s.length - 1)) + s.slice(Math.min(at, s.length - 1) + 1);
+    else if (s.length > 0)
+      s = s.slice(0, Math.min(at, s.length - 1)) + ch() + s.slice(Math.min(at, s.length - 1) + 1);
   }
   return s;
 }
@@ -80,7 +82,10 @@ describe('the id pieces', () => {
       const probedKeys = new Set(probed(b));
       const kept = keys.filter((x) => probedKeys.has(x)).length;
       if (kept >= keys.length - k) found += 1;
-      else expect.fail(`${a} and ${b}: ${editDistance(a, b)} edits apart, ${kept} of ${keys.length} pieces found`);
+      else
+        expect.fail(
+          `${a} and ${b}: ${editDistance(a, b)} edits apart, ${kept} of ${keys.length} pieces found`,
+        );
     }
     expect(within).toBeGreaterThan(5_000);
     expect(found).toBe(within);
