@@ -7,6 +7,7 @@ import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import type { RuleContext } from '../../reconcile/rules/statement.ts';
 import { tolerancesOf } from '../../reconcile/tolerances/index.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { generator } from '../support/seeded-random.ts';
 import {
   insertLedger,
   insertLoad,
@@ -47,17 +48,6 @@ function referencePairs(days: number, which: RawBuilder<unknown> = sql`true`): R
       where t.target and ${which}`;
 }
 
-/** A deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const TOLERANCES = tolerancesOf(1, [
   { currency: 'CAD', amountCents: 5, dateLagBusinessDays: 2, writeOffLimitCents: 0 },
   { currency: 'EUR', amountCents: 0, dateLagBusinessDays: 1, writeOffLimitCents: 0 },
@@ -68,7 +58,7 @@ const ledgerIdsUsed = new Set<string>();
 
 /** Random unmatched provider transactions and ledger entries around RANGE, near each other on purpose. */
 function randomItems(seed: number, prefix: string, count: number, lastDay = 38, avoid = new Set<string>()) {
-  const next = random(seed);
+  const { next } = generator(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const bases = Array.from({ length: 6 }, (_, i) => `MT-${seed}${i}-${String(100_000 + i * 7919).slice(-6)}`);
   const editId = (id: string, edits: number) => {
@@ -236,7 +226,7 @@ describe('the candidates paired through each check', () => {
       const more = randomItems(30 + round, `r${round}`, 40, 22, inGrace);
       await insertTransactions(h.db, load, more.txns);
       await insertLedger(h.db, more.ledger);
-      const next = random(round);
+      const { next } = generator(round);
       for (const l of ledger.filter((x) => x.booked_at! < '2026-03-16' && next() < 0.05))
         await sql`update merchant_ledger set amount_cents = amount_cents + ${round}, merchant_user_id = ${next() < 0.5 ? 'u1' : null}
           where merchant_transaction_id = ${l.merchant_transaction_id}`.execute(h.db);

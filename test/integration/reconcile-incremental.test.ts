@@ -12,6 +12,7 @@ import {
   insertTransactions,
   storeTestNotification,
 } from '../support/recon-rows.ts';
+import { generator } from '../support/seeded-random.ts';
 
 // A run over the keys changed since its range was last matched (reconcile/incremental.ts) must leave
 // the warehouse exactly as a full run does. Two warehouses receive the same random writes, round after
@@ -37,20 +38,6 @@ beforeAll(async () => {
 });
 afterAll(async () => Promise.all([incremental.close(), full.close()]));
 
-/** mulberry32: a small seeded generator, so that a failing seed can be replayed. */
-function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
 type Random = ReturnType<typeof generator>;
 
 /** A day of the range (or, rarely, just outside it), YYYY-MM-DD. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pieceShapes, piecesOf, probeShapes } from '../../reconcile/candidates/id-pieces.ts';
+import { generator } from '../support/seeded-random.ts';
 
 // The id check's blocking key (reconcile/candidates/id-pieces.ts) loses no pair: whenever two ids are
 // at most k edits apart, a piece of the first appears in the second at one of the probed positions.
@@ -13,17 +14,6 @@ function editDistance(a: string, b: string): number {
     prev = row;
   }
   return prev[b.length]!;
-}
-
-/** A deterministic generator (mulberry32), so that a failure repeats. */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function edited(a: string, edits: number, next: () => number, alphabet: string): string {
@@ -67,7 +57,7 @@ describe('the id pieces', () => {
       probes
         .filter((p) => p.probeLength === b.length)
         .map((p) => `${p.idLength}/${p.seg}/${b.slice(p.start, p.start + p.len)}`);
-    const next = random(30);
+    const { next } = generator(30);
     let within = 0;
     let found = 0;
     for (let round = 0; round < 20_000; round++) {
