@@ -13,7 +13,9 @@
  * - it had a changed item among its candidates (match_candidates_candidate_idx, migration 0032);
  * - a changed item now passes one of its checks.
  * Those are the targets (cand_targets); every item within the search window of one of them is read,
- * through discrepancies_unmatched_idx for the days around the changed items only.
+ * through discrepancies_unmatched_idx for the days around the changed items only. A ledger entry
+ * inside its grace period has no discrepancy, so a change to it alone is not seen here (the next
+ * full run writes its effect; docs/architecture.md, Near-miss candidates).
  */
 import { type RawBuilder, sql } from 'kysely';
 import { exec, type RuleContext } from '../rules/statement.ts';

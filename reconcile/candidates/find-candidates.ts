@@ -9,8 +9,9 @@
  * Set-based, in the run's transaction, after the lifecycle: the unmatched items are the open missing_*
  * discrepancies themselves, read through discrepancies_unmatched_idx for the run's dates and a few
  * days around them (migration 0025), never a join of everything unmatched. A candidate must pass the
- * amount, the merchant user or the id check: the date alone makes no candidate. An item a person
- * matched by hand is nobody's candidate. Only what changed is written to match_candidates.
+ * amount, the merchant user or the id check: the date alone makes no candidate, and the pairs are
+ * found through what each check needs (candidate-pairs.ts). An item a person matched by hand is
+ * nobody's candidate. Only what changed is written to match_candidates.
  *
  * A ledger entry still inside its grace period (no missing_at_provider yet: the provider may still
  * report it) is a candidate of missing_in_ledger items all the same: a payin booked late under a
