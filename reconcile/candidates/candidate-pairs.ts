@@ -30,6 +30,18 @@ export const MAX_ID_LENGTH = 64;
 export const PASSES_A_CHECK = sql`(p.amount_diff <= p.amount_tolerance or coalesce(p.user_a = p.user_b, false)
   or coalesce(p.id_distance <= ${MAX_ID_DISTANCE}, false))`;
 
+/** Every id length's pieces, and where a ledger id of each length can hold them. */
+const PIECES = pieceShapes(MAX_ID_DISTANCE, MAX_ID_LENGTH);
+const PROBES = probeShapes(MAX_ID_DISTANCE, MAX_ID_LENGTH);
+
+/** The lengths of the items' ids on each side: the shapes of other lengths find nothing. */
+async function idLengths(ctx: RuleContext): Promise<{ provider: Set<number>; ledger: Set<number> }> {
+  const r = await sql<{ side: string; len: number }>`select distinct side, length(mtid)::int as len
+    from cand_items where length(mtid) between 1 and ${MAX_ID_LENGTH}`.execute(ctx.trx);
+  const of = (side: string) => new Set(r.rows.filter((x) => x.side === side).map((x) => x.len));
+  return { provider: of('provider'), ledger: of('ledger') };
+}
+
 /**
  * Numbers cand_items (n), indexes what the amount and merchant user checks need, and cuts the ids
  * into the pieces the id check's pairs share (cand_pieces: provider items; cand_probes: ledger items).
@@ -42,7 +54,8 @@ export async function indexItems(ctx: RuleContext): Promise<void> {
     sql`create index on cand_items (currency, side, merchant_user_id, business_date)
       where merchant_user_id is not null`,
   );
-  const probes = probeShapes(MAX_ID_DISTANCE, MAX_ID_LENGTH);
+  const lengths = await idLengths(ctx);
+  const probes = PROBES.filter((p) => lengths.ledger.has(p.probeLength) && lengths.provider.has(p.idLength));
   await exec(
     ctx,
     sql`create temp table cand_probes on commit drop as
@@ -55,7 +68,7 @@ export async function indexItems(ctx: RuleContext): Promise<void> {
       where i.side = 'ledger'`,
   );
   // Of each provider id's pieces, the MAX_ID_DISTANCE + 1 that the fewest ledger ids contain.
-  const pieces = pieceShapes(MAX_ID_DISTANCE, MAX_ID_LENGTH);
+  const pieces = PIECES.filter((p) => lengths.provider.has(p.idLength));
   await exec(
     ctx,
     sql`create temp table cand_pieces on commit drop as
