@@ -1,5 +1,6 @@
 import { UnreadableInput } from '../../domain/errors.ts';
 import { easternDateOf } from '../../domain/time/eastern.ts';
+import { returnColumns, transactionColumns } from '../../domain/record-columns.ts';
 import type {
   OnColumns,
   ParsedRow,
@@ -55,45 +56,47 @@ export function parseReportCsv(
   return iterate(input, queryType, options.fileName, options.onColumns);
 }
 
-type Mapper<R> = (get: (column: string) => string, raw: string) => R;
+type Get = (column: string) => string;
+
+/**
+ * A CSV column of a report: the record columns it fills (a file carries those of the columns in its
+ * header, and `raw`; the record's other columns are unknown, not empty) and how its value `v`, of
+ * CSV column `c`, is checked and set on them.
+ */
+interface CsvField<R> {
+  readonly fills: readonly (keyof R)[];
+  readonly read: (r: R, v: string, c: string) => void;
+}
+
+/** Text kept as written into one column; empty is unknown (null). */
+function text<R>(column: keyof R): CsvField<R> {
+  return { fills: [column], read: (r, v) => ((r as Record<keyof R, unknown>)[column] = v === '' ? null : v) };
+}
+
+/** A value checked by `check` (which names the CSV column in its FieldProblem) into one column. */
+function checked<R, K extends keyof R>(column: K, check: (c: string, v: string) => R[K]): CsvField<R> {
+  return { fills: [column], read: (r, v, c) => (r[column] = check(c, v)) };
+}
 
 interface Layout<R> {
   readonly columns: readonly string[];
-  /**
-   * The warehouse columns each CSV column fills: a file carries those of the columns in its header
-   * (and `raw`); the record's other columns are unknown, not empty.
-   */
-  readonly carries: Readonly<Record<string, readonly string[]>>;
   readonly required: readonly string[];
-  readonly map: Mapper<R>;
+  /**
+   * Every CSV column, checked in this order (the first problem of a row is the one it is rejected
+   * with): the one table of the layout, which the record builder and the carried columns both read.
+   */
+  readonly fields: Readonly<Record<string, CsvField<R>>>;
+  /** The record with every column unknown, its keys in the order `recon parse` prints them. */
+  readonly unknown: R;
+}
+
+/** A record of `kind` whose `columns` are all unknown (null), with `raw` last. */
+function unknownRecord<R extends { kind: string }>(kind: R['kind'], columns: readonly string[]): R {
+  return { kind, ...Object.fromEntries(columns.map((c) => [c, null])), raw: '' } as unknown as R;
 }
 
 const TRANSACTION: Layout<TransactionRecord> = {
   columns: TRANSACTION_CSV_HEADER,
-  carries: {
-    // The instant is given in UTC: no Eastern wall time, so no DST flag (local_time_flag null).
-    'Transaction Date': ['transaction_at', 'transaction_on', 'local_time_flag'],
-    'Transaction Type': ['transaction_type', 'raw_transaction_type'],
-    'Merchant Transaction ID': ['merchant_transaction_id'],
-    'Transaction ID': ['transaction_id'],
-    'Transaction Amount': ['amount_cents'],
-    Currency: ['currency'],
-    'Transaction Status': ['status', 'raw_status'],
-    'Internal User ID': ['product_user_id'],
-    'Transaction Fee': ['fee_cents'],
-    'Merchant ID': ['merchant_id'],
-    'Request Type': ['request_type'],
-    'Payment Method': ['payment_method'],
-    'Merchant User ID': ['merchant_user_id'],
-    'Error Code': ['error_code'],
-    'Error Description': ['error_message'],
-    Country: ['country_code'],
-    'Device Type': ['device_type'],
-    'External Reference': ['external_reference'],
-    Product: ['product'],
-    'Payment Notification Status': ['notify_status'],
-    'Payment Region': ['region'],
-  } satisfies Record<(typeof TRANSACTION_CSV_HEADER)[number], readonly (keyof TransactionRecord)[]>,
   required: [
     'Transaction Date',
     'Transaction Type',
@@ -102,124 +105,121 @@ const TRANSACTION: Layout<TransactionRecord> = {
     'Currency',
     'Transaction Status',
   ],
-  map: (get, raw) => {
-    const rawType = requiredText('Transaction Type', get('Transaction Type'));
-    const rawStatus = requiredText('Transaction Status', get('Transaction Status'));
-    const at = instant('Transaction Date', get('Transaction Date'));
-    return {
-      kind: 'transaction',
-      transaction_id: requiredText('Transaction ID', get('Transaction ID')),
-      merchant_id: text(get('Merchant ID')),
-      merchant_transaction_id: text(get('Merchant Transaction ID')),
-      merchant_user_id: text(get('Merchant User ID')),
-      product_user_id: text(get('Internal User ID')),
-      product: text(get('Product')),
-      transaction_type: transactionType(rawType),
-      raw_transaction_type: rawType,
-      status: reportStatus(rawStatus),
-      raw_status: rawStatus,
-      amount_cents: csvCents('Transaction Amount', get('Transaction Amount')),
-      fee_cents: optionalCsvCents('Transaction Fee', get('Transaction Fee')),
-      currency: currencyOf('Currency', get('Currency')),
-      transaction_at: at,
-      transaction_on: easternDateOf(at),
-      local_time_flag: null,
-      error_code: text(get('Error Code')),
-      error_message: text(get('Error Description')),
-      notify_status: text(get('Payment Notification Status')),
-      region: text(get('Payment Region')),
-      country_code: text(get('Country')),
-      payment_method: text(get('Payment Method')),
-      external_reference: text(get('External Reference')),
-      device_type: text(get('Device Type')),
-      request_type: text(get('Request Type')),
-      raw,
-    };
-  },
+  fields: {
+    'Transaction Type': {
+      fills: ['transaction_type', 'raw_transaction_type'],
+      read: (r, v, c) => {
+        r.raw_transaction_type = requiredText(c, v);
+        r.transaction_type = transactionType(r.raw_transaction_type);
+      },
+    },
+    'Transaction Status': {
+      fills: ['status', 'raw_status'],
+      read: (r, v, c) => {
+        r.raw_status = requiredText(c, v);
+        r.status = reportStatus(r.raw_status);
+      },
+    },
+    'Transaction Date': {
+      // The instant is given in UTC: no Eastern wall time, so no DST flag (local_time_flag null).
+      fills: ['transaction_at', 'transaction_on', 'local_time_flag'],
+      read: (r, v, c) => {
+        r.transaction_at = instant(c, v);
+        r.transaction_on = easternDateOf(r.transaction_at);
+      },
+    },
+    'Transaction ID': checked('transaction_id', requiredText),
+    'Transaction Amount': checked('amount_cents', csvCents),
+    'Transaction Fee': checked('fee_cents', optionalCsvCents),
+    Currency: checked('currency', currencyOf),
+    'Merchant Transaction ID': text('merchant_transaction_id'),
+    'Internal User ID': text('product_user_id'),
+    'Merchant ID': text('merchant_id'),
+    'Request Type': text('request_type'),
+    'Payment Method': text('payment_method'),
+    'Merchant User ID': text('merchant_user_id'),
+    'Error Code': text('error_code'),
+    'Error Description': text('error_message'),
+    Country: text('country_code'),
+    'Device Type': text('device_type'),
+    'External Reference': text('external_reference'),
+    Product: text('product'),
+    'Payment Notification Status': text('notify_status'),
+    'Payment Region': text('region'),
+  } satisfies Record<(typeof TRANSACTION_CSV_HEADER)[number], CsvField<TransactionRecord>>,
+  unknown: unknownRecord<TransactionRecord>('transaction', Object.keys(transactionColumns)),
 };
+
+/** The columns of a return as every parser builds it: the three dates of its sources beside returned_on. */
+function returnOrder(): string[] {
+  const dates = ['report_date', 'settlement_date', 'last_updated_on'];
+  const columns = Object.keys(returnColumns).filter((c) => !dates.includes(c));
+  columns.splice(columns.indexOf('returned_on') + 1, 0, ...dates);
+  return columns;
+}
+
+/** A column of the return report that no record column keeps. */
+const NOT_KEPT: CsvField<ReturnRecord> = { fills: [], read: () => {} };
 
 const RETURN: Layout<ReturnRecord> = {
   columns: RETURN_CSV_HEADER,
-  // No original transaction type nor original external reference (the JSON report has them).
-  carries: {
-    'Settlement Date': ['returned_on', 'settlement_date'],
-    'Settlement Code': ['settlement_code'],
-    'Return Code': ['return_code'],
-    'Merchant Transaction ID': ['merchant_transaction_id'],
-    'Settlement Transaction ID': ['return_transaction_id'],
-    'Settlement Amount': ['amount_cents'],
-    'Next Action Date': ['next_action_date', 'raw_next_action_date'],
-    'Transaction Type': ['raw_transaction_type'],
-    'Merchant ID': ['merchant_id'],
-    'Request Type': [],
-    Country: ['country_code'],
-    Currency: ['currency'],
-    'Device Type': [],
-    'Merchant User ID': ['merchant_user_id'],
-    'External Reference': ['external_reference'],
-    'Payment Transaction Date': ['original_transaction_at'],
-    'Payment Transaction ID': ['original_transaction_id'],
-    Product: ['product'],
-    'Internal User ID': ['product_user_id'],
-    'Payment Notification Status': ['notify_status'],
-    'Payment Region': ['region'],
-  } satisfies Record<(typeof RETURN_CSV_HEADER)[number], readonly (keyof ReturnRecord)[]>,
   required: ['Settlement Transaction ID', 'Settlement Amount', 'Currency'],
-  map: (get, raw) => {
-    const next = nextActionDate('Next Action Date', get('Next Action Date'));
-    const settlementDate = optionalDate('Settlement Date', get('Settlement Date'));
-    return {
-      kind: 'return',
-      return_transaction_id: requiredText('Settlement Transaction ID', get('Settlement Transaction ID')),
-      original_transaction_id: text(get('Payment Transaction ID')),
-      merchant_transaction_id: text(get('Merchant Transaction ID')),
-      merchant_id: text(get('Merchant ID')),
-      merchant_user_id: text(get('Merchant User ID')),
-      product_user_id: text(get('Internal User ID')),
-      product: text(get('Product')),
-      return_code: text(get('Return Code')),
-      amount_cents: csvCents('Settlement Amount', get('Settlement Amount')),
-      currency: currencyOf('Currency', get('Currency')),
-      returned_on: settlementDate,
-      report_date: null,
-      settlement_date: settlementDate,
-      last_updated_on: null,
-      next_action_date: next.date,
-      raw_next_action_date: next.raw,
-      settlement_code: text(get('Settlement Code')),
-      raw_transaction_type: text(get('Transaction Type')),
-      original_transaction_type: null,
-      original_transaction_at: optionalInstant('Payment Transaction Date', get('Payment Transaction Date')),
-      original_external_reference: null,
-      external_reference: text(get('External Reference')),
-      notify_status: text(get('Payment Notification Status')),
-      region: text(get('Payment Region')),
-      country_code: text(get('Country')),
-      legacy_field_8: null,
-      legacy_field_9: null,
-      raw,
-    };
-  },
+  // No original transaction type nor original external reference (the JSON report has them).
+  fields: {
+    'Next Action Date': {
+      fills: ['next_action_date', 'raw_next_action_date'],
+      read: (r, v, c) => {
+        const next = nextActionDate(c, v);
+        r.next_action_date = next.date;
+        r.raw_next_action_date = next.raw;
+      },
+    },
+    'Settlement Date': {
+      fills: ['returned_on', 'settlement_date'],
+      read: (r, v, c) => (r.returned_on = r.settlement_date = optionalDate(c, v)),
+    },
+    'Settlement Transaction ID': checked('return_transaction_id', requiredText),
+    'Settlement Amount': checked('amount_cents', csvCents),
+    Currency: checked('currency', currencyOf),
+    'Payment Transaction Date': checked('original_transaction_at', optionalInstant),
+    'Settlement Code': text('settlement_code'),
+    'Return Code': text('return_code'),
+    'Merchant Transaction ID': text('merchant_transaction_id'),
+    'Transaction Type': text('raw_transaction_type'),
+    'Merchant ID': text('merchant_id'),
+    'Request Type': NOT_KEPT,
+    Country: text('country_code'),
+    'Device Type': NOT_KEPT,
+    'Merchant User ID': text('merchant_user_id'),
+    'External Reference': text('external_reference'),
+    'Payment Transaction ID': text('original_transaction_id'),
+    Product: text('product'),
+    'Internal User ID': text('product_user_id'),
+    'Payment Notification Status': text('notify_status'),
+    'Payment Region': text('region'),
+  } satisfies Record<(typeof RETURN_CSV_HEADER)[number], CsvField<ReturnRecord>>,
+  unknown: unknownRecord<ReturnRecord>('return', returnOrder()),
 };
+
+/** The record of one CSV row: each of the layout's `fields` read in order, the other columns unknown. */
+function readRecord<R>(
+  unknown: R,
+  fields: readonly (readonly [string, CsvField<R>])[],
+  get: Get,
+  raw: string,
+): R {
+  const r = { ...unknown, raw };
+  for (const [column, field] of fields) field.read(r, get(column), column);
+  return r;
+}
 
 /**
- * The CSV columns of the warehouse columns whose forms are checked (provider/formats/field-forms.ts):
- * the same names in both reports.
+ * The CSV columns of the warehouse columns whose forms are checked (provider/formats/field-forms.ts),
+ * read off the transaction layout: the return report names those it has the same way.
  */
-const CSV_NAMES: FieldNames = {
-  merchant_transaction_id: 'Merchant Transaction ID',
-  merchant_id: 'Merchant ID',
-  merchant_user_id: 'Merchant User ID',
-  country_code: 'Country',
-  region: 'Payment Region',
-  notify_status: 'Payment Notification Status',
-  raw_transaction_type: 'Transaction Type',
-  raw_status: 'Transaction Status',
-};
-
-function text(value: string): string | null {
-  return value === '' ? null : value;
-}
+const CSV_NAMES: FieldNames = Object.fromEntries(
+  Object.entries(TRANSACTION.fields).flatMap(([column, field]) => field.fills.map((c) => [c, column])),
+) as Record<keyof TransactionRecord, string>;
 
 function normaliseName(name: string): string {
   return name.trim().replace(/\s+/g, ' ').toLowerCase();
@@ -231,7 +231,10 @@ async function* iterate(
   fileName: string,
   onColumns: OnColumns | undefined,
 ): AsyncGenerator<ParsedRow<ReportRecord>> {
-  const layout: Layout<ReportRecord> = queryType === 'TRANSACTION' ? TRANSACTION : RETURN;
+  const layout = (queryType === 'TRANSACTION' ? TRANSACTION : RETURN) as Layout<
+    TransactionRecord | ReturnRecord
+  >;
+  const fields = Object.entries(layout.fields);
   let index: Map<string, number> | null = null;
   let headerLine = 0;
   let width = 0;
@@ -248,7 +251,10 @@ async function* iterate(
         index = headerIndex(rec.fields, layout, queryType, fileName, rec.line);
         headerLine = rec.line;
         if (onColumns) {
-          const carried = ['raw', ...[...index.keys()].flatMap((column) => layout.carries[column] ?? [])];
+          const carried = [
+            'raw',
+            ...[...index.keys()].flatMap((column) => layout.fields[column]?.fills ?? []),
+          ];
           onColumns(queryType === 'TRANSACTION' ? 'transaction' : 'return', carried);
         }
         width = rec.fields.length;
@@ -270,7 +276,7 @@ async function* iterate(
       }
       values = rec.fields;
       try {
-        const record = layout.map(get, rec.raw) as TransactionRecord | ReturnRecord;
+        const record = readRecord(layout.unknown, fields, get, rec.raw) as TransactionRecord | ReturnRecord;
         const problem = reportRecordProblem(record, CSV_NAMES);
         yield problem === null
           ? { ok: true, line: rec.line, raw: rec.raw, record }
@@ -293,7 +299,7 @@ async function* iterate(
 /** Maps known column names (in their spec spelling) to their position in this file's header. */
 function headerIndex(
   header: string[],
-  layout: Layout<ReportRecord>,
+  layout: Pick<Layout<unknown>, 'columns' | 'required'>,
   queryType: string,
   fileName: string,
   line: number,
