@@ -2,7 +2,7 @@ import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
 import { copyFields, copyTextValue, copyValue } from './copy-text.ts';
 import type { StagedBatches } from './batches.ts';
-import type { BatchMerger, CopyChunk } from './merge-batches.ts';
+import type { BatchMerger } from './merge-batches.ts';
 import { attnumsOf, maskBits } from './merge-staging.ts';
 import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
 import { ChunkKeys, type NotedField, notedFields } from './noted-keys.ts';
@@ -153,19 +153,37 @@ export interface NewRowsLoad {
   readonly batches: StagedBatches;
 }
 
-/** Bytes of COPY text gathered before one write: few, large writes keep the per-row cost low. */
+/** Bytes of COPY text gathered into one buffer: few, large writes keep the per-row cost low. */
 const FLUSH_CHARS = 64 * 1024;
 
+/** One chunk's rows as COPY text, with what the COPY needs and what staging them would. */
+interface Chunk {
+  readonly copy: NewRowsCopy;
+  readonly sent: Buffer[];
+  readonly projected: Buffer[];
+  readonly seqs: number[];
+  readonly lines: number[];
+  readonly keys: ChunkKeys;
+}
+
+/** A chunk being written, and whether all of it was (false: a key of it was stored already). */
+interface InFlight {
+  readonly chunk: Chunk;
+  readonly written: Promise<boolean>;
+}
+
 /**
- * Writes the rows of one kind straight into their table while their keys are new, streaming each
- * row to a COPY as it is parsed: PostgreSQL writes on one core while Node parses on the other, with
- * backpressure between them (a COPY fed in bursts left the server idle half the time). Every
- * {@link NewRowsLoad.chunkRows} rows the COPY ends in its own savepoint. What a COPY was sent is kept,
- * as written buffers (off the V8 heap: keeping a string per row cost more in garbage collection than
- * the COPY saved), until it ends. When it meets a stored key (a re-load, a restatement, a key twice in
- * the file), the COPY fails on the primary key and is rolled back to its savepoint; its rows are then
- * staged and merged like any other, and so is the rest of the file ({@link active} false), in file
- * order, so that the last occurrence of a key still wins and nothing is lost.
+ * Writes the rows of one kind straight into their table while their keys are new, a chunk of
+ * {@link NewRowsLoad.chunkRows} rows per COPY (and, for legacy rows, a second COPY of their projection),
+ * each in its own savepoint. Node gathers the next chunk while PostgreSQL writes the one before: the
+ * load's one connection does one COPY at a time, and a chunk whose COPYs ran while Node waited left
+ * Node idle for the projection's COPY of every chunk (docs/architecture.md). A chunk is kept as COPY
+ * text in buffers (off the V8 heap: keeping a string per row cost more in garbage collection than the
+ * COPY saved) until its COPYs end. When one meets a stored key (a re-load, a restatement, a key twice
+ * in the file), it fails on the primary key and is rolled back to its savepoint; its rows are then
+ * staged and merged like any other, then the chunk gathered meanwhile, then the rest of the file
+ * ({@link active} false), in file order, so that the last occurrence of a key still wins and nothing
+ * is lost.
  */
 export class NewRowsWriter {
   readonly kind: NewRowsKind;
@@ -173,21 +191,18 @@ export class NewRowsWriter {
   active = true;
   private copy: NewRowsCopy;
   private readonly load: NewRowsLoad;
-  private chunk: CopyChunk | null = null;
+  /** The chunk being gathered; its text not yet in a buffer. */
+  private next: Chunk;
   private text = '';
-  private sent: Buffer[] = [];
-  /** Legacy transactions: the chunk's projection lines, written by a second COPY when the first ends. */
   private projectedText = '';
-  private projected: Buffer[] = [];
-  private seqs: number[] = [];
-  private lines: number[] = [];
-  /** The keys of the chunk's rows and projection, noted with them. */
-  private readonly keys = new ChunkKeys();
+  /** The chunk whose COPYs run, if any: at most one, while the next is gathered. */
+  private inFlight: InFlight | null = null;
 
   private constructor(kind: NewRowsKind, copy: NewRowsCopy, load: NewRowsLoad) {
     this.kind = kind;
     this.copy = copy;
     this.load = load;
+    this.next = emptyChunk(copy);
   }
 
   /** A writer of `kind`'s new rows, with the columns the parser reports now. */
@@ -202,7 +217,8 @@ export class NewRowsWriter {
   /**
    * Takes a row of {@link kind} while {@link active}; `reported` is the columns the parser reports
    * now. False (at once or after a wait) when the caller is to stage the row itself, after the rows
-   * this writer staged: a COPY met a stored key. A promise only when the row ended a write or a chunk.
+   * this writer staged: a COPY met a stored key. A promise only when the row ended a chunk, or the
+   * columns changed.
    */
   take(
     seq: number,
@@ -210,88 +226,89 @@ export class NewRowsWriter {
     record: Readonly<Record<string, unknown>>,
     reported: readonly string[] | undefined,
   ): boolean | Promise<boolean> {
-    const chunk = this.chunk;
-    if (chunk === null || chunk.failed || reported !== this.copy.reported) {
-      return this.takeAfterEnd(seq, line, record, reported);
-    }
+    if (!this.active) return false;
+    if (reported !== this.copy.reported) return this.takeWithColumns(seq, line, record, reported);
     this.add(seq, line, record);
-    if (this.seqs.length >= this.load.chunkRows) return this.end().then(() => true);
-    if (this.text.length >= FLUSH_CHARS) {
-      const wait = this.write(chunk);
-      if (wait) return wait.then(() => true);
-    }
+    if (this.next.seqs.length >= this.load.chunkRows) return this.ship().then(() => true);
     return true;
   }
 
   /**
-   * Ends the COPY in progress, if any: before the caller waits for the load's connection (it is held
-   * by the COPY until then), and after the last row. A COPY that met a stored key is staged.
+   * Writes every row taken, and waits for it: before the caller waits for the load's connection
+   * (a COPY holds it until it ends), and after the last row. A chunk that met a stored key is staged.
    */
   async end(): Promise<void> {
-    const chunk = this.chunk;
-    if (chunk === null) return;
-    this.chunk = null;
-    // The COPY's end waits for everything written: no need to wait for the write itself.
-    if (this.text.length > 0) void this.write(chunk);
-    if (this.projectedText.length > 0) this.projected.push(Buffer.from(this.projectedText));
-    const projection = this.copy.projection;
-    const then =
-      projection && this.projected.length > 0
-        ? [{ statement: projection.statement, data: this.projected }]
-        : [];
-    this.projectedText = '';
-    this.projected = [];
-    const written = await chunk.end(this.seqs.length, this.keys, then);
-    this.keys.clear();
-    if (written) {
-      this.sent = [];
-      this.seqs = [];
-      this.lines = [];
-    } else {
-      await this.fallBack();
-    }
+    await this.settle();
+    if (this.next.seqs.length === 0) return;
+    // Staged instead when the chunk before met a stored key.
+    await this.ship();
+    await this.settle();
   }
 
   /** Ends the COPY in progress keeping nothing: the load failed, and its transaction rolls back. */
   async abandon(): Promise<void> {
-    const chunk = this.chunk;
-    this.chunk = null;
     this.active = false;
-    this.sent = [];
-    this.projected = [];
-    if (chunk) await chunk.end(0, this.keys).catch(() => {});
-    this.keys.clear();
+    const inFlight = this.inFlight;
+    this.inFlight = null;
+    this.next = emptyChunk(this.copy);
+    this.text = '';
+    this.projectedText = '';
+    if (inFlight) await inFlight.written.catch(() => {});
   }
 
   private add(seq: number, line: number, record: Readonly<Record<string, unknown>>): void {
-    this.seqs.push(seq);
-    this.lines.push(line);
+    const next = this.next;
+    next.seqs.push(seq);
+    next.lines.push(line);
     this.text += copyFields(record, TARGETS[this.kind].columns, this.copy.carried) + this.copy.suffix;
-    this.keys.add(record, this.copy.noted);
+    next.keys.add(record, this.copy.noted);
+    if (this.text.length >= FLUSH_CHARS) {
+      next.sent.push(Buffer.from(this.text));
+      this.text = '';
+    }
     if (this.copy.projection) {
       const line = projectionLine(this.copy.projection, record);
       if (line !== null) {
         this.projectedText += line;
-        this.keys.add(record, this.copy.projection.noted);
+        next.keys.add(record, this.copy.projection.noted);
       }
       if (this.projectedText.length >= FLUSH_CHARS) {
-        this.projected.push(Buffer.from(this.projectedText));
+        next.projected.push(Buffer.from(this.projectedText));
         this.projectedText = '';
       }
     }
   }
 
-  /** Sends the gathered text, keeping it; a promise when the COPY asks to wait (or failed meanwhile). */
-  private write(chunk: CopyChunk): Promise<void> | void {
-    const buffer = Buffer.from(this.text);
+  /**
+   * Starts the COPYs of the chunk gathered, once the one before has ended (staged instead, with this
+   * one, when it met a stored key). Returns without waiting for them.
+   */
+  private async ship(): Promise<void> {
+    await this.settle();
+    const chunk = this.next;
+    if (this.text.length > 0) chunk.sent.push(Buffer.from(this.text));
+    if (this.projectedText.length > 0) chunk.projected.push(Buffer.from(this.projectedText));
     this.text = '';
-    this.sent.push(buffer);
-    // After a failure nothing more is sent: the rows are kept for the fallback all the same.
-    if (chunk.failed || chunk.stream.write(buffer)) return;
-    return drained(chunk.stream);
+    this.projectedText = '';
+    this.next = emptyChunk(this.copy);
+    if (!this.active) return this.fallBack(chunk);
+    const written = writeChunk(this.load.merger, chunk);
+    // Awaited by settle; until then, a rejection here is not an unhandled one.
+    written.catch(() => {});
+    this.inFlight = { chunk, written };
   }
 
-  private async takeAfterEnd(
+  /** Waits for the chunk in flight; one that met a stored key is staged, and the kind from then on. */
+  private async settle(): Promise<void> {
+    const inFlight = this.inFlight;
+    if (inFlight === null) return;
+    const written = await inFlight.written;
+    this.inFlight = null;
+    if (!written) await this.fallBack(inFlight.chunk);
+  }
+
+  /** The parser's columns changed mid-file: what was taken is written first, then the COPY for the new ones. */
+  private async takeWithColumns(
     seq: number,
     line: number,
     record: Readonly<Record<string, unknown>>,
@@ -299,21 +316,20 @@ export class NewRowsWriter {
   ): Promise<boolean> {
     await this.end();
     if (!this.active) return false;
-    // The parser's columns changed mid-file: the COPY for the ones it reports now.
-    if (reported !== this.copy.reported) this.copy = await copyFor(this.kind, reported, this.load);
-    this.chunk = await this.load.merger.openCopy(this.copy.statement);
+    this.copy = await copyFor(this.kind, reported, this.load);
+    this.next = emptyChunk(this.copy);
     this.add(seq, line, record);
     return true;
   }
 
-  /** Stages the rows of the failed COPY, read back from what was sent; the kind is staged from now on. */
-  private async fallBack(): Promise<void> {
+  /** Stages the rows of a chunk, read back from its COPY text; the kind is staged from now on. */
+  private async fallBack(chunk: Chunk): Promise<void> {
     this.active = false;
-    const ending = this.copy.suffix.length - 1;
+    const ending = chunk.copy.suffix.length - 1;
     const keyAt = TARGETS[this.kind].columns.indexOf(TARGETS[this.kind].key);
     const fields: string[] = [];
     const keys: string[] = [];
-    for (const buffer of this.sent) {
+    for (const buffer of chunk.sent) {
       const rows = buffer.toString().split('\n');
       // Every buffer ends with a row's newline: the last piece is empty.
       for (let i = 0; i < rows.length - 1; i++) {
@@ -323,19 +339,37 @@ export class NewRowsWriter {
         keys.push(copyTextValue(row.split('\t', keyAt + 1)[keyAt]!));
       }
     }
-    const { seqs, lines } = this;
-    this.sent = [];
-    this.seqs = [];
-    this.lines = [];
     await this.load.batches.stageEncoded({
       kind: this.kind,
-      reported: this.copy.reported,
-      seqs,
-      lines,
+      reported: chunk.copy.reported,
+      seqs: chunk.seqs,
+      lines: chunk.lines,
       keys,
       fields,
     });
   }
+}
+
+function emptyChunk(copy: NewRowsCopy): Chunk {
+  return { copy, sent: [], projected: [], seqs: [], lines: [], keys: new ChunkKeys() };
+}
+
+/**
+ * The COPYs of one chunk in the load's transaction, after everything queued before: true when all
+ * its rows are written, false when one met a stored key (nothing of it stays).
+ */
+async function writeChunk(merger: BatchMerger, chunk: Chunk): Promise<boolean> {
+  const copy = await merger.openCopy(chunk.copy.statement);
+  for (const buffer of chunk.sent) {
+    if (copy.failed) break;
+    if (!copy.stream.write(buffer)) await drained(copy.stream);
+  }
+  const projection = chunk.copy.projection;
+  const then =
+    projection && chunk.projected.length > 0
+      ? [{ statement: projection.statement, data: chunk.projected }]
+      : [];
+  return copy.end(chunk.seqs.length, chunk.keys, then);
 }
 
 /** The COPY of `kind`'s new rows for the columns `reported`, prepared in the load's transaction. */
