@@ -28,6 +28,7 @@ export type ReconcileRangeFn = (
     account?: string;
     now?: string;
     settings?: { stuckPendingBusinessDays?: number };
+    followUpDays?: number;
   },
 ) => Promise<Partial<ReconcileOutcome>>;
 

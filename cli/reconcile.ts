@@ -67,6 +67,7 @@ export function registerReconcile(program: Command): void {
               to: opts.to,
               ...(opts.now ? { now: opts.now } : {}),
               ...(opts.full ? { full: true } : {}),
+              followUpDays: config.followUp.days,
               settings: {
                 stuckPendingBusinessDays: config.followUp.stuckPendingDays,
                 ...(opts.graceDays !== undefined ? { graceBusinessDays: opts.graceDays } : {}),

@@ -31,8 +31,17 @@ export type MatchingScope =
 
 const kept = () => sql.join(KEPT_WHILE_FOUND.map((r) => sql.lit(r)));
 
-/** Dates not matched for this long lose their state: their next run is a full one. */
-const DAYS_KEPT = 45;
+/**
+ * How long a date's matching state is kept: while a run can still reconcile the date again because of
+ * a change. The follow-up of non-final transactions (RECON_FOLLOW_UP_DAYS) reaches back that many
+ * days before the night's day, and the night's window lies within it; a date older than that has
+ * its state dropped, and its next run (a person's) is a full one. Counted in business dates from the
+ * run's own day, not from when the date was last matched: a date of the horizon matched once, months
+ * ago, keeps its state, so that the follow-up's run over it goes over the changed keys.
+ */
+export function stateKeptFrom(today: string, followUpDays: number): RawBuilder<unknown> {
+  return sql`${today}::date - ${followUpDays + 1}::int`;
+}
 /** Days around a range whose last matching a run over changed keys notes (more than a candidate search spans). */
 const NEAR_DAYS = 366;
 
@@ -110,6 +119,7 @@ export async function finishMatching(
   rules: readonly Rule[],
   how: MatchingScope,
   snapshot: string,
+  keptFrom: RawBuilder<unknown>,
 ): Promise<void> {
   await noteUnfoundResolutions(ctx, how.scope === 'incremental' ? scopeCondition() : sql`true`);
   if (how.scope === 'reused') return;
@@ -122,10 +132,7 @@ export async function finishMatching(
       on conflict (account, business_date) do update set fingerprint = excluded.fingerprint, due = excluded.due,
         stuck = excluded.stuck, seen = excluded.seen, run_id = excluded.run_id, matched_at = now()`,
   );
-  await exec(
-    ctx,
-    sql`delete from recon_work.matched_days where matched_at < now() - make_interval(days => ${DAYS_KEPT}::int)`,
-  );
+  await exec(ctx, sql`delete from recon_work.matched_days where business_date < ${keptFrom}`);
   // A change every kept date's snapshot saw is needed by no run: its writer ended before them all.
   await exec(
     ctx,

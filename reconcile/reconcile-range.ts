@@ -12,6 +12,7 @@ import { addBusinessDays, type CalendarOptions } from '../domain/time/business-d
 import {
   countedUnfound,
   finishMatching,
+  stateKeptFrom,
   type FullBecause,
   matchChanges,
   type MatchingScope,
@@ -22,6 +23,7 @@ import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
+import { DEFAULT_FOLLOW_UP } from '../config/follow-up.ts';
 import { runTolerances, type Tolerances, writeOffFindings } from './tolerances/index.ts';
 import type { DiscrepancyTotal, ReconcileOutcome } from '../domain/run-summary.ts';
 
@@ -48,6 +50,11 @@ export interface ReconcileRequest {
    * (`recon reconcile --full`): the reference a run over changed keys must agree with.
    */
   readonly full?: boolean;
+  /**
+   * RECON_FOLLOW_UP_DAYS (default 120): how far back the follow-up of non-final transactions
+   * reconciles days again; the dates' matching state is kept that long (reconcile/incremental.ts).
+   */
+  readonly followUpDays?: number;
 }
 
 export type { DiscrepancyTotal };
@@ -173,7 +180,8 @@ export async function reconcileRange(
     const looked = { from, to, asOf, runId: run.run_id, ...inScope };
     const lifecycle = await applyFindings(trx, looked);
     const writeOffs = await writeOffFindings(trx, { ...looked, account, tolerances });
-    await finishMatching(ctx, account, rules, how, snapshot);
+    const keptFrom = stateKeptFrom(today, req.followUpDays ?? DEFAULT_FOLLOW_UP.days);
+    await finishMatching(ctx, account, rules, how, snapshot, keptFrom);
     await (how.scope === 'incremental' ? findChangedCandidates(ctx) : findCandidates(ctx));
     const byKind = await runTotals(ctx, how);
     const summary = {

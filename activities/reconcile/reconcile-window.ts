@@ -83,6 +83,7 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
         ...(input.account === undefined ? {} : { account: input.account }),
         ...(input.now === undefined ? {} : { now: input.now }),
         settings: { stuckPendingBusinessDays: deps.config.followUp.stuckPendingDays },
+        followUpDays: deps.config.followUp.days,
       });
       return windowSummary(input, summary);
     } finally {

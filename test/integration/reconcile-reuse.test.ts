@@ -66,6 +66,28 @@ const keys = async () =>
 const FOUND = ['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE', 'missing_in_ledger:T-MIL'];
 
 describe('a run over data nothing wrote since the last run of its range', () => {
+  it("keeps its dates' state while the follow-up of non-final transactions can reconcile them again, not longer", async () => {
+    const days = async () =>
+      (await sql<{ n: number }>`select count(*)::int as n from recon_work.matched_days`.execute(h.db))
+        .rows[0]!.n;
+    await reconcileRange(h.db, { ...MARCH, now: at(20) });
+    expect(await days()).toBe(31);
+    // Sixty days later, a run of one of its days: the other 30 were last matched long ago, but the
+    // follow-up (RECON_FOLLOW_UP_DAYS, 120) reaches them, and its run goes over the changed keys.
+    await sql`update recon_work.matched_days set matched_at = matched_at - interval '60 days'`.execute(h.db);
+    const day = { from: '2026-03-02', to: '2026-03-02' };
+    await reconcileRange(h.db, { ...day, now: '2026-05-20T12:00:00Z', followUpDays: 120 });
+    expect(await days()).toBe(31);
+    const again = await reconcileRange(h.db, { ...MARCH, now: '2026-05-21T12:00:00Z' });
+    expect(again.scope).toBe('incremental');
+    // Past the follow-up's reach of the run's day, March's state is dropped: nothing pins the changes.
+    await reconcileRange(h.db, { ...day, now: '2026-05-20T12:00:00Z', followUpDays: 30 });
+    expect(await days()).toBe(0);
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(22) })).fullBecause).toBe(
+      'first run of these dates',
+    );
+  });
+
   it('goes over the changed keys when its dates were matched before: none, so it looks at nothing', async () => {
     await reconcileRange(h.db, { ...MARCH, now: at(20) });
     const before = await discrepancies();
