@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { NightlyResult } from '../workflows/types.ts';
-import type { AccountName } from '../domain/account-name.ts';
+import { type AccountName, DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import { accountOption, dateArg, instantArg, wholeNumberArg } from './options.ts';
 import { EXIT, runCommand } from './run.ts';
 
@@ -9,12 +9,12 @@ export function formatNightly(result: NightlyResult): string {
   const lines = [`nightly ${result.from}..${result.to}: ${result.rowsLoaded} row(s) loaded`];
   const byAccount = new Map<string, { rows: number; windows: number; open: number; opened: number }>();
   for (const w of result.windows) {
-    const a = byAccount.get(w.account ?? 'default') ?? { rows: 0, windows: 0, open: 0, opened: 0 };
+    const a = byAccount.get(w.account ?? DEFAULT_ACCOUNT) ?? { rows: 0, windows: 0, open: 0, opened: 0 };
     a.rows += w.rowsLoaded;
     a.windows++;
     a.opened += w.reconcile.counts['lifecycle.opened'] ?? 0;
     a.open += (w.reconcile.discrepancies ?? []).reduce((n, d) => n + d.count, 0);
-    byAccount.set(w.account ?? 'default', a);
+    byAccount.set(w.account ?? DEFAULT_ACCOUNT, a);
   }
   for (const [account, a] of byAccount) {
     lines.push(

@@ -67,7 +67,11 @@ function unitsOf(windows: DayWindow[], accounts: readonly string[] | undefined):
   return windows.flatMap((w) => accounts.map((account) => ({ ...w, account, key: `${account}/${w.from}` })));
 }
 
-function accountsProblem(accounts: readonly string[] | undefined): string | null {
+/**
+ * What is wrong with a workflow input's `accounts` (the backfill's, the nightly run's), or null: each
+ * name is checked where the input enters, as the command line checks its --account.
+ */
+export function accountsProblem(accounts: readonly string[] | undefined): string | null {
   if (accounts === undefined) return null;
   if (accounts.length === 0) return 'accounts is empty: name at least one account, or leave it out';
   const bad = accounts.filter((a) => !isAccountName(a));

@@ -12,7 +12,7 @@ import type {
   WindowResult,
 } from './types.ts';
 import { FOLLOW_UP_PATCH, followUpAccount } from './follow-up-step.ts';
-import { childFailureMessage } from './backfill-workflow.ts';
+import { accountsProblem, childFailureMessage } from './backfill-workflow.ts';
 import { executeWindow } from './execute-window.ts';
 import { unlessCancelled } from './unless-cancelled.ts';
 import { addDays, isValidDate } from '../domain/time/calendar.ts';
@@ -50,18 +50,10 @@ function scheduledFor(): { instant: Date; fromSchedule: boolean } {
 }
 
 /**
- * The nightly run: pulls, loads and reconciles the scheduled Eastern day and the `lookbackDays` days
- * before it (returns arrive days later and statuses change). The day comes from the schedule's own
- * scheduled time (TemporalScheduledStartTime), not the clock when the run happens, so a catch-up or a
- * schedule backfill covers the day it stands for. Windows run one after another as child window
- * workflows with ids derived from the window, so a nightly never loads a window a backfill is loading.
- * After its windows, each account follows its non-final transactions older than the windows until
- * the provider reports them final (workflows/follow-up-step.ts, patch {@link FOLLOW_UP_PATCH}), and
- * the days that changed are reconciled again. Then each account's days are checked for low volume
- * (workflows/volume-check.ts), and the retention activity clears personal data older than the
- * worker's RECON_RAW_RETENTION_DAYS (nothing when unset).
+ * Checks the input before anything runs (each problem fails the run, not retried: `InvalidLookback`,
+ * `InvalidDay`, `InvalidAsOf`, and `InvalidAccounts` as the backfill's) and gives the look-back.
  */
-export async function nightlyWorkflow(input: NightlyInput = {}): Promise<NightlyResult> {
+function checkedLookback(input: NightlyInput): number {
   const lookback = input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS;
   if (!Number.isInteger(lookback) || lookback < 0 || lookback > 366) {
     throw ApplicationFailure.nonRetryable(
@@ -81,6 +73,25 @@ export async function nightlyWorkflow(input: NightlyInput = {}): Promise<Nightly
       'InvalidAsOf',
     );
   }
+  const accountsError = accountsProblem(input.accounts);
+  if (accountsError) throw ApplicationFailure.nonRetryable(accountsError, 'InvalidAccounts');
+  return lookback;
+}
+
+/**
+ * The nightly run: pulls, loads and reconciles the scheduled Eastern day and the `lookbackDays` days
+ * before it (returns arrive days later and statuses change). The day comes from the schedule's own
+ * scheduled time (TemporalScheduledStartTime), not the clock when the run happens, so a catch-up or a
+ * schedule backfill covers the day it stands for. Windows run one after another as child window
+ * workflows with ids derived from the window, so a nightly never loads a window a backfill is loading.
+ * After its windows, each account follows its non-final transactions older than the windows until
+ * the provider reports them final (workflows/follow-up-step.ts, patch {@link FOLLOW_UP_PATCH}), and
+ * the days that changed are reconciled again. Then each account's days are checked for low volume
+ * (workflows/volume-check.ts), and the retention activity clears personal data older than the
+ * worker's RECON_RAW_RETENTION_DAYS (nothing when unset).
+ */
+export async function nightlyWorkflow(input: NightlyInput = {}): Promise<NightlyResult> {
+  const lookback = checkedLookback(input);
   const { instant, fromSchedule } = scheduledFor();
   const to = input.day ?? easternDateOfMs(instant.getTime());
   const from = addDays(to, -lookback);

@@ -4,6 +4,7 @@ import { checkVolumeOptions } from './activity-options.ts';
 import { failureMessage } from './window-workflow.ts';
 import type { VolumeOutcome } from './types.ts';
 import { unlessCancelled } from './unless-cancelled.ts';
+import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import type { DayWindow } from './windows.ts';
 
 /**
@@ -28,7 +29,7 @@ export async function checkVolumeOfAccounts(
       const input = { ...window, ...(account === undefined ? {} : { account }) };
       return unlessCancelled<VolumeOutcome>(
         () => checkVolume(input),
-        (error) => ({ ...window, account: account ?? 'default', error: failureMessage(error) }),
+        (error) => ({ ...window, account: account ?? DEFAULT_ACCOUNT, error: failureMessage(error) }),
       );
     }),
   );
