@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../config/config.ts';
-import { wholeNumberArg } from './options.ts';
+import type { AccountName } from '../domain/account-name.ts';
+import { accountListArg, wholeNumberArg } from './options.ts';
 import type { Db } from '../db/database.ts';
 import { runCommand, withDatabase } from './run.ts';
 
@@ -56,7 +57,7 @@ async function addAnalystLogin(config: Config, login: string, opts: LimitOptions
 
 /** The accounts `recon analysts grant` names ('all' for --all-accounts), each one configured. */
 async function grantedAccounts(opts: {
-  accounts?: string;
+  accounts?: AccountName[];
   allAccounts?: boolean;
 }): Promise<string[] | 'all'> {
   const { ConfigError } = await import('../domain/errors.ts');
@@ -64,7 +65,7 @@ async function grantedAccounts(opts: {
     throw new ConfigError('recon analysts grant: give exactly one of --accounts A,B and --all-accounts');
   }
   if (opts.allAccounts) return 'all';
-  const names = opts.accounts!.split(',').map((a) => a.trim());
+  const names = opts.accounts!;
   const { loadAccounts } = await import('../config/accounts.ts');
   const known = loadAccounts();
   const unknown = names.filter((n) => !known.byName(n));
@@ -80,7 +81,7 @@ async function grantedAccounts(opts: {
 async function grantAnalystLogin(
   config: Config,
   login: string,
-  opts: { accounts?: string; allAccounts?: boolean },
+  opts: { accounts?: AccountName[]; allAccounts?: boolean },
 ): Promise<void> {
   const names = await grantedAccounts(opts);
   await withAnalystLogins(config, async ({ grantAnalystAccounts }, db) => {
@@ -125,9 +126,9 @@ export function registerAnalysts(program: Command): void {
       'limit the analyst login LOGIN to the rows of some provider accounts (row-level security on every table and view it reads), or lift the limit',
     )
     .argument('<login>', 'an analyst login (recon analysts add)')
-    .option('--accounts <names>', 'comma-separated account names, e.g. ca-main,us-main')
+    .option('--accounts <names>', 'comma-separated account names, e.g. ca-main,us-main', accountListArg)
     .option('--all-accounts', 'lift the limit: the login sees every account')
-    .action((login: string, opts: { accounts?: string; allAccounts?: boolean }) =>
+    .action((login: string, opts: { accounts?: AccountName[]; allAccounts?: boolean }) =>
       runCommand((config) => grantAnalystLogin(config, login, opts)),
     );
   withLimits(

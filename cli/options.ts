@@ -179,6 +179,11 @@ export function accountsArg(value: string, previous: readonly AccountName[] = []
   return [...previous, accountArg(value)];
 }
 
+/** A comma-separated list of account names (`ca-main,us-main`), each trimmed and parsed by {@link accountArg}. */
+export function accountListArg(value: string): AccountName[] {
+  return value.split(',').map((name) => accountArg(name.trim()));
+}
+
 /**
  * The repeatable --account <name> (a list of accounts, {@link accountsArg}): the same parser and
  * error as {@link accountOption}; without it the action receives no list. `help` says what the list

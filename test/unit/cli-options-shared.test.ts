@@ -85,6 +85,28 @@ describe('--account: one parser and one error in every command', () => {
   );
 });
 
+describe('recon analysts grant --accounts: a list, each name parsed as every --account', () => {
+  it('collects the names, trimmed, in order', async () => {
+    const { program, options } = capturingProgram();
+    await program.parseAsync(['analysts', 'grant', 'ana', '--accounts', 'ca-main, us-main'], {
+      from: 'user',
+    });
+    expect(options()?.accounts).toEqual(['ca-main', 'us-main']);
+  });
+
+  it.each(['ca-main,US', 'ca-main,,us-main'])('refuses %j while parsing', async (list) => {
+    const error = await parseError(capturingProgram().program, [
+      'analysts',
+      'grant',
+      'ana',
+      '--accounts',
+      list,
+    ]);
+    expect(error?.code).toBe('commander.invalidArgument');
+    expect(error?.message).toContain(ACCOUNT_ERROR);
+  });
+});
+
 describe('--by and --note: not blank, trimmed, with the shared error', () => {
   const base = {
     'tolerances set': ['tolerances', 'set', '--account', 'east', '--currency', 'CAD', '--by', 'ana'],
