@@ -140,22 +140,8 @@ function plantMistyped(p: Planting, { i, t }: Held, taken: Set<string>): NearMis
     booked_at: booked(t, 2000),
   });
   p.ledger.push(entry);
-  expect(
-    p,
-    `missing_in_ledger:${t.transaction_id}`,
-    'missing_in_ledger',
-    t.amount_cents,
-    null,
-    businessDateOf(t),
-  );
-  expect(
-    p,
-    `missing_at_provider:${id}`,
-    'missing_at_provider',
-    t.amount_cents,
-    null,
-    easternDateOf(entry.booked_at),
-  );
+  expectMissingInLedger(p, t);
+  expectMissingAtProvider(p, id, t.amount_cents, entry.booked_at);
   return [
     { kind: 'mistyped_id', providerTransactionIds: [t.transaction_id], ledgerMerchantTransactionIds: [id] },
   ];
@@ -173,24 +159,10 @@ function plantSplit(p: Planting, { i, t }: Held): NearMiss {
     });
     p.ledger.push(entry);
     const id = entry.merchant_transaction_id;
-    expect(
-      p,
-      `missing_at_provider:${id}`,
-      'missing_at_provider',
-      amount,
-      null,
-      easternDateOf(entry.booked_at),
-    );
+    expectMissingAtProvider(p, id, amount, entry.booked_at);
     return id;
   });
-  expect(
-    p,
-    `missing_in_ledger:${t.transaction_id}`,
-    'missing_in_ledger',
-    t.amount_cents,
-    null,
-    businessDateOf(t),
-  );
+  expectMissingInLedger(p, t);
   return {
     kind: 'split_booking',
     providerTransactionIds: [t.transaction_id],
@@ -209,17 +181,27 @@ function plantCombined(p: Planting, a: TransactionRecord, b: TransactionRecord):
     amount,
     businessDateOf(a),
   );
-  expect(
-    p,
-    `missing_in_ledger:${b.transaction_id}`,
-    'missing_in_ledger',
-    b.amount_cents,
-    null,
-    businessDateOf(b),
-  );
+  expectMissingInLedger(p, b);
   return {
     kind: 'combined_booking',
     providerTransactionIds: [a.transaction_id, b.transaction_id],
     ledgerMerchantTransactionIds: [a.merchant_transaction_id!],
   };
+}
+
+/** The payin no ledger entry pairs with on keys: missing_in_ledger on its business date. */
+function expectMissingInLedger(p: Planting, t: TransactionRecord): void {
+  expect(
+    p,
+    `missing_in_ledger:${t.transaction_id}`,
+    'missing_in_ledger',
+    t.amount_cents,
+    null,
+    businessDateOf(t),
+  );
+}
+
+/** A near miss's ledger entry, which no provider transaction has on keys: missing_at_provider on its booking's day. */
+function expectMissingAtProvider(p: Planting, id: string, amountCents: number, bookedAt: string): void {
+  expect(p, `missing_at_provider:${id}`, 'missing_at_provider', amountCents, null, easternDateOf(bookedAt));
 }
