@@ -22,7 +22,7 @@ import { activityTuningProblem, reconcileWindowOptions, tunedActivityOptions } f
 import { executeWindow } from './execute-window.ts';
 import { isAccountName } from '../domain/account-name.ts';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
-import { type DayWindow, splitWindows } from './windows.ts';
+import { checkedWindowInput, type DayWindow, splitWindows } from './windows.ts';
 import { BACKFILL_VOLUME_PATCH, checkVolumeOfAccounts } from './volume-check.ts';
 
 /** Query answered by a running (or finished) backfill: windows done and left, rows, failures. */
@@ -190,12 +190,9 @@ interface BackfillRun {
 
 /** The units of the input, once its range, tuning and accounts are checked (refused here, once, rather than by every window). */
 function checkedUnits(input: BackfillInput): Unit[] {
-  let windows: DayWindow[];
-  try {
-    windows = splitWindows(input.from, input.to, input.windowDays ?? MAX_WINDOW_DAYS);
-  } catch (error) {
-    throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidRange');
-  }
+  const windows = checkedWindowInput(() =>
+    splitWindows(input.from, input.to, input.windowDays ?? MAX_WINDOW_DAYS),
+  );
   const tuningProblem = activityTuningProblem(input.activityTuning);
   if (tuningProblem) throw ApplicationFailure.nonRetryable(tuningProblem, 'InvalidActivityTuning');
   const accountsError = accountsProblem(input.accounts);

@@ -15,9 +15,10 @@ import { FOLLOW_UP_PATCH, followUpAccount } from './follow-up-step.ts';
 import { accountsProblem, childFailureMessage } from './backfill-workflow.ts';
 import { executeWindow } from './execute-window.ts';
 import { unlessCancelled } from './unless-cancelled.ts';
-import { addDays, isValidDate } from '../domain/time/calendar.ts';
+import { addDays } from '../domain/time/calendar.ts';
+import { checkDateWindow } from '../domain/time/date-window.ts';
 import { easternDateOfMs } from '../domain/time/eastern.ts';
-import { splitWindows } from './windows.ts';
+import { checkedWindowInput, splitWindows } from './windows.ts';
 import { checkVolumeOfAccounts, NIGHTLY_VOLUME_PATCH } from './volume-check.ts';
 
 export const DEFAULT_LOOKBACK_DAYS = 3;
@@ -51,7 +52,7 @@ function scheduledFor(): { instant: Date; fromSchedule: boolean } {
 
 /**
  * Checks the input before anything runs (each problem fails the run, not retried: `InvalidLookback`,
- * `InvalidDay`, `InvalidAsOf`, and `InvalidAccounts` as the backfill's) and gives the look-back.
+ * `InvalidDateWindow`, `InvalidAsOf`, and `InvalidAccounts` as the backfill's) and gives the look-back.
  */
 function checkedLookback(input: NightlyInput): number {
   const lookback = input.lookbackDays ?? DEFAULT_LOOKBACK_DAYS;
@@ -61,10 +62,10 @@ function checkedLookback(input: NightlyInput): number {
       'InvalidLookback',
     );
   }
-  if (input.day !== undefined && !isValidDate(input.day)) {
-    throw ApplicationFailure.nonRetryable(
-      `day ${JSON.stringify(input.day)} is not a date: write it YYYY-MM-DD`,
-      'InvalidDay',
+  const day = input.day;
+  if (day !== undefined) {
+    checkedWindowInput(() =>
+      checkDateWindow(day, day, () => `day ${JSON.stringify(day)} is not a date: write it YYYY-MM-DD`),
     );
   }
   if (input.asOf !== undefined && Number.isNaN(Date.parse(input.asOf))) {

@@ -6,6 +6,7 @@
  * the pull, from these dates).
  */
 
+import { ApplicationFailure } from '@temporalio/common';
 import { MAX_WINDOW_DAYS } from '../domain/sources.ts';
 import { dateOfEpochDay, epochDay } from '../domain/time/calendar.ts';
 import { checkDateWindow, InvalidDateWindow } from '../domain/time/date-window.ts';
@@ -37,6 +38,21 @@ export function splitWindows(from: string, to: string, maxDays: number = MAX_WIN
     windows.push({ from: dateOfEpochDay(first), to: dateOfEpochDay(Math.min(first + maxDays - 1, end)) });
   }
   return windows;
+}
+
+/**
+ * `check()`, with the one date-window error a workflow's input can raise (InvalidDateWindow) turned
+ * into the run's failure of that type, not retried: a backfill's range and a nightly's day fail the
+ * same way as the command line and the activities refuse them.
+ */
+export function checkedWindowInput<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof InvalidDateWindow)
+      throw ApplicationFailure.nonRetryable(error.message, 'InvalidDateWindow');
+    throw error;
+  }
 }
 
 /**
