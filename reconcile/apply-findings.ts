@@ -91,7 +91,14 @@ async function createTransitions(trx: Transaction<Database>): Promise<void> {
   );
 }
 
-/** Opens, reopens and updates the discrepancies found; moves last_seen_at of the others found. */
+/**
+ * Opens, reopens and updates the discrepancies found. Every discrepancy found takes the finding's
+ * values, those found unchanged too (no event, last_seen_at moves): a row that moved to another
+ * date (or merchant transaction id) keeps its rule's expected and actual, and a stale business_date
+ * would count the discrepancy on its old day, in the workbench totals and in the roll-forward of a
+ * run over changed keys, which reads the discrepancies it does not look at by their date
+ * (reconcile/incremental.ts).
+ */
 async function writeFound(trx: Transaction<Database>, req: FindingsRun): Promise<void> {
   const { asOf } = req;
   await execStatement(
@@ -117,13 +124,7 @@ async function writeFound(trx: Transaction<Database>, req: FindingsRun): Promise
       resolved_by = case when t.event = 'reopened' then null else d.resolved_by end,
       status = case when t.event = 'reopened' then 'open' else d.status end
     from findings f join transitions t using (discrepancy_key)
-    where d.discrepancy_key = f.discrepancy_key and t.event in ('reopened', 'changed')`,
-  );
-
-  await execStatement(
-    trx,
-    sql`update discrepancies d set last_seen_at = ${asOf}::timestamptz
-    from transitions t where d.discrepancy_key = t.discrepancy_key and t.event is null`,
+    where d.discrepancy_key = f.discrepancy_key and t.event is distinct from 'opened'`,
   );
 }
 
