@@ -33,10 +33,13 @@ export async function keepReturnClaims(ctx: RuleContext): Promise<void> {
  */
 export async function noteClaimMoves(ctx: RuleContext): Promise<void> {
   if (ctx.dryRun) return;
+  // The entries are read by key through each table's index (`= any (array(...))`): as correlated
+  // `exists` the planner hashed the whole ledger and provider tables on a first run, whose every claim
+  // is new (test/integration/reconcile-window-cost.test.ts).
   await exec(
     ctx,
     sql`insert into recon_work.changed_keys (merchant_transaction_ids)
-      select array_agg(mtid) from (
+      with moved as materialized (
         select tm_mtid as mtid from facts where tm_mtid is distinct from l_mtid and tm_mtid is not null
         union select l_mtid from facts where tm_mtid is distinct from l_mtid and l_mtid is not null
         union select mtid from (
@@ -47,13 +50,17 @@ export async function noteClaimMoves(ctx: RuleContext): Promise<void> {
           (select return_transaction_id, ledger_merchant_transaction_id from return_matches
              where return_transaction_id = any (array(select return_transaction_id from scope_r))
            except select return_transaction_id, mtid from return_claims_before)) r
-        where mtid is not null) moved
+        where mtid is not null)
+      select array_agg(mtid) from moved
       -- The days of the range this run computes again itself: only a move that reaches a day outside
       -- it is noted (a first run makes every claim of its range, and notes none of those).
-      where exists (select 1 from merchant_ledger l where l.merchant_transaction_id = moved.mtid
-          and not ${bookedInRange(ctx)})
-        or exists (select 1 from provider_transactions p where p.merchant_transaction_id = moved.mtid
-          and p.transaction_on not between ${ctx.from}::date and ${ctx.to}::date)
+      where mtid = any (array(
+          select l.merchant_transaction_id from merchant_ledger l
+          where l.merchant_transaction_id = any (array(select mtid from moved)) and not ${bookedInRange(ctx)}
+          union all
+          select p.merchant_transaction_id from provider_transactions p
+          where p.merchant_transaction_id = any (array(select mtid from moved))
+            and p.transaction_on not between ${ctx.from}::date and ${ctx.to}::date))
       having count(*) > 0`,
   );
 }
