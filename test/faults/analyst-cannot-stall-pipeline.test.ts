@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLegacyType5 } from '../../bench/generate-files.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
 import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
-import { loadMerchantView } from '../support/load-merchant-view.ts';
+import { loadMerchantView, reconcileViewArgs } from '../support/load-merchant-view.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 import { query, recon } from '../support/recon-process.ts';
 
@@ -24,16 +24,7 @@ let analystUrl: string;
 const view = deriveMerchantView({ seed: 3, transactions: 800, from: '2026-03-01', to: '2026-03-10' });
 // Both runs match the whole range (--full) over the same rows: the bound compares like with like, not
 // a run before the import's 20,000 rows with one after them.
-const reconcileArgs = [
-  'reconcile',
-  '--from',
-  view.range.from,
-  '--to',
-  view.range.to,
-  '--now',
-  view.asOf,
-  '--full',
-];
+const reconcileArgs = [...reconcileViewArgs(view), '--full'];
 let legacyFile: string;
 const importArgs = () => ['import', '--format', 'legacy', '--query-type', '5', legacyFile];
 const alone = { reconcile: 0, load: 0 };

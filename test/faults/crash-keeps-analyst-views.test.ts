@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, createPool } from '../../db/connect.ts';
 import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
-import { loadMerchantView } from '../support/load-merchant-view.ts';
+import { loadMerchantView, reconcileViewArgs } from '../support/load-merchant-view.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 import { analystSnapshot, query, recon } from '../support/recon-process.ts';
 
@@ -28,15 +28,7 @@ afterAll(async () => {
 
 describe('a crash after a reconcile run', () => {
   it('leaves every table and view analysts read as it was', async () => {
-    const run = await recon(server.url, [
-      'reconcile',
-      '--from',
-      view.range.from,
-      '--to',
-      view.range.to,
-      '--now',
-      view.asOf,
-    ]);
+    const run = await recon(server.url, reconcileViewArgs(view));
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const received = await query<{ n: number }>(

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLegacyType5, generateReportJson } from '../../bench/generate-files.ts';
 import { createDatabase, createPool } from '../../db/connect.ts';
 import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
-import { loadMerchantView } from '../support/load-merchant-view.ts';
+import { loadMerchantView, reconcileViewArgs } from '../support/load-merchant-view.ts';
 import { freePort } from '../../db/free-port.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';
 import { query, recon, spawnRecon, waitFor } from '../support/recon-process.ts';
@@ -185,15 +185,7 @@ describe('a crash of PostgreSQL during recon reconcile', () => {
     const runsBefore = (
       await query<{ n: number }>(server.url, `select count(*)::int as n from reconcile_runs`)
     ).rows[0]!.n;
-    const p = spawnRecon(server.url, [
-      'reconcile',
-      '--from',
-      view.range.from,
-      '--to',
-      view.range.to,
-      '--now',
-      view.asOf,
-    ]);
+    const p = spawnRecon(server.url, reconcileViewArgs(view));
     await waitFor(
       'the run to be inside its transaction',
       async () =>

@@ -6,6 +6,17 @@ import type { MerchantView } from '../../sandbox/merchant-view.ts';
 import { importNotificationHistory } from '../../ingest/notifications/import-history.ts';
 import { insertLoad } from './recon-rows.ts';
 
+/** `recon reconcile` over a merchant view's range, as of its instant. */
+export const reconcileViewArgs = (view: MerchantView): string[] => [
+  'reconcile',
+  '--from',
+  view.range.from,
+  '--to',
+  view.range.to,
+  '--now',
+  view.asOf,
+];
+
 function chunks<T>(rows: T[], size = 500): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
