@@ -9,6 +9,7 @@ import {
   insertLedger,
   insertLoad,
   insertReturns,
+  type ReturnInput,
   insertTransactions,
   storeTestNotification,
 } from '../support/recon-rows.ts';
@@ -57,6 +58,19 @@ type Write = (
 const mtid = (r: Random) => `M${r.int(14)}`;
 const tid = (r: Random) => `T${r.int(24)}`;
 const rid = (r: Random) => `R${r.int(6)}`;
+
+/** A provider return written anew (deleted, then inserted as `ret`). */
+function returnWritten(ret: ReturnInput): { what: string; write: Write } {
+  return {
+    what: `return ${JSON.stringify(ret)}`,
+    write: async (db, _load, returnsLoad) => {
+      await sql`delete from provider_returns where return_transaction_id = ${ret.return_transaction_id}`.execute(
+        db,
+      );
+      await insertReturns(db, returnsLoad, [ret]);
+    },
+  };
+}
 
 function randomWrite(r: Random): { what: string; write: Write } {
   const t = tid(r);
@@ -184,15 +198,7 @@ function randomWrite(r: Random): { what: string; write: Write } {
       amount_cents: r.pick([1000, 1200]),
       returned_on: day(r),
     };
-    return {
-      what: `return ${JSON.stringify(ret)}`,
-      write: async (db, _load, returnsLoad) => {
-        await sql`delete from provider_returns where return_transaction_id = ${ret.return_transaction_id}`.execute(
-          db,
-        );
-        await insertReturns(db, returnsLoad, [ret]);
-      },
-    };
+    return returnWritten(ret);
   }
   if (choice < 91)
     return {
@@ -295,15 +301,7 @@ function returnsLoopWrite(r: Random, choice: number, t: string, m: string): { wh
     next_action_date: day(r),
     notify_status: r.pick(['C', 'S']),
   };
-  return {
-    what: `return ${JSON.stringify(ret)}`,
-    write: async (db, _load, returnsLoad) => {
-      await sql`delete from provider_returns where return_transaction_id = ${ret.return_transaction_id}`.execute(
-        db,
-      );
-      await insertReturns(db, returnsLoad, [ret]);
-    },
-  };
+  return returnWritten(ret);
 }
 
 /** A person resolves (or reopens) the nth discrepancy that allows it, by key order, an hour before the run. */
