@@ -108,37 +108,43 @@ function idPairs(days: number): RawBuilder<unknown> {
 }
 
 /**
- * The items (t, c) of the pairs of the run's dates that can pass a check: the union of each check's
- * necessary condition (see the module's comment). One index probe per item and check (lateral,
- * offset 0: a nested loop whatever the planner's estimates).
+ * The items (t, c) of the pairs of the items `from` selects (`t`) that can pass a check: the union of
+ * each check's necessary condition (see the module's comment). One index probe per item and check
+ * (lateral, offset 0: a nested loop whatever the planner's estimates).
  */
-function blockedPairs(days: number): RawBuilder<unknown> {
+function blockedPairs(days: number, from: RawBuilder<unknown>): RawBuilder<unknown> {
   const window = sql`c.business_date between t.business_date - ${days}::int and t.business_date + ${days}::int`;
   return sql`select t.n as t_n, c.n as c_n from cand_items t
       join cand_tolerance tol on tol.currency = t.currency
       cross join lateral (select c.n from cand_items c where c.currency = t.currency and c.side = ${OTHER_SIDE}
         and c.amount_cents between t.amount_cents - tol.amount_cents and t.amount_cents + tol.amount_cents
         and ${window} offset 0) c
-      where t.target
+      where ${from}
     union
     select t.n, c.n from cand_items t
       cross join lateral (select c.n from cand_items c where c.currency = t.currency and c.side = ${OTHER_SIDE}
         and c.merchant_user_id = t.merchant_user_id and ${window} offset 0) c
-      where t.target and t.merchant_user_id is not null
+      where ${from} and t.merchant_user_id is not null
     union
     select x.t_n, x.c_n from (${idPairs(days)}) i
       cross join lateral (values (i.p, i.l), (i.l, i.p)) x(t_n, c_n)
       join cand_items t on t.n = x.t_n
-      where t.target`;
+      where ${from}`;
 }
 
 /**
- * Each pair of an item of the run's dates with an item of the other side that can pass a check, with
- * its checks' values. Read once by the ranking (find-candidates.ts), never stored; the id distance is
- * computed for these pairs only. `which` narrows the items of the run's dates (`t`) or their
- * candidates (`c`).
+ * Each pair of an item `from` selects (`t`: by default every item of the run's dates) with an item of
+ * the other side that can pass a check, with its checks' values. Read once by the ranking
+ * (find-candidates.ts), never stored; the id distance is computed for these pairs only. `which`
+ * narrows the pairs further (on `t` or their candidates `c`). The pairs are found from the items
+ * `from` selects only, so that a run over changed keys pairs the few items it looks at
+ * (changed-candidates.ts), not every item of the days around them.
  */
-export function pairs(days: number, which: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+export function pairs(
+  days: number,
+  which: RawBuilder<unknown> = sql`true`,
+  from: RawBuilder<unknown> = sql`t.target`,
+): RawBuilder<unknown> {
   return sql`select t.discrepancy_id, t.business_date, c.side, c.item_id as candidate_id,
         c.discrepancy_id as candidate_discrepancy_id, c.amount_cents, c.business_date as candidate_business_date,
         c.mtid as merchant_transaction_id, tol.amount_cents as amount_tolerance, tol.lag_days,
@@ -146,7 +152,7 @@ export function pairs(days: number, which: RawBuilder<unknown> = sql`true`): Raw
         t.merchant_user_id as user_a, c.merchant_user_id as user_b, t.mtid as id_a, c.mtid as id_b,
         case when length(t.mtid) <= ${MAX_ID_LENGTH} and length(c.mtid) <= ${MAX_ID_LENGTH}
           then public.recon_id_distance(t.mtid, c.mtid, ${MAX_ID_DISTANCE}) end as id_distance
-      from (${blockedPairs(days)}) b
+      from (${blockedPairs(days, from)}) b
       join cand_items t on t.n = b.t_n
       join cand_items c on c.n = b.c_n
       join cand_tolerance tol on tol.currency = t.currency

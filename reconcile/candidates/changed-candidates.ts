@@ -67,15 +67,20 @@ export async function findChangedCandidates(ctx: RuleContext): Promise<void> {
   await indexItems(ctx);
   await tolerancesTable(ctx);
   await writeDays(ctx, days);
-  // Targets that a changed item now passes a check of.
+  // Targets that a changed item now passes a check of. The checks and their necessary conditions are
+  // symmetric (the same currency, amounts and dates within the same distance, the same user, ids the
+  // same edits apart), so the pairs are found from the changed items and read the other way round:
+  // the targets are their candidates of the run's dates.
+  const changed = sql`t.discrepancy_id in (select discrepancy_id from cand_changed)`;
   await exec(
     ctx,
     sql`insert into cand_targets (discrepancy_id)
-      select distinct discrepancy_id from (${pairs(days, sql`c.discrepancy_id in (select discrepancy_id from cand_changed)`)}) p
+      select distinct candidate_discrepancy_id from (${pairs(days, sql`c.target`, changed)}) p
       where ${PASSES_A_CHECK}`,
   );
   await exec(ctx, sql`analyze cand_targets`);
-  await rankCandidates(ctx, pairs(days, sql`t.discrepancy_id in (select discrepancy_id from cand_targets)`));
+  const targets = sql`t.target and t.discrepancy_id in (select discrepancy_id from cand_targets)`;
+  await rankCandidates(ctx, pairs(days, sql`true`, targets));
   await storeCandidates(ctx, sql`m.discrepancy_id in (select discrepancy_id from cand_targets)`);
 }
 
