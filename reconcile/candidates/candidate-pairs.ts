@@ -92,19 +92,30 @@ export async function indexItems(ctx: RuleContext): Promise<void> {
 /** The other side of `t`. */
 const OTHER_SIDE = sql`(case t.side when 'provider' then 'ledger' else 'provider' end)`;
 
-/** The provider item `p` and the ledger item `l` of each pair the id check can pass (p, l). */
+/**
+ * The provider item `p` and the ledger item `l` of each pair that passes the id check (p, l), one of
+ * them of the run's dates. The pieces find the pairs that can pass it (most of them do not: ids
+ * numbered in sequence share pieces with their neighbours); the distance is computed here once per
+ * pair, so that the pairs the id check alone brought and fails are not carried, in both directions,
+ * into the ranking: a pair that fails it is a candidate only through the amount or the merchant
+ * user, whose own conditions find it.
+ */
 function idPairs(days: number): RawBuilder<unknown> {
   const near = (a: string, b: string) =>
     sql`${sql.ref(`${b}.business_date`)} between ${sql.ref(`${a}.business_date`)} - ${days}::int
       and ${sql.ref(`${a}.business_date`)} + ${days}::int`;
-  return sql`select p.item as p, l.item as l from cand_pieces p
-      join cand_probes l on l.currency = p.currency and l.id_length = p.id_length and l.seg = p.seg and l.piece = p.piece
-      where ${near('p', 'l')}
-    union
-    select p.n, l.n from cand_items p
-      join cand_items l on l.currency = p.currency and l.side = 'ledger' and ${near('p', 'l')}
-        and length(l.mtid) <= length(p.mtid) + ${MAX_ID_DISTANCE}
-      where p.side = 'provider' and length(p.mtid) <= ${MAX_ID_DISTANCE}`;
+  return sql`select x.p, x.l from (
+      select p.item as p, l.item as l from cand_pieces p
+        join cand_probes l on l.currency = p.currency and l.id_length = p.id_length and l.seg = p.seg and l.piece = p.piece
+        where ${near('p', 'l')}
+      union
+      select p.n, l.n from cand_items p
+        join cand_items l on l.currency = p.currency and l.side = 'ledger' and ${near('p', 'l')}
+          and length(l.mtid) <= length(p.mtid) + ${MAX_ID_DISTANCE}
+        where p.side = 'provider' and length(p.mtid) <= ${MAX_ID_DISTANCE}) x
+    join cand_items p on p.n = x.p
+    join cand_items l on l.n = x.l
+    where (p.target or l.target) and public.recon_id_distance(p.mtid, l.mtid, ${MAX_ID_DISTANCE}) <= ${MAX_ID_DISTANCE}`;
 }
 
 /**
