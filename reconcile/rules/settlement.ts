@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Rule } from './rule.ts';
-import { manuallyMatched } from './manual-matches.ts';
+import { manuallyMatchedIds } from './manual-matches.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -76,13 +76,25 @@ const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transact
   'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
 
 /**
+ * The run's work tables of the roll-forward: UNLOGGED in the private schema, not TEMP, so that the
+ * statements reading them can run in parallel (a temporary table can only be read by the backend that
+ * made it), created and dropped inside the run's transaction like claims.ts's FACTS_TABLE (runs are
+ * queued on recon_work.reconcile_lock; a crash empties UNLOGGED tables).
+ */
+const WINDOW_TABLE = 'recon_work.run_settlement_window';
+const NAMED_TABLE = 'recon_work.run_settlement_named';
+const DISPUTED_TABLE = 'recon_work.run_settlement_disputed';
+
+/**
  * The items of the days the run computes (the range's; in a run over changed keys, those whose
- * inputs changed: addDaysOfFindings) of the run's account (settlement_window) and the items the
- * discrepancies of those days name (settlement_named), analyzed: the matches the view reads were
- * written earlier in this run, so that only these tables' real sizes keep the roll-forward's joins
- * linear. The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
+ * inputs changed: addDaysOfFindings) of the run's account (the window) and the items the
+ * discrepancies of those days name (named), analyzed: the matches the view reads were written
+ * earlier in this run, so that only these tables' real sizes keep the roll-forward's joins linear.
+ * The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
  * the account's condition out of it, where the planner could drive the branches from the account's
- * whole index instead of the dates'.
+ * whole index instead of the dates'. The disputed pairs, then the days, are written by CREATE TABLE
+ * AS, which runs in parallel where an INSERT never does; the rule reads the days (settlement_days),
+ * and the work tables are dropped.
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
   if (ctx.scoped) await addDaysOfFindings(ctx);
@@ -91,47 +103,56 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
     : sql`business_date between ${ctx.from}::date and ${ctx.to}::date`;
   await exec(
     ctx,
-    sql`create temp table settlement_window on commit drop as
+    sql`create unlogged table ${sql.raw(WINDOW_TABLE)} as
       select i.* from (select * from public.settlement_items where ${days} offset 0) i
       where i.account = current_setting('recon.run_account')`,
   );
   await exec(
     ctx,
-    sql`create temp table settlement_named on commit drop as
+    sql`create unlogged table ${sql.raw(NAMED_TABLE)} as
       with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k`,
   );
-  await exec(ctx, sql`analyze settlement_window, settlement_named`);
+  await exec(ctx, sql`analyze ${sql.raw(WINDOW_TABLE)}, ${sql.raw(NAMED_TABLE)}`);
+  await exec(ctx, sql`create unlogged table ${sql.raw(DISPUTED_TABLE)} as ${sql.raw(DISPUTED)}`);
+  await exec(ctx, sql`analyze ${sql.raw(DISPUTED_TABLE)}`);
+  await exec(ctx, sql`create temp table settlement_days on commit drop as ${sql.raw(DAYS)}`);
+  await exec(
+    ctx,
+    sql`drop table ${sql.raw(WINDOW_TABLE)}, ${sql.raw(NAMED_TABLE)}, ${sql.raw(DISPUTED_TABLE)}`,
+  );
 }
-
-/**
- * An item of a manual match that holds (reconcile/rules/manual-matches.ts): a person paired it, and its
- * money is explained as the discrepancies that match closed explained it.
- */
-const MANUALLY_MATCHED = `(i.transaction_id is not null and ${manuallyMatched('provider', 'i.transaction_id')})
-  or (i.merchant_transaction_id is not null and ${manuallyMatched('ledger', 'i.merchant_transaction_id')})`;
 
 /** What an item adds to the day's difference: the provider's net less the ledger's. */
 const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.net_cents end`;
 
 /**
- * The range's days: both nets, the difference, the part explained, the remainder. A pair is disputed
- * when an open discrepancy names one of its items, one is in flight or a person matched it: those
- * pairs are few, found first and joined by key, so that the items are summed in one hashed pass (a
- * window over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows).
+ * The pairs of the window that are disputed: an open discrepancy names one of its items, one is in
+ * flight, or a person matched it (an item of a manual match that holds, manual-matches.ts, is
+ * explained as the discrepancies that match closed explained it). Each test of an item is a hashed
+ * join, never a subquery per item. A table of its own: joined as a subquery below, each parallel
+ * worker computed it again, reading the whole window once each.
  */
-const DAYS = `(
+const DISPUTED = `select distinct i.business_date, i.pair_key from ${WINDOW_TABLE} i
+  left join ${NAMED_TABLE} k on k.business_date = i.business_date and k.key = ${ITEM_KEY}
+  left join ${manuallyMatchedIds('provider')} mp on mp.item_id = i.transaction_id
+  left join ${manuallyMatchedIds('ledger')} ml on ml.item_id = i.merchant_transaction_id
+  where k.key is not null or i.in_flight or mp.item_id is not null or ml.item_id is not null`;
+
+/**
+ * The range's days: both nets, the difference, the part explained, the remainder. The disputed pairs
+ * are few, found first and joined by key, so that the items are summed in one hashed pass (a window
+ * over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows).
+ */
+const DAYS = `
   select i.business_date, i.currency,
     coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
     coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
     coalesce(sum(${SIGNED}), 0)::bigint as difference,
     coalesce(sum(${SIGNED}) filter (where d.pair_key is not null), 0)::bigint as explained,
     coalesce(sum(${SIGNED}) filter (where d.pair_key is null), 0)::bigint as unexplained
-  from settlement_window i
-  left join (select distinct i.business_date, i.pair_key from settlement_window i
-             left join settlement_named k on k.business_date = i.business_date and k.key = ${ITEM_KEY}
-             where k.key is not null or i.in_flight or ${MANUALLY_MATCHED}) d
-    on d.business_date = i.business_date and d.pair_key = i.pair_key
-  group by i.business_date, i.currency) s`;
+  from ${WINDOW_TABLE} i
+  left join ${DISPUTED_TABLE} d on d.business_date = i.business_date and d.pair_key = i.pair_key
+  group by i.business_date, i.currency`;
 
 /** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */
 export const settlementUnexplained: Rule = {
@@ -139,7 +160,7 @@ export const settlementUnexplained: Rule = {
   rule: ROLL_FORWARD,
   kinds: ['settlement_unexplained'],
   prepare: prepareRollForward,
-  reads: { from: () => DAYS, anchor: 'day' },
+  reads: { from: () => 'settlement_days s', anchor: 'day' },
   // The date lag of the currency's tolerance lengthens the grace period of missing_at_provider and
   // return_not_booked, whose money is part of the day's: the day waits as long.
   when: (ctx) => sql`s.unexplained <> 0 and s.business_date <= ${toSql(dueThroughFor(ctx, 's.currency'))}`,

@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
-import { createAnalystLogin, grantAnalystAccounts } from '../../db/analyst-logins.ts';
+import { grantAnalystAccounts } from '../../db/analyst-logins.ts';
 import { savePullCursor } from '../../db/pull-cursors.ts';
 import { quarantineNotification } from '../../ingest/notifications/store-notification.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { createLimitedAnalyst, dropAnalystLogin } from '../support/limited-analyst.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
 
 // An analyst login limited to some accounts (recon analysts grant --accounts) sees no row of another
@@ -41,12 +42,10 @@ beforeAll(async () => {
       runId: 'r',
     });
   }
-  await createAnalystLogin(h.db, { login: LOGIN });
-  await grantAnalystAccounts(h.db, LOGIN, ['ca-main']);
+  await createLimitedAnalyst(h.db, LOGIN, ['ca-main']);
 });
 afterAll(async () => {
-  await sql`drop owned by ${sql.id(LOGIN)}`.execute(h.db).catch(() => {});
-  await sql`drop role if exists ${sql.id(LOGIN)}`.execute(h.db).catch(() => {});
+  await dropAnalystLogin(h.db, LOGIN);
   await h?.close();
 });
 
