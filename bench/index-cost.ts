@@ -176,15 +176,26 @@ const BARE_TABLES = TABLES.map(
   (t) => `create unlogged table bench_${t} (like ${t} including defaults) with (autovacuum_enabled = false)`,
 );
 
-/** `repeat` rounds of the loader and `\copy`, with and without the change-capture triggers. */
-async function rounds(m: ReturnType<typeof measurer>, first: Measure, repeat: number): Promise<Rounds> {
+/**
+ * `repeat` rounds of the loader and `\copy`, with and without the change-capture triggers; with
+ * `targetOnly`, the loader and the bare `\copy` alone (the target's two figures: what a 10,000,000-line
+ * run can afford).
+ */
+async function rounds(
+  m: ReturnType<typeof measurer>,
+  first: Measure,
+  repeat: number,
+  targetOnly: boolean,
+): Promise<Rounds> {
   const r: Rounds = { loader: [], loaderNoCapture: [], bare: [], real: [], realNoCapture: [], loads: [] };
   for (let round = 0; round < repeat; round++) {
     r.loader.push(round === 0 ? first : await m.load('indexes as migration 0028 leaves them', []));
-    r.loaderNoCapture.push(await m.load('without the change-capture triggers', NO_CAPTURE));
+    if (!targetOnly) r.loaderNoCapture.push(await m.load('without the change-capture triggers', NO_CAPTURE));
     r.bare.push(await m.copy('bare UNLOGGED tables', BARE_TABLES, (t) => `bench_${t}`));
-    r.real.push(await m.copy('the real tables', []));
-    r.realNoCapture.push(await m.copy('the real tables without the change-capture triggers', NO_CAPTURE));
+    if (!targetOnly) {
+      r.real.push(await m.copy('the real tables', []));
+      r.realNoCapture.push(await m.copy('the real tables without the change-capture triggers', NO_CAPTURE));
+    }
     r.loads.push(loadavg()[0]!);
   }
   return r;
@@ -206,9 +217,11 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
   const m = measurer(ctx, file);
   const first = await m.load('indexes as migration 0028 leaves them', []);
   await m.exportRows(first.url);
-  const r = await rounds(m, first, Math.max(1, Number(process.env.BENCH_REPEAT ?? 1)));
+  // BENCH_INDEX_TARGET_ONLY=1: the loader and the bare \copy only (implies BENCH_INDEX_DROPS=0).
+  const targetOnly = process.env.BENCH_INDEX_TARGET_ONLY === '1';
+  const r = await rounds(m, first, Math.max(1, Number(process.env.BENCH_REPEAT ?? 1)), targetOnly);
   // BENCH_INDEX_DROPS=0 leaves out the loads and \copys of other indexes (a large size's run time).
-  const drops = process.env.BENCH_INDEX_DROPS !== '0';
+  const drops = process.env.BENCH_INDEX_DROPS !== '0' && !targetOnly;
   const before = drops ? await m.load('indexes as before migration 0028', BEFORE_0028) : null;
   const without: BenchResult[] = [];
   const realCpu = cpus(r.real).length === 0 ? null : median(cpus(r.real));
@@ -234,23 +247,31 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
       r.loader,
       `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x), the load itself / bare \\copy = ${loadRatios(r.loader, r.bare)} wall; load average ${spread(r.loads, 1, '')}`,
     ),
-    line(
-      'recon import without the change-capture triggers of migration 0027',
-      r.loaderNoCapture,
-      `; / bare \\copy = ${ratios(r.loaderNoCapture, r.bare)}; with them / without = ${ratios(r.loader, r.loaderNoCapture)}`,
-    ),
+    ...(targetOnly
+      ? []
+      : [
+          line(
+            'recon import without the change-capture triggers of migration 0027',
+            r.loaderNoCapture,
+            `; / bare \\copy = ${ratios(r.loaderNoCapture, r.bare)}; with them / without = ${ratios(r.loader, r.loaderNoCapture)}`,
+          ),
+        ]),
     ...(before ? [line('recon import, indexes as before migration 0028', [before], '')] : []),
     line('psql \\copy of the same rows into bare UNLOGGED tables', r.bare, ''),
-    line(
-      'psql \\copy into the real tables (indexes of migration 0028)',
-      r.real,
-      `; / bare = ${ratios(r.real, r.bare)}`,
-    ),
-    line(
-      'psql \\copy into the real tables without the change-capture triggers',
-      r.realNoCapture,
-      `; with them / without = ${ratios(r.real, r.realNoCapture)}`,
-    ),
+    ...(targetOnly
+      ? []
+      : [
+          line(
+            'psql \\copy into the real tables (indexes of migration 0028)',
+            r.real,
+            `; / bare = ${ratios(r.real, r.bare)}`,
+          ),
+          line(
+            'psql \\copy into the real tables without the change-capture triggers',
+            r.realNoCapture,
+            `; with them / without = ${ratios(r.real, r.realNoCapture)}`,
+          ),
+        ]),
     ...without,
   ];
 }
