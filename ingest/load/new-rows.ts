@@ -1,6 +1,6 @@
 import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
-import { copyFields, copyTextValue, copyValue } from './copy-text.ts';
+import { CopyBuffers, copyTextValue, copyValue, copyValues } from './copy-text.ts';
 import type { StagedBatches } from './batches.ts';
 import type { BatchMerger } from './merge-batches.ts';
 import { attnumsOf, maskBits } from './merge-staging.ts';
@@ -39,21 +39,31 @@ interface Projection {
   readonly suffix: string;
   /** For each provider column, the legacy field it is read from; null where the load carries none. */
   readonly from: readonly (string | null)[];
+  /** For each provider column, the position of its legacy field among the legacy COPY's columns (-1: none). */
+  readonly at: readonly number[];
   /** Legacy fields a row needs (non-null) to be projected; null when the load cannot project any. */
   readonly required: readonly string[] | null;
   /** The projected row's keys that the legacy row's own do not note already. */
   readonly noted: readonly NotedField[];
 }
 
-/** The projection's COPY line of a legacy record (with the newline), or null when it has none. */
-export function projectionLine(p: Projection, record: Readonly<Record<string, unknown>>): string | null {
+/**
+ * The projection's COPY line of a legacy record (with the newline), or null when it has none. `values`
+ * are the record's legacy COPY fields ({@link copyValues}), which the projection reuses instead of
+ * encoding the same fields again.
+ */
+export function projectionLine(
+  p: Projection,
+  record: Readonly<Record<string, unknown>>,
+  values: readonly string[],
+): string | null {
   if (p.required === null) return null;
   for (const field of p.required) if (record[field] === null || record[field] === undefined) return null;
   let out = '';
-  for (let i = 0; i < p.from.length; i++) {
-    const field = p.from[i] ?? null;
+  for (let i = 0; i < p.at.length; i++) {
+    const at = p.at[i]!;
     if (i > 0) out += '\t';
-    out += field === null ? '\\N' : copyValue(record[field]);
+    out += at < 0 ? '\\N' : values[at]!;
   }
   return out + p.suffix;
 }
@@ -103,6 +113,7 @@ export async function newRowsCopy(
       statement: `copy ${p.table} (${[...p.columns, ...rest.columns].join(', ')}) from stdin`,
       suffix: rest.suffix,
       from,
+      at: from.map((field) => (field === null ? -1 : fieldAt(t.columns, field))),
       required,
       noted: projected.filter((k) => !noted.some((o) => o.array === k.array && o.field === k.field)),
     };
@@ -115,6 +126,14 @@ export async function newRowsCopy(
     noted,
     ...(projection ? { projection } : {}),
   };
+}
+
+/** The position of a legacy field among the legacy COPY's columns (every projected field is one). */
+function fieldAt(columns: readonly string[], field: string): number {
+  const at = columns.indexOf(field);
+  if (at < 0)
+    throw new Error(`the legacy projection reads ${field}, which legacy_transactions does not hold`);
+  return at;
 }
 
 /** The columns after a row's record columns, and their COPY text (with the newline): the same for every row. */
@@ -153,9 +172,6 @@ export interface NewRowsLoad {
   readonly batches: StagedBatches;
 }
 
-/** Bytes of COPY text gathered into one buffer: few, large writes keep the per-row cost low. */
-const FLUSH_CHARS = 64 * 1024;
-
 /** One chunk's rows as COPY text, with what the COPY needs and what staging them would. */
 interface Chunk {
   readonly copy: NewRowsCopy;
@@ -191,10 +207,10 @@ export class NewRowsWriter {
   active = true;
   private copy: NewRowsCopy;
   private readonly load: NewRowsLoad;
-  /** The chunk being gathered; its text not yet in a buffer. */
+  /** The chunk being gathered; its rows' COPY text in the buffers below until it is shipped. */
   private next: Chunk;
-  private text = '';
-  private projectedText = '';
+  private readonly rows = new CopyBuffers();
+  private readonly projectedRows = new CopyBuffers();
   /** The chunk whose COPYs run, if any: at most one, while the next is gathered. */
   private inFlight: InFlight | null = null;
 
@@ -251,8 +267,8 @@ export class NewRowsWriter {
     const inFlight = this.inFlight;
     this.inFlight = null;
     this.next = emptyChunk(this.copy);
-    this.text = '';
-    this.projectedText = '';
+    this.rows.take();
+    this.projectedRows.take();
     if (inFlight) await inFlight.written.catch(() => {});
   }
 
@@ -260,21 +276,14 @@ export class NewRowsWriter {
     const next = this.next;
     next.seqs.push(seq);
     next.lines.push(line);
-    this.text += copyFields(record, TARGETS[this.kind].columns, this.copy.carried) + this.copy.suffix;
+    const values = copyValues(record, TARGETS[this.kind].columns, this.copy.carried);
+    this.rows.write(values.join('\t') + this.copy.suffix);
     next.keys.add(record, this.copy.noted);
-    if (this.text.length >= FLUSH_CHARS) {
-      next.sent.push(Buffer.from(this.text));
-      this.text = '';
-    }
     if (this.copy.projection) {
-      const line = projectionLine(this.copy.projection, record);
+      const line = projectionLine(this.copy.projection, record, values);
       if (line !== null) {
-        this.projectedText += line;
+        this.projectedRows.write(line);
         next.keys.add(record, this.copy.projection.noted);
-      }
-      if (this.projectedText.length >= FLUSH_CHARS) {
-        next.projected.push(Buffer.from(this.projectedText));
-        this.projectedText = '';
       }
     }
   }
@@ -286,10 +295,8 @@ export class NewRowsWriter {
   private async ship(): Promise<void> {
     await this.settle();
     const chunk = this.next;
-    if (this.text.length > 0) chunk.sent.push(Buffer.from(this.text));
-    if (this.projectedText.length > 0) chunk.projected.push(Buffer.from(this.projectedText));
-    this.text = '';
-    this.projectedText = '';
+    chunk.sent.push(...this.rows.take());
+    chunk.projected.push(...this.projectedRows.take());
     this.next = emptyChunk(this.copy);
     if (!this.active) return this.fallBack(chunk);
     const written = writeChunk(this.load.merger, chunk);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../domain/errors.ts';
 import {
+  CopyBuffers,
   copyFields,
   copyLine,
   copyRecordLine,
@@ -30,6 +31,26 @@ describe('COPY text encoding', () => {
     expect(copyRecordLine(7, 3, { b: 'y', a: 'x\ty' }, ['a', 'b', 'c'])).toBe('7\t3\tx\\ty\ty\t\\N\n');
     // A column outside the carried ones is written as null, whatever the record holds.
     expect(copyFields({ a: 'x', b: 'y' }, ['a', 'b'], new Set(['a']))).toBe('x\t\\N');
+  });
+
+  it('encodes rows as UTF-8 into buffers that each end with a whole row, however long or wide the row', () => {
+    const rows = [
+      'é\tmot\n',
+      `${'€'.repeat(30_000)}\n`,
+      ...Array.from({ length: 5_000 }, (_, i) => `${i}\tCAD\t𝄞 ${'x'.repeat(i % 50)}\n`),
+      `${'y'.repeat(100_000)}\n`,
+      'last\n',
+    ];
+    const buffers = new CopyBuffers();
+    for (const row of rows) buffers.write(row);
+    const taken = buffers.take();
+    expect(taken.length).toBeGreaterThan(2);
+    for (const b of taken) expect(b.at(-1)).toBe(0x0a);
+    expect(Buffer.concat(taken).toString('utf8')).toBe(rows.join(''));
+    // Taken once: the next rows start new buffers.
+    expect(buffers.take()).toEqual([]);
+    buffers.write('again\n');
+    expect(buffers.take().map((b) => b.toString())).toEqual(['again\n']);
   });
 
   it('reads a field back as it was before escaping', () => {
