@@ -13,30 +13,38 @@ import { openBenchServer } from './scratch-databases.ts';
  * over those days ({@link ANALYST_USES}). docs/architecture.md ("Indexes of the provider tables")
  * shows this output.
  *
- *   node bench/index-plans.ts [--rows 1000000]
+ *   node bench/index-plans.ts [--rows 1000000] [--windows-out-of-order]
  */
 export interface IndexUse {
   readonly index: string;
   /** Who runs the query (the code or the document that holds it). */
   readonly reader: string;
   readonly query: string;
-  /** Instead of only dropping it: the index built another way, to compare (migration 0028's former form). */
+  /** Instead of only dropping it: the index built another way, to compare (migration 0028's former form, or a cheaper one). */
   readonly instead?: string;
 }
 
 const DAY = `'2026-03-11'`;
 const WINDOW = `'2026-03-11' and '2026-03-13'`;
 
+/** The cheaper form tried for provider_transactions_on_idx: a block-range summary, as legacy_transactions_on_idx is. */
+const BRIN_ON = `create index provider_transactions_on_idx on provider_transactions using brin (transaction_on)
+  with (pages_per_range = 32)`;
+
 export const INDEX_USES: readonly IndexUse[] = [
   {
     index: 'provider_transactions_on_idx',
     reader: "reconcile/rules/scope.ts (scope_p: the run's provider rows), a 3-day window",
     query: `select transaction_id, merchant_transaction_id from provider_transactions where transaction_on between ${WINDOW}`,
+
+    instead: BRIN_ON,
   },
   {
     index: 'provider_transactions_on_idx',
     reader: 'workbench/queries/overview.ts (the span of days holding data)',
     query: `select min(transaction_on), max(transaction_on) from provider_transactions`,
+
+    instead: BRIN_ON,
   },
   {
     index: 'provider_transactions_mtid_idx',
@@ -88,6 +96,8 @@ export const ANALYST_USES: readonly IndexUse[] = [
     reader: 'docs/analysts.md: what settled on a day, per currency and type (daily_settlement_totals)',
     query: `select business_date, currency, transaction_type, transactions, amount_cents, fee_cents, net_cents
       from daily_settlement_totals where business_date = ${DAY} order by currency, transaction_type`,
+
+    instead: BRIN_ON,
   },
 ];
 
@@ -132,27 +142,51 @@ export async function planUse(db: Kysely<Database>, use: IndexUse): Promise<stri
 
 class RolledBack extends Error {}
 
-/** Provider rows (1% PENDING) and legacy rows written a day at a time, as loads write them. */
-async function generate(db: Kysely<Database>, rows: number): Promise<void> {
+/**
+ * The order in which the rows of 3-day backfill windows are written when they load out of date order:
+ * the windows' permutation 0, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4 (window w goes (7w mod 11)th), each
+ * window's rows in time order, as a backfill of a month run window by window in another order would
+ * leave them.
+ */
+const WINDOWS_OUT_OF_ORDER = `((transaction_on - date '2026-03-01') / 3 * 7) % 11, transaction_at, transaction_id`;
+
+/**
+ * Provider rows (1% PENDING) and legacy rows written a day at a time, as loads write them; with
+ * `outOfOrder`, both tables' rows written window by window out of date order
+ * ({@link WINDOWS_OUT_OF_ORDER}): what block-range (BRIN) summaries of the days must still serve.
+ */
+async function generate(db: Kysely<Database>, rows: number, outOfOrder: boolean): Promise<void> {
   await insertBenchLoad(db);
   await generateRows(db, 1, rows, '2026-03-01 05:00:00+00', 30 * 86_400);
   await sql`update provider_transactions set status = 'PENDING', raw_status = 'PENDING'
     where substr(transaction_id, 2)::int % 100 = 0`.execute(db);
+  const order = outOfOrder ? WINDOWS_OUT_OF_ORDER : 'transaction_on, transaction_id';
+  if (outOfOrder) {
+    await sql`create temporary table written as select * from provider_transactions`.execute(db);
+    await sql`truncate provider_transactions`.execute(db);
+    await sql`insert into provider_transactions select * from written order by ${sql.raw(order)}`.execute(db);
+    await sql`drop table written`.execute(db);
+  }
   await sql`insert into legacy_transactions (transaction_id, transaction_on, raw_transaction_type, merchant_transaction_id,
       amount_cents, currency, status, raw_status, transaction_at, query_type, load_id, first_load_id, raw)
     select transaction_id, transaction_on, raw_transaction_type, merchant_transaction_id, amount_cents, currency, status,
       raw_status, transaction_at, '5', 1, 1, ''
-    from provider_transactions order by transaction_on, transaction_id`.execute(db);
+    from provider_transactions order by ${sql.raw(order)}`.execute(db);
   await sql`vacuum analyze provider_transactions, legacy_transactions`.execute(db);
 }
 
-export async function benchIndexPlans(rows: number, log: (line: string) => void): Promise<void> {
+export async function benchIndexPlans(
+  rows: number,
+  log: (line: string) => void,
+  outOfOrder = false,
+): Promise<void> {
   const server = await openBenchServer();
   const scratch = `recon_bench_index_plans_${process.pid}`;
   const { db } = await server.create(scratch, { poolSize: 1 });
   try {
-    log(`-- ${rows.toLocaleString('en')} provider transactions over 30 days, as many legacy rows`);
-    await generate(db, rows);
+    const how = outOfOrder ? ', written in 3-day windows out of date order' : '';
+    log(`-- ${rows.toLocaleString('en')} provider transactions over 30 days, as many legacy rows${how}`);
+    await generate(db, rows, outOfOrder);
     for (const use of [...INDEX_USES, ...ANALYST_USES]) log(`${await planUse(db, use)}\n`);
   } finally {
     await db.destroy();
@@ -163,7 +197,9 @@ export async function benchIndexPlans(rows: number, log: (line: string) => void)
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const arg = process.argv.indexOf('--rows');
-  await benchIndexPlans(arg > 0 ? Number(process.argv[arg + 1]) : 1_000_000, (line) =>
-    process.stdout.write(`${line}\n`),
+  await benchIndexPlans(
+    arg > 0 ? Number(process.argv[arg + 1]) : 1_000_000,
+    (line) => process.stdout.write(`${line}\n`),
+    process.argv.includes('--windows-out-of-order'),
   );
 }
