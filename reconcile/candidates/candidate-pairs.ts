@@ -94,13 +94,14 @@ const OTHER_SIDE = sql`(case t.side when 'provider' then 'ledger' else 'provider
 
 /**
  * The provider item `p` and the ledger item `l` of each pair that passes the id check (p, l), one of
- * them of the run's dates. The pieces find the pairs that can pass it (most of them do not: ids
- * numbered in sequence share pieces with their neighbours); the distance is computed here once per
- * pair, so that the pairs the id check alone brought and fails are not carried, in both directions,
- * into the ranking: a pair that fails it is a candidate only through the amount or the merchant
- * user, whose own conditions find it.
+ * them an item `from` selects (see {@link pairs}). The pieces find the pairs that can pass it (most
+ * of them do not: ids numbered in sequence share pieces with their neighbours); the distance is
+ * computed here once per pair, and only for pairs with an item `from` selects (a run over changed
+ * keys computes it for the few items it looks at), so that the pairs the id check alone brought and
+ * fails are not carried, in both directions, into the ranking: a pair that fails it is a candidate
+ * only through the amount or the merchant user, whose own conditions find it.
  */
-function idPairs(days: number): RawBuilder<unknown> {
+function idPairs(days: number, from: RawBuilder<unknown>): RawBuilder<unknown> {
   const near = (a: string, b: string) =>
     sql`${sql.ref(`${b}.business_date`)} between ${sql.ref(`${a}.business_date`)} - ${days}::int
       and ${sql.ref(`${a}.business_date`)} + ${days}::int`;
@@ -115,7 +116,8 @@ function idPairs(days: number): RawBuilder<unknown> {
         where p.side = 'provider' and length(p.mtid) <= ${MAX_ID_DISTANCE}) x
     join cand_items p on p.n = x.p
     join cand_items l on l.n = x.l
-    where (p.target or l.target) and public.recon_id_distance(p.mtid, l.mtid, ${MAX_ID_DISTANCE}) <= ${MAX_ID_DISTANCE}`;
+    where (x.p in (select t.n from cand_items t where ${from}) or x.l in (select t.n from cand_items t where ${from}))
+      and public.recon_id_distance(p.mtid, l.mtid, ${MAX_ID_DISTANCE}) <= ${MAX_ID_DISTANCE}`;
 }
 
 /**
@@ -137,7 +139,7 @@ function blockedPairs(days: number, from: RawBuilder<unknown>): RawBuilder<unkno
         and c.merchant_user_id = t.merchant_user_id and ${window} offset 0) c
       where ${from} and t.merchant_user_id is not null
     union
-    select x.t_n, x.c_n from (${idPairs(days)}) i
+    select x.t_n, x.c_n from (${idPairs(days, from)}) i
       cross join lateral (values (i.p, i.l), (i.l, i.p)) x(t_n, c_n)
       join cand_items t on t.n = x.t_n
       where ${from}`;
