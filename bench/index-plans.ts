@@ -93,10 +93,10 @@ export const ANALYST_USES: readonly IndexUse[] = [
   },
   {
     index: 'provider_transactions_on_idx',
-    reader: 'docs/analysts.md: what settled on a day, per currency and type (daily_settlement_totals)',
-    query: `select business_date, currency, transaction_type, transactions, amount_cents, fee_cents, net_cents
-      from daily_settlement_totals where business_date = ${DAY} order by currency, transaction_type`,
-
+    reader: "docs/analysts.md: a day's roll-forward per account and currency (daily_settlement_totals)",
+    query: `select account, currency, provider_net_cents, ledger_net_cents, difference_cents, explained_cents,
+        unexplained_cents
+      from daily_settlement_totals where business_date = ${DAY} order by account, currency`,
     instead: BRIN_ON,
   },
 ];
