@@ -71,14 +71,14 @@ async function rerun(db: Db, day: number): Promise<ChangedRerun> {
   const cpu1 = await pgBackendCpuSeconds(db);
   if (incremental.scope !== 'incremental')
     throw new Error(`the re-run after a change was ${incremental.scope} (${incremental.fullBecause ?? ''})`);
-  const claimsBefore = await claims(db);
+  const claimsBefore = await claimsDigest(db);
   const t1 = performance.now();
   const full = await reconcileRange(db, { ...RANGE, now, full: true });
   const fullSeconds = (performance.now() - t1) / 1000;
   const cpu2 = await pgBackendCpuSeconds(db);
   const cpu = (a: number | null, b: number | null) =>
     a === null || b === null ? null : Math.round((b - a) * 10) / 10;
-  const agree = nothingChanged(full) && (await claims(db)) === claimsBefore;
+  const agree = nothingChanged(full) && (await claimsDigest(db)) === claimsBefore;
   return {
     incrementalSeconds: Math.round(incrementalSeconds * 100) / 100,
     fullSeconds: Math.round(fullSeconds * 10) / 10,
@@ -89,13 +89,14 @@ async function rerun(db: Db, day: number): Promise<ChangedRerun> {
   };
 }
 
-function nothingChanged(s: ReconcileSummary): boolean {
+/** The run changed no discrepancy: none opened, reopened, changed or resolved. */
+export function nothingChanged(s: ReconcileSummary): boolean {
   const { opened, reopened, changed, resolved } = s.lifecycle;
   return opened + reopened + changed + resolved === 0;
 }
 
 /** A digest of every claim but the run that wrote it. */
-async function claims(db: Db): Promise<string> {
+export async function claimsDigest(db: Db): Promise<string> {
   const r = await sql<{ digest: string }>`select md5(
       (select coalesce(string_agg(transaction_id || '=' || merchant_transaction_id, ',' order by transaction_id), '')
         from transaction_matches) ||

@@ -12,6 +12,7 @@ import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 import { nightlySteps } from './nightly.ts';
 import { previewSteps } from './preview.ts';
 import { followUpSteps } from './nightly-follow-up.ts';
+import { nightlyChangesSteps } from './nightly-changes.ts';
 import { windowCostSteps } from './window-cost.ts';
 import { workbenchSteps } from './workbench.ts';
 import type { ChangedRerun } from './matching-changes.ts';
@@ -47,7 +48,14 @@ const steps: BenchStep[] = [
   ...indexCostSteps,
   ...receiverSteps,
   ...workbenchSteps,
-  ...[...windowCostSteps, ...nightlySteps, ...followUpSteps, ...previewSteps, ...growthSteps].map((s) => ({
+  ...[
+    ...windowCostSteps,
+    ...nightlySteps,
+    ...followUpSteps,
+    ...nightlyChangesSteps,
+    ...previewSteps,
+    ...growthSteps,
+  ].map((s) => ({
     ...s,
     run: (c: BenchContext) => ((process.env.DATABASE_URL = adminUrl), s.run(c)),
   })),

@@ -84,6 +84,8 @@ export interface ReconcileSummary extends ReconcileOutcome {
    */
   readonly scope: MatchingScope['scope'];
   readonly fullBecause?: FullBecause;
+  /** Of a run over changed keys: how many keys (transaction, merchant transaction and return ids) it started from. */
+  readonly changedKeys?: number;
   /** Sorted by kind, then currency; never added across currencies. */
   readonly discrepancies: readonly DiscrepancyTotal[];
   readonly durationMs: number;
@@ -197,6 +199,7 @@ export async function reconcileRange(
       matching: how.scope === 'reused' ? ('reused' as const) : ('matched' as const),
       scope: how.scope,
       ...(how.scope === 'full' ? { fullBecause: how.because } : {}),
+      ...(how.scope === 'incremental' ? { changedKeys: how.changedKeys } : {}),
       discrepancies: byKind,
       totalDiscrepancies: byKind.reduce((n, r) => n + r.count, 0),
       lifecycle,

@@ -1,0 +1,253 @@
+import { loadavg } from 'node:os';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/database.ts';
+import { addDays } from '../domain/time/calendar.ts';
+import { reconcileRange } from '../reconcile/reconcile-range.ts';
+import { rangesOfDates } from '../workflows/windows.ts';
+import { pgBackendCpuSeconds } from './backend-cpu.ts';
+import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
+import { claimsDigest, nothingChanged } from './matching-changes.ts';
+import { dropScratch, openBenchServer } from './scratch-databases.ts';
+import { numberFlags, runAsScript } from './script-options.ts';
+import type { BenchStep } from './steps.ts';
+
+/**
+ * The nightly's reconcile against the history's size (issue 30, section 1's second target: its cost
+ * follows the day's changes, not the range it covers). For each history size, a warehouse of that
+ * many provider transactions over two years (with their ledger entries and notifications, bench/
+ * generate-rows.ts) is reconciled month by month, as the nightly runs would have left it; then, in
+ * each round, THE SAME changed rows are written on the last `days` days: per day, `perDay` provider
+ * transactions change status, `perDay` ledger entries change amount, `perDay` notifications arrive
+ * and `perDay` returns are reported, each on rows of its own. The days are reconciled again as the
+ * follow-up does (reconcile/reconcile-range.ts over rangesOfDates, at the history's own `now`, so
+ * that no date's due state moves: the run looks at the changed keys only) and timed: wall and the
+ * server's CPU seconds. A full run of the same ranges follows and must change nothing (it is not
+ * timed). Target: the largest history's run about 1x the smallest's.
+ */
+export interface NightlyChangesFigures {
+  readonly days: number;
+  readonly perDay: number;
+  readonly sizes: readonly SizeFigures[];
+  /** The largest size's median over the smallest's: wall and server CPU. */
+  readonly wallRatio: number;
+  readonly cpuRatio: number | null;
+}
+
+export interface SizeFigures {
+  readonly historyRows: number;
+  readonly buildSeconds: number;
+  /** Per round: the incremental run's wall seconds, server CPU seconds and the load average before it. */
+  readonly rounds: readonly { wall: number; cpu: number | null; load: number; changedKeys: number }[];
+  readonly medianWall: number;
+  readonly medianCpu: number | null;
+  /** Every round's full run after it changed nothing. */
+  readonly agree: boolean;
+}
+
+const HISTORY = {
+  start: '2024-03-10 04:00:00+00',
+  seconds: 730 * 86_400,
+  from: '2024-03-01',
+  to: '2026-03-09',
+};
+const NOW = '2026-03-09T12:00:00Z';
+
+export async function benchNightlyChanges(
+  options: {
+    sizes?: readonly number[];
+    days?: number;
+    perDay?: number;
+    rounds?: number;
+    log?: (line: string) => void;
+  } = {},
+): Promise<NightlyChangesFigures> {
+  const sizes = options.sizes ?? [100_000, 1_000_000];
+  const days = options.days ?? 30;
+  const perDay = options.perDay ?? 10;
+  const rounds = options.rounds ?? 3;
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const figures: SizeFigures[] = [];
+  for (const historyRows of sizes) {
+    figures.push(await benchSize({ historyRows, days, perDay, rounds, log }));
+  }
+  const first = figures[0]!;
+  const last = figures[figures.length - 1]!;
+  const result: NightlyChangesFigures = {
+    days,
+    perDay,
+    sizes: figures,
+    wallRatio: round2(last.medianWall / first.medianWall),
+    cpuRatio:
+      last.medianCpu === null || first.medianCpu === null || first.medianCpu === 0
+        ? null
+        : round2(last.medianCpu / first.medianCpu),
+  };
+  log(
+    `nightly changes: ${days} days × ${perDay} of each kind a round; ${last.historyRows.toLocaleString('en')} / ${first.historyRows.toLocaleString('en')} history rows: ` +
+      `wall ${result.wallRatio}x, server CPU ${result.cpuRatio ?? '?'}x (target about 1x)`,
+  );
+  return result;
+}
+
+async function benchSize(o: {
+  historyRows: number;
+  days: number;
+  perDay: number;
+  rounds: number;
+  log: (line: string) => void;
+}): Promise<SizeFigures> {
+  const server = await openBenchServer();
+  const name = `recon_bench_nightly_changes_${o.historyRows}_${process.pid}`;
+  const { db } = await server.create(name);
+  try {
+    const b0 = performance.now();
+    await insertBenchLoad(db);
+    await generateRows(db, 1, o.historyRows, HISTORY.start, HISTORY.seconds, { duplicates: true });
+    await sql`vacuum analyze`.execute(db);
+    await reconcileMonthByMonth(db, { from: HISTORY.from, to: HISTORY.to, now: NOW });
+    await sql`vacuum analyze`.execute(db);
+    const buildSeconds = round2((performance.now() - b0) / 1000);
+    o.log(
+      `  ${o.historyRows.toLocaleString('en')} history rows generated and reconciled in ${buildSeconds} s`,
+    );
+    const dates = Array.from({ length: o.days }, (_, i) => addDays(HISTORY.to, -i));
+    // The history's runs wrote after the snapshots of the months before them (claims noted as
+    // changes): one run over the days first, so that each round's run starts from its own changes.
+    for (const range of rangesOfDates(dates)) await reconcileRange(db, { ...range, now: NOW });
+    const rounds: SizeFigures['rounds'][number][] = [];
+    let agree = true;
+    for (let r = 0; r < o.rounds; r++) {
+      await writeChanges(db, dates, o.perDay, r);
+      const load = loadavg()[0]!;
+      const cpu0 = await pgBackendCpuSeconds(db);
+      const t0 = performance.now();
+      let changedKeys = 0;
+      for (const range of rangesOfDates(dates)) {
+        const run = await reconcileRange(db, { ...range, now: NOW });
+        if (run.scope !== 'incremental')
+          throw new Error(`the run over the changed days matched ${run.scope} (${run.fullBecause ?? ''})`);
+        changedKeys += run.changedKeys ?? 0;
+      }
+      const wall = round2((performance.now() - t0) / 1000);
+      const cpu1 = await pgBackendCpuSeconds(db);
+      const cpu = cpu0 === null || cpu1 === null ? null : round2(cpu1 - cpu0);
+      const before = await claimsDigest(db);
+      for (const range of rangesOfDates(dates)) {
+        agree &&= nothingChanged(await reconcileRange(db, { ...range, now: NOW, full: true }));
+      }
+      agree &&= (await claimsDigest(db)) === before;
+      rounds.push({ wall, cpu, load, changedKeys });
+      o.log(
+        `  round ${r + 1}: ${changedKeys} changed keys over ${o.days} days reconciled in ${wall} s, server CPU ${cpu ?? '?'} s ` +
+          `(load average ${load.toFixed(1)}); the full run after it ${agree ? 'agrees' : 'DISAGREES'}`,
+      );
+    }
+    const cpus = rounds.map((r) => r.cpu);
+    return {
+      historyRows: o.historyRows,
+      buildSeconds,
+      rounds,
+      medianWall: median(rounds.map((r) => r.wall)),
+      medianCpu: cpus.some((c) => c === null) ? null : median(cpus as number[]),
+      agree,
+    };
+  } finally {
+    await db.destroy();
+    await dropScratch(server, [name], o.log);
+  }
+}
+
+/**
+ * Round `round`'s changes on each of `dates`: `perDay` rows of each kind, taken in transaction id
+ * order from the day's provider transactions (a block of 4 × perDay per round, so that no row
+ * changes twice and every kind changes rows of its own).
+ */
+async function writeChanges(
+  db: Kysely<Database>,
+  dates: readonly string[],
+  perDay: number,
+  round: number,
+): Promise<void> {
+  await sql`create temp table if not exists bench_day_rows (kind int, transaction_id text, merchant_transaction_id text,
+      transaction_on date, amount_cents bigint, currency text)`.execute(db);
+  await sql`truncate bench_day_rows`.execute(db);
+  const block = 4 * perDay;
+  await sql`insert into bench_day_rows
+    select (n - 1 - ${round * block}::int) / ${perDay}::int, transaction_id, merchant_transaction_id, transaction_on,
+      amount_cents, currency
+    from (select p.*, row_number() over (partition by transaction_on order by transaction_id) as n
+      from provider_transactions p
+      where transaction_on = any (${dates}::date[]) and transaction_id like 'T%') p
+    where n > ${round * block}::int and n <= ${(round + 1) * block}::int`.execute(db);
+  const rows = await sql<{ n: number }>`select count(*)::int as n from bench_day_rows`.execute(db);
+  if (rows.rows[0]!.n !== block * dates.length)
+    throw new Error(
+      `round ${round + 1} needs ${block} provider transactions a day: give a larger history or fewer rounds`,
+    );
+  await sql`update provider_transactions p set status = case when p.status = 'SUCCESSFUL' then 'REJECTED' else 'SUCCESSFUL' end,
+      raw_status = case when p.status = 'SUCCESSFUL' then 'REJECTED' else 'SUCCESSFUL' end
+    from bench_day_rows b where b.kind = 0 and p.transaction_id = b.transaction_id`.execute(db);
+  await sql`update merchant_ledger l set amount_cents = l.amount_cents + 1
+    from bench_day_rows b where b.kind = 1 and l.merchant_transaction_id = b.merchant_transaction_id`.execute(
+    db,
+  );
+  await sql`insert into notifications (kind, delivery_key, transaction_id, merchant_transaction_id, transaction_type,
+      status, raw_status, amount_cents, fee_cents, currency, payload, received_at)
+    select 'transaction', encode(sha256(convert_to('bench-nightly-changes-' || b.transaction_id, 'UTF8')), 'hex'),
+      b.transaction_id, b.merchant_transaction_id, 'DEBIT', 'FAILED', 'FAILED', b.amount_cents, 0, b.currency, '{}',
+      b.transaction_on + interval '1 day'
+    from bench_day_rows b where b.kind = 2`.execute(db);
+  await sql`insert into provider_returns (return_transaction_id, original_transaction_id, merchant_transaction_id,
+      amount_cents, currency, returned_on, return_code, source, load_id, first_load_id, raw)
+    select 'R' || substr(b.transaction_id, 2), b.transaction_id, b.merchant_transaction_id, b.amount_cents, b.currency,
+      b.transaction_on, '901', 'report-returns', 1, 1, '{}'
+    from bench_day_rows b where b.kind = 3`.execute(db);
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : round2((s[m - 1]! + s[m]!) / 2);
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+/**
+ * `npm run bench` section: BENCH_NIGHTLY_CHANGES_SIZES (default 100000,1000000),
+ * BENCH_NIGHTLY_CHANGES_DAYS (30), BENCH_NIGHTLY_CHANGES_PER_DAY (10 of each kind).
+ */
+export const nightlyChangesSteps: BenchStep[] = [
+  {
+    name: 'nightly-changes',
+    async run(c) {
+      const env = process.env;
+      const f = await benchNightlyChanges({
+        sizes: (env.BENCH_NIGHTLY_CHANGES_SIZES ?? '100000,1000000').split(',').map(Number),
+        days: Number(env.BENCH_NIGHTLY_CHANGES_DAYS ?? 30),
+        perDay: Number(env.BENCH_NIGHTLY_CHANGES_PER_DAY ?? 10),
+        log: c.log,
+      });
+      return f.sizes.map((s) => ({
+        name: `nightly's reconcile of ${f.days} days after the same changes (${f.perDay} of each kind a day), median of ${s.rounds.length}`,
+        rows: s.historyRows,
+        seconds: s.medianWall,
+        note:
+          `server CPU ${s.medianCpu ?? '?'} s; load ${s.rounds.map((r) => r.load.toFixed(1)).join(', ')}; full run after it ${s.agree ? 'agrees' : 'DISAGREES'}` +
+          (s === f.sizes[f.sizes.length - 1]
+            ? `; over the smallest: wall ${f.wallRatio}x, CPU ${f.cpuRatio ?? '?'}x (target about 1x)`
+            : ''),
+      }));
+    },
+  },
+];
+
+if (runAsScript(import.meta.url)) {
+  const flags = numberFlags({ days: '--days', perDay: '--per-day', rounds: '--rounds' });
+  const i = process.argv.indexOf('--sizes');
+  await benchNightlyChanges({
+    ...flags,
+    ...(i > 0 ? { sizes: process.argv[i + 1]!.split(',').map(Number) } : {}),
+  });
+}
