@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../ingest/load/load-report.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { useTestDatabase } from '../support/database.ts';
 import {
@@ -198,5 +199,28 @@ describe('changed keys', () => {
     const broken = [returnRecord({ return_transaction_id: 'R2' }), new Error('the file ends half-way')];
     await expect(loadReport(h, req, bytesOf('x'), fakeParser(broken))).rejects.toThrow();
     expect(await changed()).toEqual([]);
+  });
+  it('a run notes the claims it makes of entries booked on another day once that day has a matching state', async () => {
+    await sql`truncate recon_work.matched_days`.execute(h.db);
+    const load = await insertLoad(h.db, 'report-transactions');
+    await insertTransactions(h.db, load, [
+      { transaction_id: 'T1', transaction_at: '2026-03-02T15:00:00Z', transaction_on: '2026-03-02' },
+      { transaction_id: 'T2', transaction_at: '2026-03-06T15:00:00Z', transaction_on: '2026-03-06' },
+    ]);
+    // Each entry is booked two days after the provider row that claims it, outside that row's run.
+    await insertLedger(h.db, [
+      { merchant_transaction_id: 'M-T1', booked_at: '2026-03-04T15:00:00Z' },
+      { merchant_transaction_id: 'M-T2', booked_at: '2026-03-08T15:00:00Z' },
+    ]);
+    await changed();
+    const run = (day: string) => reconcileRange(h.db, { from: day, to: day, now: '2026-03-20T12:00:00Z' });
+    // No date outside the run's has a state: no run over changed keys can read a note (claim-moves.ts).
+    await run('2026-03-02');
+    expect(await changed()).toEqual([]);
+    await run('2026-03-08');
+    expect(await changed()).toEqual([]);
+    // 03-08 has one now: its next run over changed keys must look at the entry 03-06's run claimed.
+    await run('2026-03-06');
+    expect(await changed()).toEqual(['merchant_transaction_id=M-T2']);
   });
 });
