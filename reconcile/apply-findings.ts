@@ -98,18 +98,28 @@ async function createTransitions(trx: Transaction<Database>): Promise<void> {
  * would count the discrepancy on its old day, in the workbench totals and in the roll-forward of a
  * run over changed keys, which reads the discrepancies it does not look at by their date
  * (reconcile/incremental.ts).
+ *
+ * A discrepancy opened gets its 'opened' event from the insert's own rows (returning), in the same
+ * statement: looked up again by key, one index probe each, they cost a first run, whose every
+ * discrepancy is opened, 0.65 s at 1,000,000 rows.
  */
 async function writeFound(trx: Transaction<Database>, req: FindingsRun): Promise<void> {
-  const { asOf } = req;
+  const { asOf, runId } = req;
   await execStatement(
     trx,
-    sql`insert into discrepancies (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id,
-      return_transaction_id, business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents,
-      difference_cents, candidates, status, first_seen_at, last_seen_at)
-    select f.discrepancy_key, f.kind, f.rule, f.transaction_id, f.merchant_transaction_id, f.return_transaction_id,
-      f.business_date, f.currency, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents,
-      f.difference_cents, f.candidates, 'open', ${asOf}::timestamptz, ${asOf}::timestamptz
-    from findings f join transitions t using (discrepancy_key) where t.event = 'opened'`,
+    sql`with opened as (insert into discrepancies (discrepancy_key, kind, rule, transaction_id, merchant_transaction_id,
+        return_transaction_id, business_date, currency, expected, actual, expected_amount_cents, actual_amount_cents,
+        difference_cents, candidates, status, first_seen_at, last_seen_at)
+      select f.discrepancy_key, f.kind, f.rule, f.transaction_id, f.merchant_transaction_id, f.return_transaction_id,
+        f.business_date, f.currency, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents,
+        f.difference_cents, f.candidates, 'open', ${asOf}::timestamptz, ${asOf}::timestamptz
+      from findings f join transitions t using (discrepancy_key) where t.event = 'opened'
+      returning discrepancy_id, expected, actual)
+    insert into discrepancy_events (discrepancy_id, event, details, at)
+    select discrepancy_id, 'opened',
+      jsonb_build_object('run_id', ${runId}::bigint) || jsonb_build_object('expected', expected, 'actual', actual),
+      ${asOf}::timestamptz
+    from opened`,
   );
 
   await execStatement(
@@ -128,7 +138,7 @@ async function writeFound(trx: Transaction<Database>, req: FindingsRun): Promise
   );
 }
 
-/** One event per transition, with the run id and the values before and after. */
+/** One event per reopened or changed discrepancy, with the run id and the values before and after. */
 async function writeTransitionEvents(trx: Transaction<Database>, req: FindingsRun): Promise<void> {
   const { asOf, runId } = req;
   await execStatement(
@@ -139,13 +149,12 @@ async function writeTransitionEvents(trx: Transaction<Database>, req: FindingsRu
         case when t.event = 'reopened' and t.resolution is not null
           then jsonb_build_object('resolution', t.resolution, 'reason', 'still found after it was resolved as ' || t.resolution)
           else '{}'::jsonb end ||
-        case when t.event = 'opened' then jsonb_build_object('expected', d.expected, 'actual', d.actual)
-             else jsonb_build_object('before', t.before, 'after', jsonb_build_object('expected', d.expected,
-               'actual', d.actual, 'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents)) end,
+        jsonb_build_object('before', t.before, 'after', jsonb_build_object('expected', d.expected,
+          'actual', d.actual, 'expected_amount_cents', d.expected_amount_cents, 'actual_amount_cents', d.actual_amount_cents)),
       ${asOf}::timestamptz
     from transitions t
     join lateral (select * from discrepancies d where d.discrepancy_key = t.discrepancy_key offset 0) d on true
-    where t.event is not null`,
+    where t.event in ('reopened', 'changed')`,
   );
 }
 

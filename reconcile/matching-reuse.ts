@@ -136,7 +136,7 @@ export async function keepMatching(
   await exec(
     ctx,
     sql`insert into recon_work.matched_range_findings (account, range_from, range_to, ${FINDING_COLUMNS})
-      select ${key}, ${FINDING_COLUMNS} from findings`,
+      select ${key}, ${FINDING_COLUMNS} from findings order by discrepancy_key`,
   );
   await exec(
     ctx,
