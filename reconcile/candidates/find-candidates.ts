@@ -220,8 +220,11 @@ export async function storeCandidates(
       select n.discrepancy_id, n.business_date, n.rank, n.side, n.candidate_id, n.candidate_discrepancy_id,
         n.amount_cents, n.candidate_business_date, n.merchant_transaction_id, n.score, n.checks, ${ctx.runId}::bigint
       from cand_new n
-      where not exists (select 1 from match_candidates m where m.discrepancy_id = n.discrepancy_id
-        and m.side = n.side and m.candidate_id = n.candidate_id)`,
+      -- The candidates stored already, read once through the key's index before the insert writes:
+      -- as a correlated 'not exists' the planner scanned match_candidates once per row, over the
+      -- pages the insert had written so far (0.1 s for a first run's 2,600 candidates at 1,000,000 rows).
+      where (n.discrepancy_id, n.side, n.candidate_id) not in (select m.discrepancy_id, m.side, m.candidate_id
+        from match_candidates m where m.discrepancy_id = any (array(select discrepancy_id from cand_new)))`,
   );
 }
 
