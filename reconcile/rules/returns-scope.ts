@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { exec, type RuleContext } from './statement.ts';
+import { analyzeWorkTables, createWorkTable } from './work-tables.ts';
 
 /**
  * The scope tables of the rules about return notifications, representments, adjustments and the
@@ -55,17 +56,20 @@ export async function fillReturnsScope(ctx: RuleContext): Promise<void> {
     sql`create temp table scope_adj on commit drop as select a.adjustment_key, a.adjusted_on from provider_adjustments a
       where ${adjusted} and (a.transaction_id in (select transaction_id from scope_a) or a.transaction_id is null)`,
   );
-  await exec(
+  // A work table (work-tables.ts): the suspects' condition asks it, and a temporary table there kept
+  // that scan of every fact on one core.
+  await createWorkTable(
     ctx,
-    sql`create temp table redebits on commit drop as
-      select distinct p.transaction_id from ranked p
+    'redebits',
+    sql`select distinct p.transaction_id from ranked p
       join ranked o on o.mtid = p.mtid and o.transaction_id <> p.transaction_id
       join provider_returns r on r.original_transaction_id = o.transaction_id
       join provider_transactions pp on pp.transaction_id = p.transaction_id
       where r.returned_on <= pp.transaction_on`,
   );
   await fillRollForwardDays(ctx);
-  await exec(ctx, sql`analyze scope_n, scope_x, scope_a, scope_adj, scope_days, redebits`);
+  await exec(ctx, sql`analyze scope_n, scope_x, scope_a, scope_adj, scope_days`);
+  await analyzeWorkTables(ctx, 'redebits');
 }
 
 type Term = ReturnType<typeof sql>;

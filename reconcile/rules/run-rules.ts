@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { claimTransactions, dropFacts } from './claims.ts';
+import { claimTransactions } from './claims.ts';
 import { keepReturnClaims, noteClaimMoves } from './claim-moves.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
 import { PENDING_RULES } from './pending.ts';
@@ -13,6 +13,7 @@ import { prepareScope } from './scope.ts';
 import { SOURCE_RULES } from './sources.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { TRANSACTION_RULES } from './transactions.ts';
+import { dropWorkTables } from './work-tables.ts';
 
 /**
  * The matching rules, set-based SQL over the whole range at once, one file per family. Each rule
@@ -71,6 +72,6 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
   }
   // Claims that moved an item of another range's day (claim-moves.ts).
   await noteClaimMoves(ctx);
-  await dropFacts(ctx);
+  await dropWorkTables(ctx);
   return { ...claims, returns };
 }

@@ -4,6 +4,7 @@ import { createFindingsTable } from './findings.ts';
 import { fillReturnsScope } from './returns-scope.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
+import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 
 /**
  * Temporary tables of one run: the scope and the findings. Dropped at commit. The scope is the rows
@@ -13,27 +14,39 @@ import { exec, type RuleContext } from './statement.ts';
  */
 export async function prepareScope(ctx: RuleContext): Promise<void> {
   await exec(ctx, createFindingsTable());
-  if (ctx.scoped) await fillChangedScope(ctx);
-  else await fillRangeScope(ctx);
-  await exec(ctx, sql`analyze scope_p, scope_l, scope_r`);
+  if (ctx.scoped) {
+    await fillChangedScope(ctx);
+    await exec(ctx, sql`analyze scope_p, scope_l, scope_r`);
+  } else {
+    await fillRangeScope(ctx);
+    await exec(ctx, sql`analyze scope_r`);
+    await analyzeWorkTables(ctx, 'scope_p', 'scope_l');
+  }
   await rankDuplicates(ctx);
   await fillReturnsScope(ctx);
 }
 
-/** Every provider transaction, ledger entry and return of the range. */
+/**
+ * Every provider transaction, ledger entry and return of the range. scope_p and scope_l are work
+ * tables (work-tables.ts), not temporary ones: the statements that join them (the latest
+ * notifications, the duplicate search, missing_at_provider) can then run in parallel. They are
+ * tables, analysed, rather than views of the range: without statistics on the warehouse's tables
+ * (a first run right after a load), a view left the planner guessing, and the latest notifications
+ * of a two-year range ran for minutes (reconcile-window-cost's set-up).
+ */
 async function fillRangeScope(ctx: RuleContext): Promise<void> {
   const { from, to } = ctx;
-  await exec(
+  await createWorkTable(
     ctx,
-    sql`create temp table scope_p on commit drop as
-      select transaction_id, merchant_transaction_id as mtid from provider_transactions
+    'scope_p',
+    sql`select transaction_id, merchant_transaction_id as mtid from provider_transactions
       where transaction_on between ${from}::date and ${to}::date`,
   );
   // Ledger entries booked on an Eastern date of the range (for missing_at_provider).
-  await exec(
+  await createWorkTable(
     ctx,
-    sql`create temp table scope_l on commit drop as
-      select merchant_transaction_id, transaction_type, (booked_at at time zone 'America/Toronto')::date as booked_on
+    'scope_l',
+    sql`select merchant_transaction_id, transaction_type, (booked_at at time zone 'America/Toronto')::date as booked_on
       from merchant_ledger
       where booked_at >= (${from}::date)::timestamp at time zone 'America/Toronto'
         and booked_at < ((${to}::date + 1))::timestamp at time zone 'America/Toronto'`,
@@ -60,10 +73,10 @@ async function rankDuplicates(ctx: RuleContext): Promise<void> {
   );
   // Rank every provider row of those ids. Ids with a single provider row are rank 1 without ranking
   // (most of them: no sort of the range).
-  await exec(
+  await createWorkTable(
     ctx,
-    sql`create temp table ranked on commit drop as
-      select p.transaction_id, p.merchant_transaction_id as mtid, row_number() over w as rank
+    'ranked',
+    sql`select p.transaction_id, p.merchant_transaction_id as mtid, row_number() over w as rank
       from provider_transactions p
       join dup_m m on m.mtid = p.merchant_transaction_id
       left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))}
@@ -74,6 +87,7 @@ async function rankDuplicates(ctx: RuleContext): Promise<void> {
   );
   // duplicate_merchant_transaction reads each suspect's group and its first row by merchant
   // transaction id: without an index each is a scan of the whole table (22,000 duplicates took 508 s).
-  await exec(ctx, sql`create index on ranked (mtid, rank)`);
-  await exec(ctx, sql`analyze dup_m, ranked`);
+  await exec(ctx, sql`create index on ${sql.raw(workTable('ranked'))} (mtid, rank)`);
+  await exec(ctx, sql`analyze dup_m`);
+  await analyzeWorkTables(ctx, 'ranked');
 }

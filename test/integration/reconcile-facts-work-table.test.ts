@@ -5,6 +5,7 @@ import { reconcileRange } from '../../reconcile/reconcile-range.ts';
 import { FACTS_TABLE } from '../../reconcile/rules/claims.ts';
 import type { Rule } from '../../reconcile/rules/rule.ts';
 import { RULES } from '../../reconcile/rules/run-rules.ts';
+import { WORK_TABLES, workTable } from '../../reconcile/rules/work-tables.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
@@ -40,6 +41,51 @@ const factsProbe: Rule = {
   }),
 };
 
+/**
+ * A rule that reports, as a finding, the run's tables of the private schema while the run reads
+ * them (each with its persistence) and the size of its provider rows' scope as read through scope_p.
+ */
+const workTablesProbe: Rule = {
+  name: 'test_work_tables_probe',
+  rule: 'test_work_tables_probe',
+  kinds: ['amount_mismatch'],
+  reads: {
+    from: () => `(select string_agg(c.relname || ':' || c.relpersistence::text, ',' order by c.relname) as tables,
+      (select count(*) from scope_p) as n
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = 'recon_work' and c.relname like 'run\\_%' and c.relkind = 'r') x`,
+    anchor: 'transaction',
+  },
+  when: () => 'true',
+  select: () => ({
+    discrepancy_key: `'test_work_tables_probe:' || x.tables || ':' || x.n`,
+    business_date: `'2026-03-02'::date`,
+  }),
+};
+
+async function workTablesLeft(): Promise<string[]> {
+  const left = await sql<{ t: string | null }>`
+    select to_regclass(t)::text as t from unnest(${WORK_TABLES.map(workTable)}::text[]) t`.execute(h.db);
+  return left.rows.flatMap((r) => (r.t === null ? [] : [r.t]));
+}
+
+describe("the run's work tables", () => {
+  it('are UNLOGGED tables of the private schema while a full run reads them, the scope among them; gone after it', async () => {
+    await reconcileRange(h.db, { ...RANGE, now: '2026-03-19T12:00:00Z', full: true }, [
+      ...RULES,
+      workTablesProbe,
+    ]);
+    const found = await sql<{ discrepancy_key: string }>`
+      select discrepancy_key from discrepancies where rule = 'test_work_tables_probe'`.execute(h.db);
+    const expected = [...WORK_TABLES]
+      .map((t) => `run_${t}:u`)
+      .sort()
+      .join(',');
+    expect(found.rows.map((r) => r.discrepancy_key)).toEqual([`test_work_tables_probe:${expected}:1`]);
+    expect(await workTablesLeft()).toEqual([]);
+  });
+});
+
 describe("the run's facts", () => {
   it('are an UNLOGGED table of the private schema while the run reads them (parallel readers), gone after it', async () => {
     await reconcileRange(h.db, { ...RANGE, now: '2026-03-20T12:00:00Z' }, [...RULES, factsProbe]);
@@ -58,6 +104,7 @@ describe("the run's facts", () => {
     ).rejects.toThrow(/division by zero/);
     const left = await sql<{ t: string | null }>`select to_regclass(${FACTS_TABLE})::text as t`.execute(h.db);
     expect(left.rows[0]!.t).toBeNull();
+    expect(await workTablesLeft()).toEqual([]);
     const summary = await reconcileRange(h.db, { ...RANGE, now: '2026-03-22T12:00:00Z' });
     expect(summary.matched.transactions).toBe(1);
   });

@@ -1,0 +1,51 @@
+import { type RawBuilder, sql } from 'kysely';
+import { exec, type RuleContext } from './statement.ts';
+
+/**
+ * The run's work tables: the big intermediate sets of a run that the statements after them join
+ * (a full run's scope_p and scope_l, facts, the latest notifications, the legacy twins, the duplicate
+ * groups and their re-debits). Each is an UNLOGGED
+ * table of the private schema, recon_work.run_<name>, read as `<name>` through a temporary view,
+ * not a TEMP table: PostgreSQL reads a temporary table only in the backend that made it, so a
+ * statement that joins one runs on one core, where these can be read by parallel workers (issue 30;
+ * docs/architecture.md, "How matching is organised"). They are created and dropped inside the run's
+ * transaction ({@link dropWorkTables}), so they never outlive the run, whether it commits, fails or
+ * the server crashes (crash recovery empties UNLOGGED tables, and an uncommitted CREATE is undone);
+ * nothing reads them across runs. One name each is enough: runs hold recon_work.reconcile_lock, and a
+ * second run's CREATE would wait for the first's transaction anyway.
+ */
+export const WORK_TABLES = [
+  'scope_p',
+  'scope_l',
+  'facts',
+  'want_nm',
+  'want_sm',
+  'ranked',
+  'redebits',
+] as const;
+export type WorkTable = (typeof WORK_TABLES)[number];
+
+/** The table behind the run's view `name`. */
+export function workTable(name: WorkTable): string {
+  return `recon_work.run_${name}`;
+}
+
+/** Creates the work table `name` from `query` and the view `name` over it (analyze it when written). */
+export async function createWorkTable(
+  ctx: RuleContext,
+  name: WorkTable,
+  query: RawBuilder<unknown>,
+): Promise<void> {
+  await exec(ctx, sql`create unlogged table ${sql.raw(workTable(name))} as ${query}`);
+  await exec(ctx, sql`create temp view ${sql.raw(name)} as select * from ${sql.raw(workTable(name))}`);
+}
+
+/** Analyzes the work tables given (after their indexes, if any, are built). */
+export async function analyzeWorkTables(ctx: RuleContext, ...names: WorkTable[]): Promise<void> {
+  await exec(ctx, sql`analyze ${sql.raw(names.map(workTable).join(', '))}`);
+}
+
+/** Drops the run's work tables (and their views) before the run's transaction commits. */
+export async function dropWorkTables(ctx: RuleContext): Promise<void> {
+  await exec(ctx, sql`drop table if exists ${sql.raw(WORK_TABLES.map(workTable).join(', '))} cascade`);
+}
