@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Rule } from './rule.ts';
 import { manuallyMatchedIds } from './manual-matches.ts';
+import { analyzeWorkTables, createWorkTable } from './work-tables.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -76,50 +77,37 @@ const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transact
   'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
 
 /**
- * The run's work tables of the roll-forward: UNLOGGED in the private schema, not TEMP, so that the
- * statements reading them can run in parallel (a temporary table can only be read by the backend that
- * made it), created and dropped inside the run's transaction like claims.ts's FACTS_TABLE (runs are
- * queued on recon_work.reconcile_lock; a crash empties UNLOGGED tables).
- */
-const WINDOW_TABLE = 'recon_work.run_settlement_window';
-const NAMED_TABLE = 'recon_work.run_settlement_named';
-const DISPUTED_TABLE = 'recon_work.run_settlement_disputed';
-
-/**
  * The items of the days the run computes (the range's; in a run over changed keys, those whose
  * inputs changed: addDaysOfFindings) of the run's account (the window) and the items the
  * discrepancies of those days name (named), analyzed: the matches the view reads were written
  * earlier in this run, so that only these tables' real sizes keep the roll-forward's joins linear.
  * The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
  * the account's condition out of it, where the planner could drive the branches from the account's
- * whole index instead of the dates'. The disputed pairs, then the days, are written by CREATE TABLE
- * AS, which runs in parallel where an INSERT never does; the rule reads the days (settlement_days),
- * and the work tables are dropped.
+ * whole index instead of the dates'. The window, the named items and the disputed pairs are the
+ * run's work tables (work-tables.ts: read by parallel workers, dropped with the run's others); the
+ * days are written by CREATE TABLE AS, which runs in parallel where an INSERT never does, and the
+ * rule reads them (settlement_days).
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
   if (ctx.scoped) await addDaysOfFindings(ctx);
   const days = ctx.scoped
     ? sql`business_date = any (array(select business_date from scope_days))`
     : sql`business_date between ${ctx.from}::date and ${ctx.to}::date`;
-  await exec(
+  await createWorkTable(
     ctx,
-    sql`create unlogged table ${sql.raw(WINDOW_TABLE)} as
-      select i.* from (select * from public.settlement_items where ${days} offset 0) i
+    'settlement_window',
+    sql`select i.* from (select * from public.settlement_items where ${days} offset 0) i
       where i.account = current_setting('recon.run_account')`,
   );
-  await exec(
+  await createWorkTable(
     ctx,
-    sql`create unlogged table ${sql.raw(NAMED_TABLE)} as
-      with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k`,
+    'settlement_named',
+    sql`with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k`,
   );
-  await exec(ctx, sql`analyze ${sql.raw(WINDOW_TABLE)}, ${sql.raw(NAMED_TABLE)}`);
-  await exec(ctx, sql`create unlogged table ${sql.raw(DISPUTED_TABLE)} as ${sql.raw(DISPUTED)}`);
-  await exec(ctx, sql`analyze ${sql.raw(DISPUTED_TABLE)}`);
+  await analyzeWorkTables(ctx, 'settlement_window', 'settlement_named');
+  await createWorkTable(ctx, 'settlement_disputed', sql.raw(DISPUTED));
+  await analyzeWorkTables(ctx, 'settlement_disputed');
   await exec(ctx, sql`create temp table settlement_days on commit drop as ${sql.raw(DAYS)}`);
-  await exec(
-    ctx,
-    sql`drop table ${sql.raw(WINDOW_TABLE)}, ${sql.raw(NAMED_TABLE)}, ${sql.raw(DISPUTED_TABLE)}`,
-  );
 }
 
 /** What an item adds to the day's difference: the provider's net less the ledger's. */
@@ -132,8 +120,8 @@ const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.net_cents
  * join, never a subquery per item. A table of its own: joined as a subquery below, each parallel
  * worker computed it again, reading the whole window once each.
  */
-const DISPUTED = `select distinct i.business_date, i.pair_key from ${WINDOW_TABLE} i
-  left join ${NAMED_TABLE} k on k.business_date = i.business_date and k.key = ${ITEM_KEY}
+const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_window i
+  left join settlement_named k on k.business_date = i.business_date and k.key = ${ITEM_KEY}
   left join ${manuallyMatchedIds('provider')} mp on mp.item_id = i.transaction_id
   left join ${manuallyMatchedIds('ledger')} ml on ml.item_id = i.merchant_transaction_id
   where k.key is not null or i.in_flight or mp.item_id is not null or ml.item_id is not null`;
@@ -150,8 +138,8 @@ const DAYS = `
     coalesce(sum(${SIGNED}), 0)::bigint as difference,
     coalesce(sum(${SIGNED}) filter (where d.pair_key is not null), 0)::bigint as explained,
     coalesce(sum(${SIGNED}) filter (where d.pair_key is null), 0)::bigint as unexplained
-  from ${WINDOW_TABLE} i
-  left join ${DISPUTED_TABLE} d on d.business_date = i.business_date and d.pair_key = i.pair_key
+  from settlement_window i
+  left join settlement_disputed d on d.business_date = i.business_date and d.pair_key = i.pair_key
   group by i.business_date, i.currency`;
 
 /** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */

@@ -22,6 +22,11 @@ export const WORK_TABLES = [
   'want_sm',
   'ranked',
   'redebits',
+  // The settlement roll-forward's (settlement.ts): the items of its days, those its discrepancies
+  // name, and the disputed pairs.
+  'settlement_window',
+  'settlement_named',
+  'settlement_disputed',
 ] as const;
 export type WorkTable = (typeof WORK_TABLES)[number];
 
