@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { manualItemJoin } from './manual-matches.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
-import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
+import { analyzeWorkTables, createWorkTable } from './work-tables.ts';
 
 /**
  * The ledger entry of a provider row's merchant transaction id, for rank 1 only (the others are
@@ -23,9 +23,6 @@ const RANK_1_LEDGER = [
       `case when coalesce(r.rank, 1) = 1 and mp.match_id is null and ml.match_id is null then l.${col} end as ${as}`,
   )
   .join(', ');
-
-/** The run's facts (one wide row per provider transaction of the range, see buildFacts): a work table. */
-export const FACTS_TABLE = workTable('facts');
 
 /**
  * Deletes the claims of `table` whose `column` is a key that `keys` selects from facts. The keys are

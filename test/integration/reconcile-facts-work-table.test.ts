@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { FACTS_TABLE } from '../../reconcile/rules/claims.ts';
 import type { Rule } from '../../reconcile/rules/rule.ts';
 import { RULES } from '../../reconcile/rules/run-rules.ts';
 import { WORK_TABLES, workTable } from '../../reconcile/rules/work-tables.ts';
@@ -93,7 +92,9 @@ describe("the run's facts", () => {
       select discrepancy_key from discrepancies where rule = 'test_facts_probe'`.execute(h.db);
     expect(found.rows.map((r) => r.discrepancy_key)).toEqual(['test_facts_probe:recon_work:u:1']);
     // Nothing of one run is left for the next: the table lives and dies in the run's transaction.
-    const left = await sql<{ t: string | null }>`select to_regclass(${FACTS_TABLE})::text as t`.execute(h.db);
+    const left = await sql<{
+      t: string | null;
+    }>`select to_regclass(${workTable('facts')})::text as t`.execute(h.db);
     expect(left.rows[0]!.t).toBeNull();
   });
 
@@ -102,7 +103,9 @@ describe("the run's facts", () => {
     await expect(
       reconcileRange(h.db, { ...RANGE, now: '2026-03-21T12:00:00Z' }, [...RULES, failing]),
     ).rejects.toThrow(/division by zero/);
-    const left = await sql<{ t: string | null }>`select to_regclass(${FACTS_TABLE})::text as t`.execute(h.db);
+    const left = await sql<{
+      t: string | null;
+    }>`select to_regclass(${workTable('facts')})::text as t`.execute(h.db);
     expect(left.rows[0]!.t).toBeNull();
     expect(await workTablesLeft()).toEqual([]);
     const summary = await reconcileRange(h.db, { ...RANGE, now: '2026-03-22T12:00:00Z' });
