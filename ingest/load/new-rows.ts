@@ -158,6 +158,13 @@ async function lineage(
   return { columns, suffix: `${columns.map((c) => `\t${copyValue(values[c])}`).join('')}\n` };
 }
 
+/**
+ * Rows of a load's first chunk. The server has nothing to do until the first chunk is shipped, so a
+ * small one starts it early (a full chunk is about 0.15 s of parsing on a quiet machine); each chunk
+ * after doubles, so that Node gathers the next one while the server writes the one before.
+ */
+export const FIRST_CHUNK_ROWS = 1_000;
+
 /** The load a {@link NewRowsWriter} writes for. */
 export interface NewRowsLoad {
   readonly loadId: number;
@@ -213,12 +220,15 @@ export class NewRowsWriter {
   private readonly projectedRows = new CopyBuffers();
   /** The chunk whose COPYs run, if any: at most one, while the next is gathered. */
   private inFlight: InFlight | null = null;
+  /** Rows of the chunk being gathered: {@link FIRST_CHUNK_ROWS}, doubled at each chunk up to chunkRows. */
+  private chunkRows: number;
 
   private constructor(kind: NewRowsKind, copy: NewRowsCopy, load: NewRowsLoad) {
     this.kind = kind;
     this.copy = copy;
     this.load = load;
     this.next = emptyChunk(copy);
+    this.chunkRows = Math.min(FIRST_CHUNK_ROWS, load.chunkRows);
   }
 
   /** A writer of `kind`'s new rows, with the columns the parser reports now. */
@@ -245,7 +255,7 @@ export class NewRowsWriter {
     if (!this.active) return false;
     if (reported !== this.copy.reported) return this.takeWithColumns(seq, line, record, reported);
     this.add(seq, line, record);
-    if (this.next.seqs.length >= this.load.chunkRows) return this.ship().then(() => true);
+    if (this.next.seqs.length >= this.chunkRows) return this.ship().then(() => true);
     return true;
   }
 
@@ -295,6 +305,7 @@ export class NewRowsWriter {
   private async ship(): Promise<void> {
     await this.settle();
     const chunk = this.next;
+    this.chunkRows = Math.min(this.chunkRows * 2, this.load.chunkRows);
     chunk.sent.push(...this.rows.take());
     chunk.projected.push(...this.projectedRows.take());
     this.next = emptyChunk(this.copy);

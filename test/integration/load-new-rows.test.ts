@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { AnyRecord, ParsedRow, TransactionRecord } from '../../domain/records.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
+import { ROWS_PER_TURN } from '../../ingest/load/load-rows.ts';
+import { FIRST_CHUNK_ROWS } from '../../ingest/load/new-rows.ts';
 import { TARGETS } from '../../ingest/load/targets.ts';
 import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
@@ -308,5 +310,49 @@ describe('columns a JSON report carries from one of its elements on', () => {
       await load({ account, ...(batchRows ? { batchRows } : {}) }, file(elements()));
       expect(await columns(account)).toEqual(expected);
     }
+  });
+});
+
+// Node parses while PostgreSQL writes the chunk before (docs/benchmarks.md, the overlap): the server
+// must get its first rows early, and the COPY's socket must be served while Node parses.
+describe('new rows: Node and the server at work together', () => {
+  /** A parser yielding `n` new transactions `prefix0000…`, calling `each` before each (not awaited). */
+  function manyParser(prefix: string, n: number, each: (i: number) => void = () => {}) {
+    return async function* (input: Readable): AsyncIterable<ParsedRow<AnyRecord>> {
+      for await (const _chunk of input) {
+        // drain
+      }
+      for (let i = 0; i < n; i++) {
+        each(i);
+        const record = transaction({ transaction_id: `${prefix}${String(i).padStart(5, '0')}` });
+        yield { ok: true, line: i + 2, raw: record.raw, record };
+      }
+    };
+  }
+
+  it('the first COPY is small and each after it twice the one before, up to a chunk', async () => {
+    const summary = await load({ account: 'ramp' }, bytesOf('x'), manyParser('RAMP', 3_500));
+    expect(summary).toMatchObject({ rowsInserted: 3_500 });
+    // One row of changed keys per COPY of new rows (noted-keys.ts).
+    const r = await sql<{ n: number }>`select cardinality(transaction_ids) as n from recon_work.changed_keys
+      where transaction_ids[1] like 'RAMP%' order by n`.execute(handle.db);
+    expect(r.rows.map((x) => x.n)).toEqual([500, FIRST_CHUNK_ROWS, 2 * FIRST_CHUNK_ROWS]);
+  });
+
+  it('the event loop turns every few hundred rows while they are parsed, not only between chunks', async () => {
+    let fired = false;
+    let seenAt: number | undefined;
+    const from = FIRST_CHUNK_ROWS + 100;
+    const summary = await load(
+      { account: 'turns' },
+      bytesOf('x'),
+      manyParser('TURN', 3_000, (i) => {
+        if (i === from) setImmediate(() => (fired = true));
+        if (fired && seenAt === undefined) seenAt = i;
+      }),
+    );
+    expect(summary).toMatchObject({ rowsInserted: 3_000 });
+    // The second chunk ends at row 3,000: the turn came long before it.
+    expect(seenAt).toBeLessThanOrEqual(from + ROWS_PER_TURN + 1);
   });
 });
