@@ -13,7 +13,7 @@ import { prepareScope } from './scope.ts';
 import { SOURCE_RULES } from './sources.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { TRANSACTION_RULES } from './transactions.ts';
-import { dropWorkTables } from './work-tables.ts';
+import { analyzeWorkTables, createWorkTable, dropWorkTables } from './work-tables.ts';
 
 /**
  * The matching rules, set-based SQL over the whole range at once, one file per family. Each rule
@@ -59,10 +59,10 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
   const claims = await claimTransactions(ctx);
   // The rows the rules that read suspects can flag: exactly those for which one of their conditions
   // holds, so that they read a few percent of the range instead of scanning it once each.
-  await exec(
-    ctx,
-    sql`create temp table suspects on commit drop as select * from facts f where ${suspectsCondition(rules, ctx)}`,
-  );
+  // A work table (work-tables.ts): parallel workers share the scan of every fact (a TEMP table kept
+  // it on one core).
+  await createWorkTable(ctx, 'suspects', sql`select * from facts f where ${suspectsCondition(rules, ctx)}`);
+  await analyzeWorkTables(ctx, 'suspects');
   await keepReturnClaims(ctx);
   const returns = await claimReturns(ctx);
   await claimReturnNotifications(ctx);

@@ -64,13 +64,15 @@ async function fillRangeScope(ctx: RuleContext): Promise<void> {
  */
 async function rankDuplicates(ctx: RuleContext): Promise<void> {
   // Merchant transaction ids of the scope that more than one provider row carries (in any range).
-  await exec(
+  // A work table (work-tables.ts): in a full run parallel workers share the scan and the grouping.
+  await createWorkTable(
     ctx,
-    sql`create temp table dup_m on commit drop as
-      select p.merchant_transaction_id as mtid from provider_transactions p
+    'dup_m',
+    sql`select p.merchant_transaction_id as mtid from provider_transactions p
       where p.merchant_transaction_id in (select mtid from scope_p)
       group by p.merchant_transaction_id having count(*) > 1`,
   );
+  await analyzeWorkTables(ctx, 'dup_m');
   // Rank every provider row of those ids. Ids with a single provider row are rank 1 without ranking
   // (most of them: no sort of the range).
   await createWorkTable(
@@ -88,6 +90,5 @@ async function rankDuplicates(ctx: RuleContext): Promise<void> {
   // duplicate_merchant_transaction reads each suspect's group and its first row by merchant
   // transaction id: without an index each is a scan of the whole table (22,000 duplicates took 508 s).
   await exec(ctx, sql`create index on ${sql.raw(workTable('ranked'))} (mtid, rank)`);
-  await exec(ctx, sql`analyze dup_m`);
   await analyzeWorkTables(ctx, 'ranked');
 }

@@ -3,8 +3,8 @@ import { exec, type RuleContext } from './statement.ts';
 
 /**
  * The run's work tables: the big intermediate sets of a run that the statements after them join
- * (a full run's scope_p and scope_l, facts, the latest notifications, the legacy twins, the duplicate
- * groups and their re-debits). Each is an UNLOGGED
+ * (a full run's scope_p and scope_l, facts and its suspects, the latest notifications, the legacy
+ * twins, the duplicate ids, their groups and their re-debits). Each is an UNLOGGED
  * table of the private schema, recon_work.run_<name>, read as `<name>` through a temporary view,
  * not a TEMP table: PostgreSQL reads a temporary table only in the backend that made it, so a
  * statement that joins one runs on one core, where these can be read by parallel workers (issue 30;
@@ -18,10 +18,14 @@ export const WORK_TABLES = [
   'scope_p',
   'scope_l',
   'facts',
+  'suspects',
   'want_nm',
   'want_sm',
+  'dup_m',
   'ranked',
   'redebits',
+  // missing_at_provider's (transactions.ts): the scope's ledger entries no fact answers for.
+  'unanswered_l',
   // The settlement roll-forward's (settlement.ts): the items of its days, those its discrepancies
   // name, and the disputed pairs.
   'settlement_window',
