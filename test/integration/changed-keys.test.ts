@@ -176,6 +176,22 @@ describe('changed keys', () => {
     expect(await changed()).toEqual([]);
   });
 
+  it('keys with quotes, backslashes, braces, commas, spaces or the word NULL are noted as they are written', async () => {
+    const odd = ['T"1', 'T\\2', 'T{3},', ' T 4 ', 'NULL', 'T\\"5\\'];
+    const records = odd.map((id, i) =>
+      transaction({ transaction_id: id, merchant_transaction_id: `M${i}${id}` }),
+    );
+    await loadReport(h, reportRequest({}), bytesOf('x'), fakeParser(records));
+    const stored = await h.db.selectFrom('provider_transactions').select('transaction_id').execute();
+    expect(stored.map((r) => r.transaction_id).sort()).toEqual([...odd].sort());
+    expect((await changed()).sort()).toEqual(
+      [
+        ...odd.map((id) => `transaction_id=${id}`),
+        ...odd.map((id, i) => `merchant_transaction_id=M${i}${id}`),
+      ].sort(),
+    );
+  });
+
   it('a report load notes its transactions’ and returns’ keys as the triggers do, a failed one none', async () => {
     const records = [
       transaction({ transaction_id: 'T1', merchant_transaction_id: 'M-1' }),
