@@ -127,6 +127,11 @@ export async function keepMatching(
     ctx,
     sql`delete from recon_work.matched_ranges where (account, range_from, range_to) = (${key})`,
   );
+  // The range's earlier findings, and any left without their range (its row deleted by hand).
+  await exec(
+    ctx,
+    sql`delete from recon_work.matched_range_findings where (account, range_from, range_to) = (${key})`,
+  );
   await exec(
     ctx,
     sql`insert into recon_work.matched_ranges (account, range_from, range_to, fingerprint, data_changes, run_id, matched)
@@ -140,16 +145,28 @@ export async function keepMatching(
   );
   await exec(
     ctx,
-    sql`delete from recon_work.matched_ranges m where m.account = ${account} and (m.range_from, m.range_to) not in (
-      select range_from, range_to from recon_work.matched_ranges where account = ${account}
-      order by stored_at desc, run_id desc limit ${RANGES_KEPT})`,
+    sql`with gone as (delete from recon_work.matched_ranges m where m.account = ${account}
+        and (m.range_from, m.range_to) not in (select range_from, range_to from recon_work.matched_ranges
+          where account = ${account} order by stored_at desc, run_id desc limit ${RANGES_KEPT})
+        returning account, range_from, range_to)
+      delete from recon_work.matched_range_findings f using gone g
+      where (f.account, f.range_from, f.range_to) = (g.account, g.range_from, g.range_to)`,
   );
 }
 
-/** Drops the range's stored matching: a run over changed keys did not find all of the range's findings. */
+/**
+ * Drops the range's stored matching, its findings with it (a run over changed keys did not find all
+ * of the range's findings; a run stores its own). Both tables are UNLOGGED and the findings have no
+ * foreign key to their range (migration 0040): this module deletes them together.
+ */
 export async function forgetMatching(ctx: RuleContext, account: string): Promise<void> {
+  const key = rangeKey(ctx, account);
+  const gone = await sql`delete from recon_work.matched_ranges
+    where (account, range_from, range_to) = (${key})`.execute(ctx.trx);
+  // A range stored no more: its findings were deleted with it (or never stored, a crash emptied both).
+  if (gone.numAffectedRows === 0n) return;
   await exec(
     ctx,
-    sql`delete from recon_work.matched_ranges where (account, range_from, range_to) = (${rangeKey(ctx, account)})`,
+    sql`delete from recon_work.matched_range_findings where (account, range_from, range_to) = (${key})`,
   );
 }

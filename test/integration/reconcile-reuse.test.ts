@@ -30,8 +30,8 @@ beforeEach(async () => {
     notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
     h.db,
   );
-  await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_days,
-    recon_work.changed_keys cascade`.execute(h.db);
+  await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_range_findings,
+    recon_work.matched_days, recon_work.changed_keys cascade`.execute(h.db);
   const load = await insertLoad(h.db, 'report-transactions');
   await insertTransactions(
     h.db,
@@ -216,6 +216,41 @@ describe('a run over data nothing wrote since the last run of its range', () => 
     expect(again.matching).toBe('reused');
     expect(again.lifecycle.reopened).toBe(1);
     expect(await keys()).toEqual(FOUND);
+  });
+
+  it('keeps the stored matchings as a cache: UNLOGGED, a range forgotten with its findings', async () => {
+    // A crash empties both tables together: the next run matches (migration 0040).
+    const r = await sql<{
+      relname: string;
+      relpersistence: string;
+      fks: number;
+    }>`select c.relname, c.relpersistence,
+        (select count(*)::int from pg_constraint k where k.conrelid = c.oid and k.contype = 'f') as fks
+      from pg_class c where c.oid in ('recon_work.matched_ranges'::regclass, 'recon_work.matched_range_findings'::regclass)
+      order by c.relname`.execute(h.db);
+    expect(r.rows).toEqual([
+      { relname: 'matched_range_findings', relpersistence: 'u', fks: 0 },
+      { relname: 'matched_ranges', relpersistence: 'u', fks: 0 },
+    ]);
+    const stored = async () =>
+      (
+        await sql<{ n: number }>`select count(*)::int as n from recon_work.matched_range_findings`.execute(
+          h.db,
+        )
+      ).rows[0]!.n;
+    await reconcileWithoutDays({ ...MARCH, now: at(20) });
+    expect(await stored()).toBe(3);
+    // A run over changed keys does not find the whole range: it forgets the range's matching.
+    await insertLedger(h.db, [{ merchant_transaction_id: 'M-T-MIL' }]);
+    expect((await reconcileRange(h.db, { ...MARCH, now: at(21) })).scope).toBe('incremental');
+    expect(await stored()).toBe(0);
+    // As a crash leaves them: empty. The next run matches and finds what a full run finds.
+    await reconcileWithoutDays({ ...MARCH, now: at(22) });
+    expect(await stored()).toBe(2);
+    await sql`truncate recon_work.matched_ranges, recon_work.matched_range_findings`.execute(h.db);
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(23) })).matching).toBe('matched');
+    expect(await keys()).toEqual(['amount_mismatch:T-AMT', 'missing_at_provider:M-GONE']);
+    expect((await reconcileWithoutDays({ ...MARCH, now: at(24) })).matching).toBe('reused');
   });
 
   it('folds the change log without losing a change, and only another range than the stored one matches', async () => {
