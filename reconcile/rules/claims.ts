@@ -28,7 +28,8 @@ const RANK_1_LEDGER = [
  * Deletes the claims of `table` whose `column` is a key that `keys` selects from facts. The keys are
  * settled into a table of their own and analysed first: with the condition on facts inside the
  * delete, the planner guessed a row or two, scanned facts once per claim of the table, and a month's
- * first run among 1,000,000 rows took 10 minutes (bench/nightly.ts).
+ * first run among 1,000,000 rows took 10 minutes (bench/nightly.ts). A work table (work-tables.ts):
+ * parallel workers share the scan of every fact.
  */
 async function deleteStaleClaims(
   ctx: RuleContext,
@@ -36,9 +37,9 @@ async function deleteStaleClaims(
   column: string,
   keys: RawBuilder<unknown>,
 ): Promise<void> {
-  const stale = `stale_${table}`;
-  await exec(ctx, sql`create temp table ${sql.raw(stale)} on commit drop as ${keys}`);
-  await exec(ctx, sql`analyze ${sql.raw(stale)}`);
+  const stale = `stale_${table}` as const;
+  await createWorkTable(ctx, stale, keys);
+  await analyzeWorkTables(ctx, stale);
   await exec(
     ctx,
     sql`delete from ${sql.table(table)} m using ${sql.raw(stale)} s where m.${sql.id(column)} = s.key`,

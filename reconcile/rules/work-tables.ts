@@ -3,8 +3,8 @@ import { exec, type RuleContext } from './statement.ts';
 
 /**
  * The run's work tables: the big intermediate sets of a run that the statements after them join
- * (a full run's scope_p and scope_l, facts and its suspects, the latest notifications, the legacy
- * twins, the duplicate ids, their groups and their re-debits). Each is an UNLOGGED
+ * (a full run's scope_p and scope_l, facts, its suspects and stale claims, the latest notifications,
+ * the legacy twins, the duplicate ids, their groups and their re-debits). Each is an UNLOGGED
  * table of the private schema, recon_work.run_<name>, read as `<name>` through a temporary view,
  * not a TEMP table: PostgreSQL reads a temporary table only in the backend that made it, so a
  * statement that joins one runs on one core, where these can be read by parallel workers (issue 30;
@@ -19,6 +19,9 @@ export const WORK_TABLES = [
   'scope_l',
   'facts',
   'suspects',
+  // The claims of the scope that facts no longer wants (claims.ts).
+  'stale_notification_matches',
+  'stale_transaction_matches',
   'want_nm',
   'want_sm',
   'dup_m',

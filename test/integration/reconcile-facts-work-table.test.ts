@@ -82,9 +82,16 @@ describe("the run's work tables", () => {
       .join(',');
     expect(found.rows.map((r) => r.discrepancy_key)).toEqual([`test_work_tables_probe:${expected}:1`]);
     // Among them the sets whose statements scan every fact or the scope's ledger (issue 30): the
-    // suspects, the duplicate ids and the ledger entries no fact answers for (missing_at_provider).
+    // suspects, the stale claims, the duplicate ids and the ledger entries no fact answers for
+    // (missing_at_provider).
     const tables = found.rows[0]!.discrepancy_key.replace(/^test_work_tables_probe:|:\d+$/g, '').split(',');
-    expect(tables).toEqual(expect.arrayContaining(['run_suspects:u', 'run_dup_m:u', 'run_unanswered_l:u']));
+    expect(tables).toEqual(
+      expect.arrayContaining(
+        ['suspects', 'stale_notification_matches', 'stale_transaction_matches', 'dup_m', 'unanswered_l'].map(
+          (t) => `run_${t}:u`,
+        ),
+      ),
+    );
     expect(await workTablesLeft()).toEqual([]);
   });
 });
