@@ -75,12 +75,12 @@ export async function findChangedCandidates(ctx: RuleContext): Promise<void> {
   await exec(
     ctx,
     sql`insert into cand_targets (discrepancy_id)
-      select distinct candidate_discrepancy_id from (${pairs(days, sql`c.target`, changed)}) p
+      select distinct candidate_discrepancy_id from (${pairs(days, sql`c.target`, changed, true)}) p
       where ${PASSES_A_CHECK}`,
   );
   await exec(ctx, sql`analyze cand_targets`);
   const targets = sql`t.target and t.discrepancy_id in (select discrepancy_id from cand_targets)`;
-  await rankCandidates(ctx, pairs(days, sql`true`, targets));
+  await rankCandidates(ctx, pairs(days, sql`true`, targets, true));
   await storeCandidates(ctx, sql`m.discrepancy_id in (select discrepancy_id from cand_targets)`);
 }
 

@@ -94,8 +94,15 @@ export async function collectItems(
         coalesce(p.merchant_user_id, l.merchant_user_id) as merchant_user_id,
         d.business_date between ${from}::date and ${to}::date as target
       from discrepancies d
-      left join provider_transactions p on d.kind = 'missing_in_ledger' and p.transaction_id = d.transaction_id
-      left join merchant_ledger l on d.kind = 'missing_at_provider' and l.merchant_transaction_id = d.merchant_transaction_id
+      -- The kind inside the lateral subquery, where it is a one-time filter: each item probes the
+      -- key of its own side only, its account and id (as join conditions, every item probed both
+      -- sides, each by its id alone, skipping over the accounts: a first run's 7,000 items at
+      -- 1,000,000 rows, 0.27 s quiet).
+      left join lateral (select p.merchant_user_id from provider_transactions p
+        where d.kind = 'missing_in_ledger' and p.account = d.account and p.transaction_id = d.transaction_id offset 0) p on true
+      left join lateral (select l.merchant_user_id from merchant_ledger l
+        where d.kind = 'missing_at_provider' and l.account = d.account
+          and l.merchant_transaction_id = d.merchant_transaction_id offset 0) l on true
       where ${itemCondition(ctx, days, dates)}`,
   );
   await collectEntriesInGrace(ctx, days);
