@@ -2,6 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { keepMatching, forgetMatching, matchingFingerprint, reuseMatching } from './matching-reuse.ts';
 import type { Rule } from './rules/rule.ts';
 import { matchRange, type MatchCounts } from './rules/run-rules.ts';
+import { estimatedRows } from './rules/keyed-rows.ts';
 import { exec, type RuleContext } from './rules/statement.ts';
 import { KEPT_WHILE_FOUND } from './apply-findings.ts';
 
@@ -207,20 +208,7 @@ async function chooseScope(
       select business_date, run_id from recon_work.matched_days where account = ${account}
         and business_date between ${from}::date - ${NEAR_DAYS}::int and ${to}::date + ${NEAR_DAYS}::int`,
   );
-  // Distinct snapshots: the runs that last matched these dates; a statement's keys are changed for
-  // the range when one of them did not see its writer.
-  await exec(
-    ctx,
-    sql`create temp table changed on commit drop as
-      with seen_text as (select distinct seen::text as t from recon_work.matched_days
-          where account = ${account} and business_date between ${from}::date and ${to}::date),
-        seen as materialized (select t::pg_snapshot as seen from seen_text)
-      select c.* from recon_work.changed_keys c
-      where exists (select 1 from seen s where not pg_visible_in_snapshot(c.change_xid, s.seen))`,
-  );
-  const whole = await sql<{ whole: boolean }>`
-    select coalesce(bool_or(whole), false) as whole from changed`.execute(ctx.trx);
-  if (whole.rows[0]!.whole) return { scope: 'full', because: 'a write no key tells' };
+  if (await gatherChanges(ctx, account)) return { scope: 'full', because: 'a write no key tells' };
   for (const [table, column] of [
     ['changed_t', 'transaction_ids'],
     ['changed_m', 'merchant_transaction_ids'],
@@ -240,8 +228,9 @@ async function chooseScope(
       select distinct d as business_date from changed, unnest(changed.business_dates) d
       where d between ${from}::date and ${to}::date`,
   );
-  // Dates never matched (a nightly window's new day) and dates whose due or stuck state moved: every
-  // row of theirs is looked at.
+  // Dates never matched (a nightly window's new day), dates whose due or stuck state moved and dates
+  // looked at whole instead of by the keys written since their last run (gatherChanges): every row
+  // of theirs is looked at.
   await exec(
     ctx,
     sql`create temp table flagged_days on commit drop as
@@ -249,7 +238,8 @@ async function chooseScope(
       from generate_series(${from}::date, ${to}::date, interval '1 day') d
       left join recon_work.matched_days m on m.account = ${account} and m.business_date = d::date
       where m.business_date is null
-        or m.due <> (d::date <= ${ctx.dueThrough}::date) or m.stuck <> (d::date <= ${ctx.stuckThrough}::date)`,
+        or m.due <> (d::date <= ${ctx.dueThrough}::date) or m.stuck <> (d::date <= ${ctx.stuckThrough}::date)
+      union select unnest(dates) from seen_groups where whole`,
   );
   await exec(ctx, sql`analyze changed_t, changed_r, flagged_days`);
   const keys = await sql<{
@@ -261,6 +251,66 @@ async function chooseScope(
     return { scope: 'full', because: 'most of the range changed' };
   }
   return { scope: 'incremental', changedKeys };
+}
+
+/**
+ * Fills the temporary table `changed` with the change log's rows (recon_work.changed_keys) a run must
+ * read: those whose writer the last run of one of the range's dates did not see (its snapshot in
+ * recon_work.matched_days; `pg_visible_in_snapshot` is exact under concurrent writers committing in
+ * any order). Returns whether one of them is a write no key tells.
+ *
+ * The range's dates are grouped by the snapshot of their last run (seen_groups): the dates the same
+ * run matched last. A key matters to a date only when that date's last run did not see it, so a key
+ * seen by every date's last run but those of a group is gathered for the whole range only when that
+ * costs less than looking at the group's dates whole: a date matched long ago (a follow-up's date
+ * last matched days before) would otherwise bring every key written since, the other days' loads
+ * among them, into the whole range's scope. A group whose keys beyond the fewest any group has
+ * outnumber its dates' provider rows is looked at whole (flagged_days) and its keys are not gathered:
+ * the other dates' last runs saw them. Either way, every key written since a date's last run is
+ * looked at for that date, by its key or by the date's every row.
+ */
+async function gatherChanges(ctx: RuleContext, account: string): Promise<boolean> {
+  await exec(
+    ctx,
+    sql`create temp table seen_groups on commit drop as
+      select seen_text, seen_text::pg_snapshot as seen, dates, false as whole
+      from (select seen::text as seen_text, array_agg(business_date order by business_date) as dates
+        from recon_work.matched_days
+        where account = ${account} and business_date between ${ctx.from}::date and ${ctx.to}::date
+        group by seen::text) g`,
+  );
+  const unseenBy = (s: string) => sql`not pg_visible_in_snapshot(c.change_xid, ${sql.ref(`${s}.seen`)})`;
+  const whole = await sql<{ whole: boolean }>`select exists (select 1 from recon_work.changed_keys c
+    where c.whole and exists (select 1 from seen_groups s where ${unseenBy('s')})) as whole`.execute(ctx.trx);
+  if (whole.rows[0]!.whole) return true;
+  // The keys each group's last run did not see, counted from the arrays' lengths (nothing unnested).
+  const groups = await sql<{ seen_text: string; dates: string[]; keys: string }>`
+    with c as materialized (select c.change_xid, coalesce(cardinality(c.transaction_ids), 0)
+        + coalesce(cardinality(c.merchant_transaction_ids), 0) + coalesce(cardinality(c.return_transaction_ids), 0) as n
+      from recon_work.changed_keys c
+      where (select count(*) from seen_groups) > 1 and exists (select 1 from seen_groups s where ${unseenBy('s')}))
+    select seen_text, dates::text[] as dates, n::text as keys from (
+      select g.seen_text, g.dates, coalesce(sum(c.n), 0) as n
+      from seen_groups g left join c on ${unseenBy('g')}
+      where (select count(*) from seen_groups) > 1
+      group by g.seen_text, g.dates) x
+    order by n`.execute(ctx.trx);
+  const fewest = Number(groups.rows[0]?.keys ?? 0);
+  for (const g of groups.rows.slice(1)) {
+    const rows = await estimatedRows(
+      ctx,
+      sql`select 1 from provider_transactions where transaction_on = any (${g.dates}::date[])`,
+    );
+    if (Number(g.keys) - fewest > rows)
+      await exec(ctx, sql`update seen_groups set whole = true where seen_text = ${g.seen_text}`);
+  }
+  await exec(
+    ctx,
+    sql`create temp table changed on commit drop as
+      select c.* from recon_work.changed_keys c
+      where exists (select 1 from seen_groups s where not s.whole and ${unseenBy('s')})`,
+  );
+  return false;
 }
 
 /** The provider transactions of the range's dates, every account's (an upper bound, read from the date index). */

@@ -29,14 +29,16 @@ export async function fillChangedScope(ctx: RuleContext): Promise<void> {
   const rows = await rowsToRead(ctx);
   const t = await rowCount(ctx, 'changed_t');
   // A changed transaction's merchant transaction id, and the ledger entry it claims now (the claim
-  // may move: the entry's other claimants are then looked at again).
+  // may move: the entry's other claimants are then looked at again). Each key once: the counts that
+  // choose how each statement finds its rows read changed_m.
   await exec(
     ctx,
     sql`insert into changed_m (key) select merchant_transaction_id
       from ${rowsWithKeys('provider_transactions', 'transaction_id', keysOf('changed_t'), probeEach(t, rows.providers))} p
       where merchant_transaction_id is not null
       union select merchant_transaction_id
-      from ${rowsWithKeys('transaction_matches', 'transaction_id', keysOf('changed_t'), probeEach(t, rows.claims))} tm`,
+      from ${rowsWithKeys('transaction_matches', 'transaction_id', keysOf('changed_t'), probeEach(t, rows.claims))} tm
+      except select key from changed_m`,
   );
   await exec(ctx, sql`analyze changed_m`);
   await fillProviderScope(ctx, rows, t);

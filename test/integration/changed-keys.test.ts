@@ -82,6 +82,32 @@ async function changed(): Promise<string[]> {
   return [...new Set(out)];
 }
 
+/**
+ * No date with a matching state; T1 and T2 on `on`'s dates, their ledger entries M-T1 and M-T2 booked
+ * on `booked`'s (15:00 UTC). Returns the provider load.
+ */
+async function twoTransactions(
+  on: readonly [string, string],
+  booked: readonly [string, string],
+): Promise<number> {
+  await sql`truncate recon_work.matched_days`.execute(h.db);
+  const load = await insertLoad(h.db, 'report-transactions');
+  await insertTransactions(
+    h.db,
+    load,
+    on.map((day, i) => ({
+      transaction_id: `T${i + 1}`,
+      transaction_at: `${day}T15:00:00Z`,
+      transaction_on: day,
+    })),
+  );
+  await insertLedger(
+    h.db,
+    booked.map((day, i) => ({ merchant_transaction_id: `M-T${i + 1}`, booked_at: `${day}T15:00:00Z` })),
+  );
+  return load;
+}
+
 describe('changed keys', () => {
   it('a load, an update and a delete of provider rows note their keys before and after', async () => {
     const load = await insertLoad(h.db, 'report-transactions');
@@ -217,17 +243,8 @@ describe('changed keys', () => {
     expect(await changed()).toEqual([]);
   });
   it('a run notes the claims it makes of entries booked on another day once that day has a matching state', async () => {
-    await sql`truncate recon_work.matched_days`.execute(h.db);
-    const load = await insertLoad(h.db, 'report-transactions');
-    await insertTransactions(h.db, load, [
-      { transaction_id: 'T1', transaction_at: '2026-03-02T15:00:00Z', transaction_on: '2026-03-02' },
-      { transaction_id: 'T2', transaction_at: '2026-03-06T15:00:00Z', transaction_on: '2026-03-06' },
-    ]);
     // Each entry is booked two days after the provider row that claims it, outside that row's run.
-    await insertLedger(h.db, [
-      { merchant_transaction_id: 'M-T1', booked_at: '2026-03-04T15:00:00Z' },
-      { merchant_transaction_id: 'M-T2', booked_at: '2026-03-08T15:00:00Z' },
-    ]);
+    await twoTransactions(['2026-03-02', '2026-03-06'], ['2026-03-04', '2026-03-08']);
     await changed();
     const run = (day: string) => reconcileRange(h.db, { from: day, to: day, now: '2026-03-20T12:00:00Z' });
     // No date outside the run's has a state: no run over changed keys can read a note (claim-moves.ts).
@@ -238,5 +255,33 @@ describe('changed keys', () => {
     // 03-08 has one now: its next run over changed keys must look at the entry 03-06's run claimed.
     await run('2026-03-06');
     expect(await changed()).toEqual(['merchant_transaction_id=M-T2']);
+  });
+  it('a run looks at the keys written since each date’s last run: a date matched long ago is looked at whole, not by every key written since', async () => {
+    const load = await twoTransactions(['2026-03-02', '2026-03-03'], ['2026-03-02', '2026-03-03']);
+    const at = { now: '2026-03-20T12:00:00Z' };
+    expect((await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-03', ...at })).scope).toBe('full');
+    // Other days' loads (40 keys), and one change of 03-02's ledger entry; then 03-03 alone is matched.
+    await insertTransactions(
+      h.db,
+      load,
+      Array.from({ length: 20 }, (_, i) => ({ transaction_id: `X${i}`, transaction_on: '2026-03-12' })),
+    );
+    await sql`update merchant_ledger set amount_cents = 990 where merchant_transaction_id = 'M-T1'`.execute(
+      h.db,
+    );
+    await reconcileRange(h.db, { from: '2026-03-03', to: '2026-03-03', ...at });
+    // 03-02's last run saw none of those writes, 03-03's all: 03-02 is looked at whole (one provider
+    // row against 44 keys), and no key is gathered for the range.
+    const run = await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-03', ...at });
+    expect(run).toMatchObject({ scope: 'incremental', changedKeys: 0 });
+    const found = async () =>
+      (
+        await sql<{ k: string }>`select discrepancy_key || ' ' || status as k from discrepancies
+          where business_date between '2026-03-02' and '2026-03-03' order by 1`.execute(h.db)
+      ).rows.map((r) => r.k);
+    const incremental = await found();
+    expect(incremental.some((k) => k.includes('M-T1') || k.includes('T1'))).toBe(true);
+    await reconcileRange(h.db, { from: '2026-03-02', to: '2026-03-03', ...at, full: true });
+    expect(await found()).toEqual(incremental);
   });
 });
