@@ -74,6 +74,9 @@ export async function claimTransactions(
 async function wantClaims(ctx: RuleContext): Promise<void> {
   // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body;
   // a history that says both a final success and a failure contradicts itself, whichever came last.
+  // The scope as a semi join (its transaction ids are distinct): the planner hashes the scope's narrow
+  // ids instead of the notifications' bodies (3.4-3.5 s against 3.8-3.9 s of server CPU at 1,000,000
+  // rows, the same rows).
   await createWorkTable(
     ctx,
     'want_nm',
@@ -82,8 +85,8 @@ async function wantClaims(ctx: RuleContext): Promise<void> {
         bool_or(n.status in ('SUCCESSFUL','RETURNED')) over (partition by n.transaction_id) as any_ok,
         bool_or(n.status in ('REJECTED','FAILED')) over (partition by n.transaction_id) as any_failed,
         n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
-      from notifications n join scope_p s on s.transaction_id = n.transaction_id
-      where n.kind = 'transaction'
+      from notifications n
+      where n.kind = 'transaction' and n.transaction_id in (select transaction_id from scope_p)
       order by n.transaction_id, n.received_at desc, n.notification_id desc`,
   );
   await createWorkTable(

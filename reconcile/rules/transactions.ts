@@ -42,8 +42,10 @@ export const duplicateMerchantTransaction: Rule = {
   },
   // A payin the provider debits again after its return (a representment, return-notifications.ts)
   // reuses the merchant transaction id by design: it is not a duplicate (redebits, returns-scope.ts).
-  when: () =>
-    `f.rank > 1 and not exists (select 1 from redebits x where x.transaction_id = f.transaction_id)`,
+  // 'not in' a set (neither side is ever null), not a correlated 'not exists': the suspects' condition
+  // includes this one, and a correlated subquery anywhere keeps a statement's scan out of parallel
+  // workers (the suspects' scan of every fact ran on one core).
+  when: () => `f.rank > 1 and f.transaction_id not in (select transaction_id from redebits)`,
   select: () => ({
     ...aboutTransaction('duplicate_merchant_transaction'),
     expected: `jsonb_build_object('transaction_id', first.transaction_id, 'merchant_transaction_id', f.merchant_transaction_id)`,
