@@ -5,6 +5,7 @@ import pg from 'pg';
 import { runStatement } from './context.ts';
 import { generateLegacyType5 } from './generate-files.ts';
 import { columnsOf, loadInChild, psql, timed } from './ingest.ts';
+import { type ScheduleSplit, ScheduleWatch } from './schedule-split.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
 /** The tables a legacy type 5 load writes, and their secondary indexes (migration 0028). */
@@ -33,7 +34,7 @@ const BEFORE_0028 = [
  * in backends that end with it, so the difference across one is its server CPU, which a shared
  * machine's load inflates far less than the wall time.
  */
-async function serverCpuReader(url: string): Promise<() => number | null> {
+async function serverCpuReader(url: string): Promise<{ cpu: () => number | null; postmaster?: string }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -43,11 +44,11 @@ async function serverCpuReader(url: string): Promise<() => number | null> {
     const r = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
     postmaster = stat(r.rows[0]!.pid)[1];
   } catch {
-    return () => null;
+    return { cpu: () => null };
   } finally {
     await client.end();
   }
-  return () => {
+  const cpu = () => {
     try {
       const f = stat(postmaster!);
       return (Number(f[13]) + Number(f[14])) / 100;
@@ -55,6 +56,7 @@ async function serverCpuReader(url: string): Promise<() => number | null> {
       return null;
     }
   };
+  return { cpu, postmaster };
 }
 
 /** Wall seconds and server CPU seconds of `body`. */
@@ -74,6 +76,9 @@ interface Measure {
   readonly nodeCpu?: number;
   /** The load itself (its summary's durationMs): the command's wall time without the process's start and end. */
   readonly loadSeconds?: number;
+  /** Where the wall time of the loader's main thread and of the busiest backend went (schedule-split.ts). */
+  readonly node?: ScheduleSplit | null;
+  readonly backend?: ScheduleSplit | null;
 }
 
 function median(xs: readonly number[]): number {
@@ -101,6 +106,22 @@ const nodeNote = (ms: readonly Measure[]) => {
     ? ''
     : `; the loader's own CPU ${spread(xs)}; the load itself (without the process's start) ${spread(load)}`;
 };
+/**
+ * Where the wall time of the load's backend and of the loader's main thread went, over the rounds:
+ * the backend asleep is the server waiting for Node; Node asleep, Node waiting for the server.
+ */
+function overlapNote(ms: readonly Measure[]): string {
+  const backend = ms.flatMap((m) => (m.backend ? [m.backend] : []));
+  const node = ms.flatMap((m) => (m.node ? [m.node] : []));
+  if (backend.length === 0 || node.length === 0) return '';
+  const f = (xs: ScheduleSplit[], k: keyof ScheduleSplit) => spread(xs.map((x) => x[k]));
+  return (
+    `; the load's backend ${f(backend, 'cpu')} on a CPU, ${f(backend, 'waitingForCpu')} waiting for one, ` +
+    `${f(backend, 'asleep')} asleep (waiting for Node); the loader's main thread ${f(node, 'cpu')} on a CPU, ` +
+    `${f(node, 'waitingForCpu')} waiting for one, ${f(node, 'asleep')} asleep (waiting for the server)`
+  );
+}
+
 /** The load itself (no process start) against b's wall, within each round. */
 function loadRatios(a: readonly Measure[], b: readonly Measure[]): string {
   return spread(
@@ -128,24 +149,38 @@ interface Rounds {
  * wrote (`exportRows` must run after that first load).
  */
 function measurer(ctx: BenchContext, file: string) {
-  let cpu: () => number | null = () => null;
+  let server: { cpu: () => number | null; postmaster?: string } = { cpu: () => null };
+  const cpu = () => server.cpu();
   const files: { table: string; cols: string; csv: string }[] = [];
   const out = {
     rows: 0,
     async load(label: string, prepare: string[]) {
       const url = await ctx.newDatabase();
       for (const s of [...NO_AUTOVACUUM, ...prepare]) await runStatement(url, s);
-      cpu = await serverCpuReader(url);
+      server = await serverCpuReader(url);
       ctx.log(`loading with the loader, ${label}`);
       let nodeCpu = 0;
       let loadSeconds = 0;
+      let pid: number | undefined;
+      const watch = server.postmaster === undefined ? null : new ScheduleWatch(server.postmaster);
       const m = await measured(cpu, async () => {
-        const child = await loadInChild(url, 'legacy-transactions', 'legacy', '5', file);
+        const child = await loadInChild(url, 'legacy-transactions', 'legacy', '5', file, (p) => {
+          pid = p;
+          watch?.watch(p);
+        });
         out.rows = child.summary.rowsRead;
         nodeCpu = child.cpuSeconds;
         loadSeconds = child.summary.durationMs / 1000;
       });
-      return { url, ...m, nodeCpu, loadSeconds };
+      const split = watch?.stop(pid);
+      return {
+        url,
+        ...m,
+        nodeCpu,
+        loadSeconds,
+        node: split?.process ?? null,
+        backend: split?.backend ?? null,
+      };
     },
     async exportRows(url: string) {
       for (const table of TABLES) {
@@ -245,7 +280,7 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
     line(
       'recon import, legacy type 5 (indexes of migration 0028)',
       r.loader,
-      `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x), the load itself / bare \\copy = ${loadRatios(r.loader, r.bare)} wall; load average ${spread(r.loads, 1, '')}`,
+      `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x), the load itself / bare \\copy = ${loadRatios(r.loader, r.bare)} wall${overlapNote(r.loader)}; load average ${spread(r.loads, 1, '')}`,
     ),
     ...(targetOnly
       ? []

@@ -30,6 +30,7 @@ export async function loadInChild(
   format: string,
   queryType: string,
   file: string,
+  onSpawn?: (pid: number | undefined) => void,
 ) {
   return new Promise<{ summary: LoadSummary; maxRssKiB: number; cpuSeconds: number }>((resolve, reject) => {
     // The same V8 flag as bin/recon.ts (its shebang), so that the child's peak RSS is recon import's.
@@ -40,6 +41,7 @@ export async function loadInChild(
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
+    onSpawn?.(child.pid);
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
