@@ -156,8 +156,7 @@ export class BatchMerger {
                 release();
                 return false;
               }
-              await keys.write(client);
-              await client.query(`${KEYS_NOT_NOTED}; release savepoint copy_new_rows`);
+              await keys.write(client, `${KEYS_NOT_NOTED}; release savepoint copy_new_rows`);
               this.result.inserted += rows;
               if (PROFILE) writeProfileLine(t0, `copied ${rows} new rows`);
               release();

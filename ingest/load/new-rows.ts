@@ -164,6 +164,13 @@ async function lineage(
  * after doubles, so that Node gathers the next one while the server writes the one before.
  */
 export const FIRST_CHUNK_ROWS = 1_000;
+/**
+ * How far Node gathers ahead of the COPY in flight, in chunks: a full chunk whose turn has not come
+ * keeps growing instead of stopping the parser, up to this many chunks' rows. On a shared machine
+ * either side is taken off its CPU for a while; with one chunk ahead, Node then waited for the server
+ * or the server for Node, where rows gathered ahead keep both at work (docs/benchmarks.md).
+ */
+export const CHUNKS_AHEAD = 4;
 
 /** The load a {@link NewRowsWriter} writes for. */
 export interface NewRowsLoad {
@@ -193,14 +200,17 @@ interface Chunk {
 interface InFlight {
   readonly chunk: Chunk;
   readonly written: Promise<boolean>;
+  /** Whether `written` has settled: the next chunk may then be shipped at once. */
+  ended: boolean;
 }
 
 /**
  * Writes the rows of one kind straight into their table while their keys are new, a chunk of
  * {@link NewRowsLoad.chunkRows} rows per COPY (and, for legacy rows, a second COPY of their projection),
- * each in its own savepoint. Node gathers the next chunk while PostgreSQL writes the one before: the
- * load's one connection does one COPY at a time, and a chunk whose COPYs ran while Node waited left
- * Node idle for the projection's COPY of every chunk (docs/architecture.md). A chunk is kept as COPY
+ * each in its own savepoint. Node gathers the next chunk while PostgreSQL writes the one before (and
+ * goes on gathering, up to {@link CHUNKS_AHEAD} chunks' rows, while that one is not done): the load's
+ * one connection does one COPY at a time, and a chunk whose COPYs ran while Node waited left Node
+ * idle for the projection's COPY of every chunk (docs/architecture.md). A chunk is kept as COPY
  * text in buffers (off the V8 heap: keeping a string per row cost more in garbage collection than the
  * COPY saved) until its COPYs end. When one meets a stored key (a re-load, a restatement, a key twice
  * in the file), it fails on the primary key and is rolled back to its savepoint; its rows are then
@@ -255,8 +265,14 @@ export class NewRowsWriter {
     if (!this.active) return false;
     if (reported !== this.copy.reported) return this.takeWithColumns(seq, line, record, reported);
     this.add(seq, line, record);
-    if (this.next.seqs.length >= this.chunkRows) return this.ship().then(() => true);
+    if (this.next.seqs.length >= this.chunkRows && this.mayShip()) return this.ship().then(() => true);
     return true;
+  }
+
+  /** Whether the chunk gathered may be shipped now: none in flight, or gathered as far ahead as it may. */
+  private mayShip(): boolean {
+    const inFlight = this.inFlight;
+    return inFlight === null || inFlight.ended || this.next.seqs.length >= CHUNKS_AHEAD * this.load.chunkRows;
   }
 
   /**
@@ -311,9 +327,13 @@ export class NewRowsWriter {
     this.next = emptyChunk(this.copy);
     if (!this.active) return this.fallBack(chunk);
     const written = writeChunk(this.load.merger, chunk);
+    const inFlight: InFlight = { chunk, written, ended: false };
     // Awaited by settle; until then, a rejection here is not an unhandled one.
-    written.catch(() => {});
-    this.inFlight = { chunk, written };
+    written.then(
+      () => (inFlight.ended = true),
+      () => (inFlight.ended = true),
+    );
+    this.inFlight = inFlight;
   }
 
   /** Waits for the chunk in flight; one that met a stored key is staged, and the kind from then on. */

@@ -66,16 +66,19 @@ export class ChunkKeys {
 
   /**
    * Writes the keys as one row of recon_work.changed_keys, in the COPY's savepoint (rolled back with
-   * it), and forgets them. Nothing when there are none.
+   * it), then runs `then` (more statements) in the same round trip, and forgets the keys. Only `then`
+   * when there are none. One simple query instead of two: each round trip waits for Node to read the
+   * answer between two runs of its parser, and a loaded machine makes that wait long
+   * (docs/benchmarks.md, the overlap).
    */
-  async write(client: pg.ClientBase): Promise<void> {
+  async write(client: pg.ClientBase, then: string): Promise<void> {
     const { transaction_ids: t, merchant_transaction_ids: m, return_transaction_ids: r } = this.keys;
-    if (t.length + m.length + r.length === 0) return;
-    await client.query(
-      `insert into recon_work.changed_keys (transaction_ids, merchant_transaction_ids, return_transaction_ids)
-        values ($1::text[], $2::text[], $3::text[])`,
-      [arrayLiteral(t), arrayLiteral(m), arrayLiteral(r)],
-    );
+    const insert =
+      t.length + m.length + r.length === 0
+        ? ''
+        : `insert into recon_work.changed_keys (transaction_ids, merchant_transaction_ids, return_transaction_ids)
+        values (${textArray(t)}, ${textArray(m)}, ${textArray(r)}); `;
+    await client.query(`${insert}${then}`);
     this.clear();
   }
 
@@ -92,8 +95,20 @@ export class ChunkKeys {
  * 2-3 ms for one join (a tenth of a second of Node's CPU per 100,000 legacy lines, load 10). Only a
  * key holding a quote or a backslash needs escaping.
  */
-export function arrayLiteral(keys: readonly string[]): string | null {
+function arrayLiteral(keys: readonly string[]): string | null {
   if (keys.length === 0) return null;
   const escaped = /["\\]/.test(keys.join('')) ? keys.map((k) => k.replace(/["\\]/g, '\\$&')) : keys;
   return `{"${escaped.join('","')}"}`;
+}
+
+/**
+ * `keys` as a text[] in SQL: their {@link arrayLiteral} as a string constant (quotes doubled; an
+ * escape string with backslashes doubled when it holds one, whatever standard_conforming_strings
+ * says), or null.
+ */
+export function textArray(keys: readonly string[]): string {
+  const literal = arrayLiteral(keys);
+  if (literal === null) return 'null::text[]';
+  const quoted = literal.replaceAll("'", "''");
+  return literal.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'::text[]` : `'${quoted}'::text[]`;
 }

@@ -202,8 +202,8 @@ describe('changed keys', () => {
     expect(await changed()).toEqual([]);
   });
 
-  it('keys with quotes, backslashes, braces, commas, spaces or the word NULL are noted as they are written', async () => {
-    const odd = ['T"1', 'T\\2', 'T{3},', ' T 4 ', 'NULL', 'T\\"5\\'];
+  it('keys with quotes, apostrophes, backslashes, braces, commas, spaces or the word NULL are noted as they are written', async () => {
+    const odd = ['T"1', 'T\\2', 'T{3},', ' T 4 ', 'NULL', 'T\\"5\\', "T'6", "T\\'7''"];
     const records = odd.map((id, i) =>
       transaction({ transaction_id: id, merchant_transaction_id: `M${i}${id}` }),
     );

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyRecord, ParsedRow, TransactionRecord } from '../../domain/records.ts';
 import { loadReport, type LoadRequest } from '../../ingest/load/load-report.ts';
 import { ROWS_PER_TURN } from '../../ingest/load/load-rows.ts';
-import { FIRST_CHUNK_ROWS } from '../../ingest/load/new-rows.ts';
+import { CHUNKS_AHEAD, FIRST_CHUNK_ROWS } from '../../ingest/load/new-rows.ts';
 import { TARGETS } from '../../ingest/load/targets.ts';
 import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { reportCsvChunks } from '../../sandbox/formats/report-csv.ts';
@@ -330,13 +330,45 @@ describe('new rows: Node and the server at work together', () => {
     };
   }
 
-  it('the first COPY is small and each after it twice the one before, up to a chunk', async () => {
+  /** The rows of each COPY of new rows whose keys start with `prefix`, in the order written. */
+  async function copies(prefix: string): Promise<number[]> {
+    // One row of changed keys per COPY of new rows (noted-keys.ts), in the order they were written.
+    const r = await sql<{ n: number }>`select cardinality(transaction_ids) as n from recon_work.changed_keys
+      where transaction_ids[1] like ${`${prefix}%`} order by ctid`.execute(handle.db);
+    return r.rows.map((x) => x.n);
+  }
+
+  it('the first COPY is small, the ones after it larger, up to a chunk', async () => {
     const summary = await load({ account: 'ramp' }, bytesOf('x'), manyParser('RAMP', 3_500));
     expect(summary).toMatchObject({ rowsInserted: 3_500 });
-    // One row of changed keys per COPY of new rows (noted-keys.ts).
-    const r = await sql<{ n: number }>`select cardinality(transaction_ids) as n from recon_work.changed_keys
-      where transaction_ids[1] like 'RAMP%' order by n`.execute(handle.db);
-    expect(r.rows.map((x) => x.n)).toEqual([500, FIRST_CHUNK_ROWS, 2 * FIRST_CHUNK_ROWS]);
+    const sizes = await copies('RAMP');
+    expect(sizes[0]).toBe(FIRST_CHUNK_ROWS);
+    expect(sizes.reduce((a, b) => a + b)).toBe(3_500);
+  });
+
+  it('Node gathers rows ahead while a COPY is slow, a few chunks at most, and writes them in order', async () => {
+    // The first row of the load takes two seconds to write: the parser goes on meanwhile.
+    await sql`create function slow_row() returns trigger language plpgsql as $$
+      begin if new.transaction_id = 'SLOW00000' then perform pg_sleep(2); end if; return new; end $$`.execute(
+      handle.db,
+    );
+    await sql`create trigger slow_row before insert on provider_transactions
+      for each row execute function slow_row()`.execute(handle.db);
+    try {
+      const summary = await load(
+        { account: 'ahead', batchRows: 1_000 },
+        bytesOf('x'),
+        manyParser('SLOW', 9_000),
+      );
+      expect(summary).toMatchObject({ rowsInserted: 9_000 });
+    } finally {
+      await sql`drop trigger slow_row on provider_transactions`.execute(handle.db);
+      await sql`drop function slow_row()`.execute(handle.db);
+    }
+    const sizes = await copies('SLOW');
+    expect(sizes.slice(0, 2)).toEqual([1_000, CHUNKS_AHEAD * 1_000]);
+    expect(sizes.reduce((a, b) => a + b)).toBe(9_000);
+    expect(await storedCount('ahead')).toBe(9_000);
   });
 
   it('the event loop turns every few hundred rows while they are parsed, not only between chunks', async () => {
