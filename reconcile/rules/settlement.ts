@@ -94,14 +94,12 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
   const days = ctx.scoped
     ? sql`business_date = any (${await scopeDays(ctx)}::date[])`
     : sql`business_date between ${ctx.from}::date and ${ctx.to}::date`;
-  const window = () =>
-    createWorkTable(
-      ctx,
-      'settlement_window',
-      sql`select i.* from (select * from public.settlement_items where ${days} offset 0) i
-        where i.account = current_setting('recon.run_account')`,
-    );
-  await (ctx.scoped ? byIndexes(ctx, window) : window());
+  await createWorkTable(
+    ctx,
+    'settlement_window',
+    sql`select i.* from (select * from public.settlement_items where ${days} offset 0) i
+      where i.account = current_setting('recon.run_account')`,
+  );
   await createWorkTable(
     ctx,
     'settlement_named',
@@ -129,21 +127,6 @@ async function analyzeStaleMatches(ctx: RuleContext): Promise<void> {
     ctx.trx,
   );
   if (r.rows[0]!.stale) await exec(ctx, sql`analyze public.transaction_matches, public.return_matches`);
-}
-
-/**
- * Runs `statement` with sequential scans priced out, for the changed days of a run over changed
- * keys: their items are found from the days' indexes, but the view's paired ledger branch hashed
- * the whole claims table (a parallel scan of every claim of the history) to join a day's provider
- * rows, so that the day's read grew with the history instead of the day (one day of 61,000 items at
- * 1,000,000 rows: 1.07-1.22 s against 0.50-0.60 s with the claims probed by their index, load 8-10;
- * docs/benchmarks.md §1). The setting is the transaction's and is given back at once.
- */
-async function byIndexes(ctx: RuleContext, statement: () => Promise<void>): Promise<void> {
-  await exec(ctx, sql`set local enable_seqscan = off`);
-  await statement();
-  // Not in a finally: a failed statement aborts the run's transaction, whose rollback undoes it.
-  await exec(ctx, sql`set local enable_seqscan to default`);
 }
 
 /**
