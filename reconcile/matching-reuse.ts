@@ -103,7 +103,7 @@ export async function reuseMatching(
 /**
  * Stores this run's matching of its range: the fingerprint, the data_changes sum it saw (its own
  * claims' writes included: the transaction sees them), its counts and a copy of `findings`. Replaces
- * the range's earlier matching and drops the account's oldest beyond RANGES_KEPT.
+ * the range's earlier matching ({@link forgetMatching}) and drops the account's oldest beyond RANGES_KEPT.
  */
 export async function keepMatching(
   ctx: RuleContext,
@@ -122,16 +122,8 @@ export async function keepMatching(
         insert into recon_work.data_changes (account, weight) select account, sum(weight) from folded group by account`,
     );
   }
+  await forgetMatching(ctx, account);
   const key = rangeKey(ctx, account);
-  await exec(
-    ctx,
-    sql`delete from recon_work.matched_ranges where (account, range_from, range_to) = (${key})`,
-  );
-  // The range's earlier findings, and any left without their range (its row deleted by hand).
-  await exec(
-    ctx,
-    sql`delete from recon_work.matched_range_findings where (account, range_from, range_to) = (${key})`,
-  );
   await exec(
     ctx,
     sql`insert into recon_work.matched_ranges (account, range_from, range_to, fingerprint, data_changes, run_id, matched)
@@ -161,10 +153,11 @@ export async function keepMatching(
  */
 export async function forgetMatching(ctx: RuleContext, account: string): Promise<void> {
   const key = rangeKey(ctx, account);
-  const gone = await sql`delete from recon_work.matched_ranges
-    where (account, range_from, range_to) = (${key})`.execute(ctx.trx);
-  // A range stored no more: its findings were deleted with it (or never stored, a crash emptied both).
-  if (gone.numAffectedRows === 0n) return;
+  await exec(
+    ctx,
+    sql`delete from recon_work.matched_ranges where (account, range_from, range_to) = (${key})`,
+  );
+  // The range's findings, and any left without their range (its row deleted by hand).
   await exec(
     ctx,
     sql`delete from recon_work.matched_range_findings where (account, range_from, range_to) = (${key})`,
