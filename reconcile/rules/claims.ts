@@ -76,17 +76,22 @@ async function wantClaims(ctx: RuleContext): Promise<void> {
   // a history that says both a final success and a failure contradicts itself, whichever came last.
   // The scope as a semi join (its transaction ids are distinct): the planner hashes the scope's narrow
   // ids instead of the notifications' bodies (3.4-3.5 s against 3.8-3.9 s of server CPU at 1,000,000
-  // rows, the same rows).
+  // rows, the same rows). The window is ordered as `distinct on` is, over the whole partition (the
+  // aggregates do not depend on the order): the workers sort by the full key once, where a window
+  // by transaction alone had them sort by it and the leader sort each transaction's bodies again
+  // (an incremental sort above the window; 2.95 s against 3.27 s of server CPU at 1,000,000 rows).
   await createWorkTable(
     ctx,
     'want_nm',
     sql`select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
-        min(n.received_at) over (partition by n.transaction_id) as first_received_at,
-        bool_or(n.status in ('SUCCESSFUL','RETURNED')) over (partition by n.transaction_id) as any_ok,
-        bool_or(n.status in ('REJECTED','FAILED')) over (partition by n.transaction_id) as any_failed,
+        min(n.received_at) over w as first_received_at,
+        bool_or(n.status in ('SUCCESSFUL','RETURNED')) over w as any_ok,
+        bool_or(n.status in ('REJECTED','FAILED')) over w as any_failed,
         n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
       from notifications n
       where n.kind = 'transaction' and n.transaction_id in (select transaction_id from scope_p)
+      window w as (partition by n.transaction_id order by n.received_at desc, n.notification_id desc
+        rows between unbounded preceding and unbounded following)
       order by n.transaction_id, n.received_at desc, n.notification_id desc`,
   );
   await createWorkTable(
