@@ -116,7 +116,13 @@ async function writeFound(trx: Transaction<Database>, req: FindingsRun): Promise
       select f.discrepancy_key, f.kind, f.rule, f.transaction_id, f.merchant_transaction_id, f.return_transaction_id,
         f.business_date, f.currency, f.expected, f.actual, f.expected_amount_cents, f.actual_amount_cents,
         f.difference_cents, f.candidates, 'open', ${asOf}::timestamptz, ${asOf}::timestamptz
-      from findings f join transitions t using (discrepancy_key) where t.event = 'opened'
+      from findings f
+      -- The findings opened are those whose transition is nothing else (each finding has one): as an
+      -- anti join the planner hashes the findings and reads the unanalysed transitions once, where the
+      -- join on event = 'opened' was estimated at a few rows and probed the findings' key once per
+      -- finding (a first run's 39,667 at 1,000,000 rows: 0.06 s of CPU against 0.14 s).
+      where not exists (select 1 from transitions t where t.discrepancy_key = f.discrepancy_key
+        and t.event is distinct from 'opened')
       order by f.discrepancy_key
       returning discrepancy_id, expected, actual)
     insert into discrepancy_events (discrepancy_id, event, details, at)
