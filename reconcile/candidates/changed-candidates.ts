@@ -122,6 +122,9 @@ async function noteChangedItems(ctx: RuleContext, days: number): Promise<void> {
   // One index probe per id, key or date (lateral, offset 0), whatever the planner's estimates.
   // Each part reads the discrepancies of its ids, keys or dates through their index (`= any` of an
   // array, whatever the planner's estimates of the run's small tables); the kind is filtered after.
+  // The parts are appended (`union all`: a discrepancy two of them find is there twice, read as a
+  // set): made distinct, they were hashed in a table sized for the planner's estimates (16 MB),
+  // 10-48 ms against 1-5 ms for one changed entry at 1,000,000 rows (docs/benchmarks.md).
   const probe = (keys: RawBuilder<unknown>, column: RawBuilder<unknown>, kinds = MISSING) =>
     sql`select d.discrepancy_id, d.business_date from discrepancies d
       where ${column} = any (array(${keys})) and d.kind in ${kinds}`;
@@ -129,10 +132,10 @@ async function noteChangedItems(ctx: RuleContext, days: number): Promise<void> {
     ctx,
     sql`create temp table cand_changed on commit drop as
       ${probe(sql`select discrepancy_id from looked_at`, sql`d.discrepancy_id`)}
-      union ${probe(sql`select discrepancy_key from transitions where event is not null`, sql`d.discrepancy_key`)}
-      union ${probe(sql`select key from changed_t`, sql`d.transaction_id`, sql`('missing_in_ledger')`)}
-      union ${probe(sql`select key from changed_m`, sql`d.merchant_transaction_id`, sql`('missing_at_provider')`)}
-      union select d.discrepancy_id, d.business_date from cand_dirty_days k cross join lateral (
+      union all ${probe(sql`select discrepancy_key from transitions where event is not null`, sql`d.discrepancy_key`)}
+      union all ${probe(sql`select key from changed_t`, sql`d.transaction_id`, sql`('missing_in_ledger')`)}
+      union all ${probe(sql`select key from changed_m`, sql`d.merchant_transaction_id`, sql`('missing_at_provider')`)}
+      union all select d.discrepancy_id, d.business_date from cand_dirty_days k cross join lateral (
         select d.discrepancy_id, d.business_date from discrepancies d
         where d.business_date = k.business_date and d.kind in ${MISSING} offset 0) d`,
   );

@@ -7,7 +7,10 @@ import { exec, type RuleContext } from './statement.ts';
  * those whose row (by the rule's anchor) was in its scope or among the changed keys (a row that left
  * the range or was deleted), those of the dates it looked at whole (flagged_days), and those of rules
  * the code no longer has. Each part is an index lookup by key, date or rule: the range's other
- * discrepancies are not read.
+ * discrepancies are not read. A discrepancy two parts find is there twice: its readers take it as a
+ * set (`in`, `= any`, `except`), and the parts are appended (`union all`), not made distinct, which
+ * hashed them in a table sized for the planner's estimates of every part (16 MB): 93 ms of CPU a
+ * run against 3 ms for one changed entry at 1,000,000 rows (docs/benchmarks.md).
  */
 export async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Promise<void> {
   const byAnchor = new Map<Anchor, string[]>();
@@ -76,7 +79,7 @@ export async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Pr
   await exec(
     ctx,
     sql`create temp table looked_at on commit drop as
-      ${sql.join([...parts, everyRow, unknownRule], sql` union `)}`,
+      ${sql.join([...parts, everyRow, unknownRule], sql` union all `)}`,
   );
   await exec(ctx, sql`analyze looked_at`);
 }
