@@ -1,6 +1,7 @@
 import { loadavg } from 'node:os';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
 import { addDays } from '../domain/time/calendar.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { rangesOfDates } from '../workflows/windows.ts';
@@ -131,10 +132,12 @@ async function benchSize(o: {
       `  ${o.historyRows.toLocaleString('en')} history rows generated and reconciled in ${buildSeconds} s`,
     );
   } else {
-    // A kept history matched by other code: its days are matched again in full first, or each round
-    // would (a run over changed keys needs its dates matched by the same code and settings).
+    // A kept history matched by other code: migrated to this code's schema, and its days are matched
+    // again in full first, or each round would (a run over changed keys needs its dates matched by
+    // the same code and settings).
     const kept = server.open(template, 1);
     try {
+      await migrateToLatest(kept.db);
       await matchDaysAgain(kept.db, dates, true);
     } finally {
       await kept.close();

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Rule } from './rule.ts';
 import { manuallyMatchedIds } from './manual-matches.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
+import { ITEM_KEY, keepWindow, rollKeptDays } from './settlement-kept.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -72,15 +73,12 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
   );
 }
 
-/** The key an item is named by: its one id (settlement_items fills one of the four). */
-const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
-  'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
-
 /**
- * The items of the days the run computes (the range's; in a run over changed keys, those whose
- * inputs changed: addDaysOfFindings) of the run's account (the window) and the items the
- * discrepancies of those days name (named), analyzed: the matches the view reads were written
- * earlier in this run, so that only these tables' real sizes keep the roll-forward's joins linear.
+ * A run over changed keys computes the days whose inputs changed (addDaysOfFindings) from the kept
+ * items and sums its change moves (settlement-kept.ts), with the items the discrepancies of those
+ * days name (named). A full run reads the items of the range's days of the run's account (the
+ * window) and the named items, analyzed: the matches the view reads were written earlier in this
+ * run, so that only these tables' real sizes keep the roll-forward's joins linear, and keeps them.
  * The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
  * the account's condition out of it, where the planner could drive the branches from the account's
  * whole index instead of the dates'. The window, the named items and the disputed pairs are the
@@ -89,16 +87,21 @@ const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transact
  * rule reads them (settlement_days).
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
-  if (ctx.scoped) await addDaysOfFindings(ctx);
-  else await analyzeStaleMatches(ctx);
-  const days = ctx.scoped
-    ? sql`business_date = any (${await scopeDays(ctx)}::date[])`
-    : sql`business_date between ${ctx.from}::date and ${ctx.to}::date`;
+  let items = sql`(select * from public.settlement_items
+    where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
+  if (ctx.scoped) {
+    await addDaysOfFindings(ctx);
+    const days = await scopeDays(ctx);
+    items = (await rollKeptDays(ctx, days))
+      ? sql`(select * from recon_work.settlement_kept_items where business_date = any (${days}::date[]))`
+      : sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
+  } else {
+    await analyzeStaleMatches(ctx);
+  }
   await createWorkTable(
     ctx,
     'settlement_window',
-    sql`select i.* from (select * from public.settlement_items where ${days} offset 0) i
-      where i.account = current_setting('recon.run_account')`,
+    sql`select i.* from ${items} i where i.account = current_setting('recon.run_account')`,
   );
   await createWorkTable(
     ctx,
@@ -109,6 +112,7 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
   await createWorkTable(ctx, 'settlement_disputed', sql.raw(DISPUTED));
   await analyzeWorkTables(ctx, 'settlement_disputed');
   await exec(ctx, sql`create temp table settlement_days on commit drop as ${sql.raw(DAYS)}`);
+  if (!ctx.scoped && !ctx.dryRun) await keepWindow(ctx);
 }
 
 /**

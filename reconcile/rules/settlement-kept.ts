@@ -1,0 +1,213 @@
+import { type RawBuilder, sql } from 'kysely';
+import { exec, type RuleContext } from './statement.ts';
+
+/**
+ * The settlement roll-forward's kept items (migration 0041; docs/architecture.md, "The roll-forward's
+ * kept days"). A full run keeps the items its roll-forward read (its window, renamed: no copy) as the
+ * account's only kept days. A run over changed keys replaces the kept items of the keys its change
+ * touches by their items now, read through settlement_items by key (an index probe per branch), and
+ * reads the items of its days from the kept table (a block-range index on the day) instead of the
+ * view: the view's joins of the provider, ledger and claims tables cost what the history holds, the
+ * kept table what the days hold.
+ *
+ * Why a kept day can be trusted: the keys a run gathers are every key written since its dates' last
+ * runs (reconcile/incremental.ts), and every item whose value a write or the run's own claims can
+ * move is found from those keys (touchedKeys) and replaced on the days the run computes, which are
+ * the days whose items can have changed (scope_days, returns-scope.ts). A day is read from here only
+ * when the run that last matched the date (recon_work.matched_days.run_id) is the one that last
+ * brought the day up to date, the view is defined as when the day was read, and the date's keys were
+ * gathered (not a date of a group looked at whole: seen_groups). A run forgets the kept days outside
+ * its range (it does not keep them current). Anything else, an empty cache after a crash among it,
+ * is read from the view and kept again.
+ */
+
+const ACCOUNT = sql.raw(`current_setting('recon.run_account')`);
+const ITEMS = sql.raw('recon_work.settlement_kept_items');
+const DAYS = sql.raw('recon_work.settlement_kept_days');
+const ITEMS_COMMENT = sql.lit(
+  "[pipeline only] The settlement roll-forward's kept items: settlement_items' rows of the kept days as last read (a full run's window, then replaced key by key by the runs over changed keys). A cache (UNLOGGED), rewritten by each full run.",
+);
+
+/** The key an item is named by: its one id (settlement_items fills one of the four). */
+export const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
+  'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
+
+/** The definition of settlement_items a day was read with: a migration that changes it changes this. */
+async function viewDigest(ctx: RuleContext): Promise<string> {
+  const r = await sql<{
+    d: string;
+  }>`select md5(pg_get_viewdef('public.settlement_items'::regclass)) as d`.execute(ctx.trx);
+  return r.rows[0]!.d;
+}
+
+/**
+ * A full run keeps its window (the work table settlement_window, analysed) as the kept items: the
+ * table is renamed, not copied, and indexed by a block-range index on the day (one read of it). Its
+ * days become the only kept days, of any account: the kept table now holds this run's items only.
+ */
+export async function keepWindow(ctx: RuleContext): Promise<void> {
+  const digest = await viewDigest(ctx);
+  await exec(ctx, sql`drop view settlement_window`);
+  await exec(ctx, sql`drop table ${ITEMS}`);
+  await exec(ctx, sql`alter table recon_work.run_settlement_window rename to settlement_kept_items`);
+  await exec(ctx, sql`comment on table ${ITEMS} is ${ITEMS_COMMENT}`);
+  await exec(ctx, sql`create index settlement_kept_items_day_idx on ${ITEMS} using brin (business_date)`);
+  await exec(ctx, sql`delete from ${DAYS}`);
+  await exec(
+    ctx,
+    sql`insert into ${DAYS} (account, business_date, run_id, view_digest)
+      select ${ACCOUNT}, d::date, ${ctx.runId}::bigint, ${digest}
+      from generate_series(${ctx.from}::date, ${ctx.to}::date, interval '1 day') d`,
+  );
+}
+
+/**
+ * A run over changed keys: brings the kept items of `days` (scope_days) up to date (the touched keys'
+ * items replaced, the days it cannot trust read from the view whole) and returns true; or false when
+ * the kept table cannot take the view's rows (its columns are not the view's), and the caller reads
+ * the days from the view.
+ */
+export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): Promise<boolean> {
+  const digest = await viewDigest(ctx);
+  // The kept days outside the range, and their items: this run does not keep them current.
+  await exec(
+    ctx,
+    sql`with gone as (delete from ${DAYS} where account = ${ACCOUNT}
+        and business_date not between ${ctx.from}::date and ${ctx.to}::date returning business_date)
+      delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (array(select business_date from gone))`,
+  );
+  if (!(await keptTableFits(ctx))) {
+    await exec(ctx, sql`delete from ${DAYS} where account = ${ACCOUNT}`);
+    return false;
+  }
+  const trusted = await trustedDays(ctx, digest);
+  const reread = days.filter((d) => !trusted.includes(d));
+  await touchedKeys(ctx, days);
+  await newItems(ctx, reread);
+  const ofDays = sql`${days}::date[]`;
+  // An item now on a kept day the run does not compute: that day is no longer known to be current.
+  await exec(
+    ctx,
+    sql`delete from ${DAYS} where account = ${ACCOUNT}
+      and business_date in (select business_date from kept_new where not business_date = any (${ofDays}))`,
+  );
+  await exec(
+    ctx,
+    sql`delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${ofDays})
+      and (i.business_date = any (${reread}::date[])
+        or ${sql.raw(ITEM_KEY)} in (select key from kept_touched union all select ${sql.raw(ITEM_KEY)} from kept_new i))`,
+  );
+  await exec(ctx, sql`insert into ${ITEMS} select * from kept_new where business_date = any (${ofDays})`);
+  await exec(
+    ctx,
+    sql`insert into ${DAYS} (account, business_date, run_id, view_digest)
+      select ${ACCOUNT}, d, ${ctx.runId}::bigint, ${digest} from unnest(${reread}::date[]) d
+      on conflict (account, business_date) do update set run_id = excluded.run_id, view_digest = excluded.view_digest`,
+  );
+  await exec(
+    ctx,
+    sql`update ${DAYS} set run_id = ${ctx.runId}::bigint
+      where account = ${ACCOUNT} and business_date = any (${trusted}::date[])`,
+  );
+  return true;
+}
+
+/** Whether the kept table has the view's columns (a migration may have changed the view since). */
+async function keptTableFits(ctx: RuleContext): Promise<boolean> {
+  const columns = (relation: string) => sql`(select array_agg(attname::text || ' ' || atttypid::regtype::text
+      order by attnum) from pg_attribute where attrelid = ${relation}::regclass and attnum > 0 and not attisdropped)`;
+  const r = await sql<{ fits: boolean }>`select ${columns('public.settlement_items')}
+      = ${columns('recon_work.settlement_kept_items')} as fits`.execute(ctx.trx);
+  return r.rows[0]!.fits;
+}
+
+/** The range's kept days that can be trusted (see the module's comment). */
+async function trustedDays(ctx: RuleContext, digest: string): Promise<string[]> {
+  const r = await sql<{ day: string }>`select k.business_date::text as day from ${DAYS} k
+    join matched_before m on m.business_date = k.business_date and m.run_id = k.run_id
+    where k.account = ${ACCOUNT} and k.view_digest = ${digest}
+      and k.business_date between ${ctx.from}::date and ${ctx.to}::date
+      and k.business_date not in (select unnest(dates) from seen_groups where whole)`.execute(ctx.trx);
+  return r.rows.map((x) => x.day);
+}
+
+/** Whether the run has the temporary relation `name` (the claims' work tables, when claims ran). */
+async function has(ctx: RuleContext, name: string): Promise<boolean> {
+  const r = await sql<{ ok: boolean }>`select to_regclass(${name}) is not null as ok`.execute(ctx.trx);
+  return r.rows[0]!.ok;
+}
+
+/**
+ * kept_touched: the keys of every item whose value the run's changes can have moved. An item depends
+ * on its own row and on what pairs it: a ledger entry on its claim (transaction_matches,
+ * return_matches) and on the provider row or return that claims it (its date, fee, in-flight status
+ * and type), a RETURN entry on its original entry's type, a REPRESENTMENT entry on the provider row
+ * its transaction id names; a return on its original's type. The rows are the changed keys
+ * (changed_t, changed_m, changed_r) and the claims this run may have moved (facts and ranked:
+ * claims.ts; scope_r: returns.ts); an item's old partner is found among the kept items of the same
+ * pair, its new one through the claims. Adjustments without a transaction id are noted by their dates
+ * only (migration 0035): every adjustment of the changed days, kept and now.
+ */
+async function touchedKeys(ctx: RuleContext, days: readonly string[]): Promise<void> {
+  const claimed = [sql`select key from changed_t`];
+  if (await has(ctx, 'facts')) claimed.push(sql`select transaction_id from facts`);
+  if (await has(ctx, 'ranked')) claimed.push(sql`select transaction_id from ranked`);
+  await exec(ctx, sql`create temp table kept_t on commit drop as ${sql.join(claimed, sql` union `)}`);
+  await exec(
+    ctx,
+    sql`create temp table kept_r on commit drop as
+      select key from changed_r union select return_transaction_id from scope_r
+      union select r.return_transaction_id from provider_returns r
+        where r.original_transaction_id = any (array(select key from changed_t))`,
+  );
+  const t = sql`array(select key from kept_t)`;
+  const m = sql`array(select key from changed_m)`;
+  const kept = sql`select ${sql.raw(ITEM_KEY)} as key, i.pair_key from ${ITEMS} i
+    where i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])`;
+  await exec(
+    ctx,
+    sql`create temp table kept_touched on commit drop as
+      with kept as materialized (${kept})
+      select 'T:' || key as key from kept_t where key is not null
+      union select 'R:' || key from kept_r where key is not null
+      union select 'M:' || key from changed_m
+      union select 'M:' || merchant_transaction_id from scope_l
+      union select 'M:' || mtid from scope_rl
+      union select 'M:' || l.merchant_transaction_id from merchant_ledger l where l.original_merchant_transaction_id = any (${m})
+      union select 'M:' || l.merchant_transaction_id from merchant_ledger l where l.transaction_id = any (${t})
+      union select 'M:' || tm.merchant_transaction_id from transaction_matches tm where tm.transaction_id = any (${t})
+      union select 'M:' || rm.ledger_merchant_transaction_id from return_matches rm
+        where rm.return_transaction_id = any (array(select key from kept_r)) and rm.ledger_merchant_transaction_id is not null
+      union select k.key from kept k
+        where k.pair_key in (select 'T:' || key from kept_t union all select 'R:' || key from kept_r)
+      union select 'A:' || a.adjustment_key from provider_adjustments a where a.transaction_id = any (${t})
+      union select 'A:' || a.adjustment_key from provider_adjustments a
+        where a.adjusted_on = any (array(select business_date from changed_days))
+      union select k.key from kept k where k.key like 'A:%'`,
+  );
+}
+
+/**
+ * kept_new: the items of the touched keys as settlement_items gives them now, read by key (an index
+ * probe per branch of the view), and every item of the days read again.
+ */
+async function newItems(ctx: RuleContext, reread: readonly string[]): Promise<void> {
+  const ids = await sql<{ t: string[]; m: string[]; r: string[]; a: string[] }>`select
+      coalesce(array_agg(substr(key, 3)) filter (where key like 'T:%'), '{}') as t,
+      coalesce(array_agg(substr(key, 3)) filter (where key like 'M:%'), '{}') as m,
+      coalesce(array_agg(substr(key, 3)) filter (where key like 'R:%'), '{}') as r,
+      coalesce(array_agg(substr(key, 3)) filter (where key like 'A:%'), '{}') as a
+    from kept_touched`.execute(ctx.trx);
+  const { t, m, r, a } = ids.rows[0]!;
+  const items = (where: RawBuilder<unknown>) =>
+    sql`select i.* from (select * from public.settlement_items where ${where} offset 0) i
+      where i.account = ${ACCOUNT}`;
+  const parts = [
+    items(sql`transaction_id = any (${t}::text[])`),
+    items(sql`merchant_transaction_id = any (${m}::text[])`),
+    items(sql`return_transaction_id = any (${r}::text[])`),
+    items(sql`adjustment_key = any (${a}::text[])`),
+  ];
+  if (reread.length > 0) parts.push(items(sql`business_date = any (${reread}::date[])`));
+  await exec(ctx, sql`create temp table kept_new on commit drop as ${sql.join(parts, sql` union `)}`);
+}
