@@ -189,7 +189,7 @@ async function touchedKeys(ctx: RuleContext, days: readonly string[]): Promise<v
 
 /**
  * kept_new: the items of the touched keys as settlement_items gives them now, read by key (an index
- * probe per branch of the view), and every item of the days read again.
+ * probe per branch of the view), and every item of the days read again (each row once).
  */
 async function newItems(ctx: RuleContext, reread: readonly string[]): Promise<void> {
   const ids = await sql<{ t: string[]; m: string[]; r: string[]; a: string[] }>`select
@@ -208,6 +208,27 @@ async function newItems(ctx: RuleContext, reread: readonly string[]): Promise<vo
     items(sql`return_transaction_id = any (${r}::text[])`),
     items(sql`adjustment_key = any (${a}::text[])`),
   ];
-  if (reread.length > 0) parts.push(items(sql`business_date = any (${reread}::date[])`));
-  await exec(ctx, sql`create temp table kept_new on commit drop as ${sql.join(parts, sql` union `)}`);
+  await byKeys(ctx, sql`create temp table kept_new on commit drop as ${sql.join(parts, sql` union `)}`);
+  // The days read again whole: their items by the days' indexes, those already read by key once.
+  if (reread.length > 0)
+    await exec(
+      ctx,
+      sql`insert into kept_new ${items(sql`business_date = any (${reread}::date[])`)} except select * from kept_new`,
+    );
+}
+
+/**
+ * Runs `statement` with the plans that read a few keys' rows by their indexes: sequential scans,
+ * hash and merge joins priced out, on one core. Planned otherwise, the view's ledger branches hashed
+ * every claim of the history to join a few thousand keys' entries (a parallel scan of
+ * transaction_matches: a cost that grew with the history), and the parallel workers' start cost more
+ * than the probes under load. The settings are the transaction's and are given back at once (not in
+ * a finally: a failed statement aborts the run's transaction, whose rollback undoes them).
+ */
+const BY_KEYS = ['enable_seqscan', 'enable_hashjoin', 'enable_mergejoin', 'max_parallel_workers_per_gather'];
+async function byKeys(ctx: RuleContext, statement: RawBuilder<unknown>): Promise<void> {
+  for (const name of BY_KEYS)
+    await exec(ctx, sql`select set_config(${name}, ${name.startsWith('max') ? '0' : 'off'}, true)`);
+  await exec(ctx, statement);
+  for (const name of BY_KEYS) await exec(ctx, sql.raw(`set local ${name} to default`));
 }
