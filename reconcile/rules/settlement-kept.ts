@@ -93,9 +93,9 @@ export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): P
   );
   await exec(
     ctx,
-    sql`delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${ofDays})
-      and (i.business_date = any (${reread}::date[])
-        or ${sql.raw(ITEM_KEY)} in (select key from kept_touched union all select ${sql.raw(ITEM_KEY)} from kept_new i))`,
+    sql`delete from ${ITEMS} where ctid = any (array(select row_id from kept_old
+      where business_date = any (${reread}::date[])
+        or key in (select key from kept_touched union all select ${sql.raw(ITEM_KEY)} from kept_new i)))`,
   );
   await exec(ctx, sql`insert into ${ITEMS} select * from kept_new where business_date = any (${ofDays})`);
   await exec(
@@ -162,12 +162,16 @@ async function touchedKeys(ctx: RuleContext, days: readonly string[]): Promise<v
   );
   const t = sql`array(select key from kept_t)`;
   const m = sql`array(select key from changed_m)`;
-  const kept = sql`select ${sql.raw(ITEM_KEY)} as key, i.pair_key from ${ITEMS} i
-    where i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])`;
+  // The kept items of the days, read once: their keys and pairs here, their rows (ctid) for the delete.
+  await exec(
+    ctx,
+    sql`create temp table kept_old on commit drop as
+      select i.ctid as row_id, ${sql.raw(ITEM_KEY)} as key, i.pair_key, i.business_date from ${ITEMS} i
+      where i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])`,
+  );
   await exec(
     ctx,
     sql`create temp table kept_touched on commit drop as
-      with kept as materialized (${kept})
       select 'T:' || key as key from kept_t where key is not null
       union select 'R:' || key from kept_r where key is not null
       union select 'M:' || key from changed_m
@@ -178,12 +182,12 @@ async function touchedKeys(ctx: RuleContext, days: readonly string[]): Promise<v
       union select 'M:' || tm.merchant_transaction_id from transaction_matches tm where tm.transaction_id = any (${t})
       union select 'M:' || rm.ledger_merchant_transaction_id from return_matches rm
         where rm.return_transaction_id = any (array(select key from kept_r)) and rm.ledger_merchant_transaction_id is not null
-      union select k.key from kept k
+      union select k.key from kept_old k
         where k.pair_key in (select 'T:' || key from kept_t union all select 'R:' || key from kept_r)
       union select 'A:' || a.adjustment_key from provider_adjustments a where a.transaction_id = any (${t})
       union select 'A:' || a.adjustment_key from provider_adjustments a
         where a.adjusted_on = any (array(select business_date from changed_days))
-      union select k.key from kept k where k.key like 'A:%'`,
+      union select k.key from kept_old k where k.key like 'A:%'`,
   );
 }
 
