@@ -69,13 +69,19 @@ export async function keepWindow(ctx: RuleContext): Promise<void> {
  */
 export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): Promise<boolean> {
   const digest = await viewDigest(ctx);
-  // The kept days outside the range, and their items: this run does not keep them current.
-  await exec(
-    ctx,
-    sql`with gone as (delete from ${DAYS} where account = ${ACCOUNT}
-        and business_date not between ${ctx.from}::date and ${ctx.to}::date returning business_date)
-      delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (array(select business_date from gone))`,
-  );
+  // The kept days outside the range, and their items: this run does not keep them current. The days
+  // as values: the block-range index is used for them (over `array(select ...)` the planner read
+  // every kept item: 2.4-2.7 s at 2,000,000 items, load 12).
+  const gone = await sql<{ day: string }>`delete from ${DAYS} where account = ${ACCOUNT}
+      and business_date not between ${ctx.from}::date and ${ctx.to}::date
+    returning business_date::text as day`.execute(ctx.trx);
+  if (gone.rows.length > 0) {
+    const forgotten = gone.rows.map((r) => r.day);
+    await exec(
+      ctx,
+      sql`delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${forgotten}::date[])`,
+    );
+  }
   if (!(await keptTableFits(ctx))) {
     await exec(ctx, sql`delete from ${DAYS} where account = ${ACCOUNT}`);
     return false;
