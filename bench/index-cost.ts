@@ -8,7 +8,7 @@ import { columnsOf, loadInChild, psql, timed } from './ingest.ts';
 import { type ScheduleSplit, ScheduleWatch } from './schedule-split.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
-/** The tables a legacy type 5 load writes, and their secondary indexes (migration 0028). */
+/** The tables a legacy type 5 load writes, and their secondary indexes (migrations 0028, 0042). */
 const TABLES = ['legacy_transactions', 'provider_transactions'];
 const SECONDARY = [
   'legacy_transactions_on_idx',
@@ -27,6 +27,39 @@ const BEFORE_0028 = [
   'create index legacy_transactions_on_idx on legacy_transactions (transaction_on)',
   `create index provider_transactions_pending_idx on provider_transactions (transaction_at) where status = 'PENDING'`,
 ];
+
+/**
+ * Other forms of the indexes, each loaded by the loader in every round beside the schema as it is
+ * (BENCH_INDEX_FORMS=btree,btree-on or both as `btree+btree-on`: the two B-trees migration 0042 made a
+ * hash and a BRIN index; `hash`, `brin`: those): what a form costs or saves a load against the
+ * schema, measured in the same minutes as the bare `\copy` it is compared with.
+ */
+const FORMS: Record<string, readonly string[]> = {
+  hash: [
+    'drop index provider_transactions_mtid_idx',
+    'create index provider_transactions_mtid_idx on provider_transactions using hash (merchant_transaction_id)',
+  ],
+  btree: [
+    'drop index provider_transactions_mtid_idx',
+    'create index provider_transactions_mtid_idx on provider_transactions (account, merchant_transaction_id)',
+  ],
+  'btree-on': [
+    'drop index provider_transactions_on_idx',
+    'create index provider_transactions_on_idx on provider_transactions (transaction_on)',
+  ],
+  brin: [
+    'drop index provider_transactions_on_idx',
+    `create index provider_transactions_on_idx on provider_transactions using brin (transaction_on)
+      with (pages_per_range = 32, autosummarize = on)`,
+  ],
+};
+const formStatements = (form: string) =>
+  form.split('+').flatMap((f) => {
+    const s = FORMS[f];
+    if (!s) throw new Error(`BENCH_INDEX_FORMS: unknown form ${f} (known: ${Object.keys(FORMS).join(', ')})`);
+    return s;
+  });
+const FORMS_ASKED = (process.env.BENCH_INDEX_FORMS ?? '').split(',').filter((f) => f !== '');
 
 /**
  * CPU seconds (user + system) of the server's backends that have ended so far: the postmaster's
@@ -140,6 +173,8 @@ interface Rounds {
   bare: Measure[];
   real: Measure[];
   realNoCapture: Measure[];
+  /** The loader with each other form of BENCH_INDEX_FORMS, by form. */
+  forms: Record<string, Measure[]>;
   loads: number[];
 }
 
@@ -222,9 +257,18 @@ async function rounds(
   repeat: number,
   targetOnly: boolean,
 ): Promise<Rounds> {
-  const r: Rounds = { loader: [], loaderNoCapture: [], bare: [], real: [], realNoCapture: [], loads: [] };
+  const r: Rounds = {
+    loader: [],
+    loaderNoCapture: [],
+    bare: [],
+    real: [],
+    realNoCapture: [],
+    forms: Object.fromEntries(FORMS_ASKED.map((f) => [f, []])),
+    loads: [],
+  };
   for (let round = 0; round < repeat; round++) {
-    r.loader.push(round === 0 ? first : await m.load('indexes as migration 0028 leaves them', []));
+    r.loader.push(round === 0 ? first : await m.load('indexes as migrated', []));
+    for (const f of FORMS_ASKED) r.forms[f]!.push(await m.load(`indexes as ${f}`, formStatements(f)));
     if (!targetOnly) r.loaderNoCapture.push(await m.load('without the change-capture triggers', NO_CAPTURE));
     r.bare.push(await m.copy('bare UNLOGGED tables', BARE_TABLES, (t) => `bench_${t}`));
     if (!targetOnly) {
@@ -281,6 +325,13 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
       'recon import, legacy type 5 (indexes of migration 0028)',
       r.loader,
       `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x), the load itself / bare \\copy = ${loadRatios(r.loader, r.bare)} wall${overlapNote(r.loader)}; load average ${spread(r.loads, 1, '')}`,
+    ),
+    ...Object.entries(r.forms).map(([f, ms]) =>
+      line(
+        `recon import, indexes as ${f} (BENCH_INDEX_FORMS)`,
+        ms,
+        `; / bare \\copy = ${ratios(ms, r.bare)}, the load itself / bare \\copy = ${loadRatios(ms, r.bare)} wall; / the schema as it is = ${ratios(ms, r.loader)}${overlapNote(ms)}`,
+      ),
     ),
     ...(targetOnly
       ? []

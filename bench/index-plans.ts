@@ -13,7 +13,10 @@ import { openBenchServer } from './scratch-databases.ts';
  * over those days ({@link ANALYST_USES}). docs/architecture.md ("Indexes of the provider tables")
  * shows this output.
  *
- *   node bench/index-plans.ts [--rows 1000000] [--windows-out-of-order]
+ * `days` (30 by default) is the history's length: with `--days 360` a 3-day window is a small share of it,
+ * as in a warehouse of a year.
+ *
+ *   node bench/index-plans.ts [--rows 1000000] [--windows-out-of-order] [--days 30]
  */
 export interface IndexUse {
   readonly index: string;
@@ -27,32 +30,68 @@ export interface IndexUse {
 const DAY = `'2026-03-11'`;
 const WINDOW = `'2026-03-11' and '2026-03-13'`;
 
-/** The cheaper form tried for provider_transactions_on_idx: a block-range summary, as legacy_transactions_on_idx is. */
-const BRIN_ON = `create index provider_transactions_on_idx on provider_transactions using brin (transaction_on)
-  with (pages_per_range = 32)`;
+/**
+ * provider_transactions_on_idx before migration 0042, a B-tree: the schema has a block-range summary
+ * (BRIN) instead, as legacy_transactions_on_idx since 0028.
+ */
+const BTREE_ON = `create index provider_transactions_on_idx on provider_transactions (transaction_on)`;
+
+/**
+ * provider_transactions_mtid_idx before migration 0042, a B-tree of (account, merchant_transaction_id):
+ * the schema has a hash index of merchant_transaction_id instead, the one column every reader joins on
+ * (PAIRING_SCOPE adds none), written at a hashed bucket instead of a sorted position.
+ */
+const BTREE_MTID = `create index provider_transactions_mtid_idx on provider_transactions (account, merchant_transaction_id)`;
 
 export const INDEX_USES: readonly IndexUse[] = [
   {
     index: 'provider_transactions_on_idx',
     reader: "reconcile/rules/scope.ts (scope_p: the run's provider rows), a 3-day window",
     query: `select transaction_id, merchant_transaction_id from provider_transactions where transaction_on between ${WINDOW}`,
-
-    instead: BRIN_ON,
+    instead: BTREE_ON,
   },
   {
-    index: 'provider_transactions_on_idx',
-    reader: 'workbench/queries/overview.ts (the span of days holding data)',
-    query: `select min(transaction_on), max(transaction_on) from provider_transactions`,
-
-    instead: BRIN_ON,
+    index: 'provider_transaction_days_pkey',
+    reader: 'workbench/queries/overview.ts (the span of days holding data, from provider_transaction_days)',
+    query: `select min(transaction_on), max(transaction_on) from provider_transaction_days`,
   },
   {
     index: 'provider_transactions_mtid_idx',
-    reader: 'reconcile/rules/scope.ts (dup_m: ids carried by more than one provider row), a 3-day window',
-    query: `select p.merchant_transaction_id from provider_transactions p
-      where p.account = 'default' and p.merchant_transaction_id in
-        (select merchant_transaction_id from provider_transactions where transaction_on between ${WINDOW})
-      group by p.merchant_transaction_id having count(*) > 1`,
+    reader:
+      "reconcile/rules/scope.ts (dup_m: the window's ids another provider row carries, in any range), a 3-day window",
+    query: `select distinct s.mtid from (select transaction_id, merchant_transaction_id as mtid from provider_transactions
+        where transaction_on between ${WINDOW}) s
+      where exists (select 1 from provider_transactions p
+        where p.merchant_transaction_id = s.mtid and p.transaction_id <> s.transaction_id)`,
+    instead: BTREE_MTID,
+  },
+  {
+    index: 'provider_transactions_mtid_idx',
+    reader:
+      "reconcile/rules/transactions.ts (missing_at_provider: the window's ledger entries no provider row carries)",
+    query: `select l.merchant_transaction_id from merchant_ledger l
+      where l.booked_at >= '2026-03-11 04:00+00' and l.booked_at < '2026-03-14 04:00+00'
+        and not exists (select 1 from provider_transactions p where p.merchant_transaction_id = l.merchant_transaction_id)`,
+    instead: BTREE_MTID,
+  },
+  {
+    index: 'provider_transactions_mtid_idx',
+    reader:
+      'reconcile/rules/keyed-rows.ts (a run over changed keys: the rows of 50 changed merchant transaction ids)',
+    query: `with keyed as materialized (select x.* from (select 'M' || lpad((i * 397)::text, 10, '0') as key
+          from generate_series(1, 50) i) k
+        cross join lateral (select * from provider_transactions x where x.merchant_transaction_id = k.key offset 0) x)
+      select count(*) from keyed`,
+    instead: BTREE_MTID,
+  },
+  {
+    index: 'provider_transactions_mtid_idx',
+    reader:
+      'reconcile/discrepancies/detail.ts (the discrepancy page: the rows of its transaction and merchant ids)',
+    query: `select transaction_id, merchant_transaction_id, amount_cents from provider_transactions
+      where transaction_id = any(array['T0000000998', 'D0000000998']) or merchant_transaction_id = any(array['M0000000998'])
+      order by transaction_at nulls last, transaction_id limit 50`,
+    instead: BTREE_MTID,
   },
   {
     index: 'provider_transactions_non_final_idx',
@@ -97,7 +136,20 @@ export const ANALYST_USES: readonly IndexUse[] = [
     query: `select account, currency, provider_net_cents, ledger_net_cents, difference_cents, explained_cents,
         unexplained_cents
       from daily_settlement_totals where business_date = ${DAY} order by account, currency`,
-    instead: BRIN_ON,
+    instead: BTREE_ON,
+  },
+];
+
+/**
+ * The workbench overview's span of days as it was read before migration 0042 (min/max over
+ * provider_transactions), with the B-tree it needed: what provider_transaction_days replaces.
+ */
+export const FORMER_USES: readonly IndexUse[] = [
+  {
+    index: 'provider_transactions_on_idx',
+    reader: 'workbench/queries/overview.ts before migration 0042 (min/max over provider_transactions)',
+    query: `select min(transaction_on), max(transaction_on) from provider_transactions`,
+    instead: BTREE_ON,
   },
 ];
 
@@ -124,7 +176,7 @@ export async function planUse(db: Kysely<Database>, use: IndexUse): Promise<stri
   await db
     .transaction()
     .execute(async (trx) => {
-      if (def) await sql`drop index ${sql.id(use.index)}`.execute(trx);
+      if (def) await dropIndex(trx, use.index);
       out.push(`-- without ${use.index}:`, await plan(trx, use.query));
       if (use.instead) {
         await sql.raw(use.instead).execute(trx);
@@ -142,6 +194,15 @@ export async function planUse(db: Kysely<Database>, use: IndexUse): Promise<stri
 
 class RolledBack extends Error {}
 
+/** Drops `index`, through its constraint when it has one (a primary key). */
+async function dropIndex(db: Kysely<Database>, index: string): Promise<void> {
+  const owner = await sql<{ t: string }>`select conrelid::regclass::text as t from pg_constraint
+    where conindid = to_regclass(${index})`.execute(db);
+  const table = owner.rows[0]?.t;
+  if (table) await sql`alter table ${sql.id(table)} drop constraint ${sql.id(index)}`.execute(db);
+  else await sql`drop index ${sql.id(index)}`.execute(db);
+}
+
 /**
  * The order in which the rows of 3-day backfill windows are written when they load out of date order:
  * the windows' permutation 0, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4 (window w goes (7w mod 11)th), each
@@ -155,9 +216,14 @@ const WINDOWS_OUT_OF_ORDER = `((transaction_on - date '2026-03-01') / 3 * 7) % 1
  * `outOfOrder`, both tables' rows written window by window out of date order
  * ({@link WINDOWS_OUT_OF_ORDER}): what block-range (BRIN) summaries of the days must still serve.
  */
-async function generate(db: Kysely<Database>, rows: number, outOfOrder: boolean): Promise<void> {
+async function generate(
+  db: Kysely<Database>,
+  rows: number,
+  outOfOrder: boolean,
+  days: number,
+): Promise<void> {
   await insertBenchLoad(db);
-  await generateRows(db, 1, rows, '2026-03-01 05:00:00+00', 30 * 86_400);
+  await generateRows(db, 1, rows, '2026-03-01 05:00:00+00', days * 86_400, { duplicates: true });
   await sql`update provider_transactions set status = 'PENDING', raw_status = 'PENDING'
     where substr(transaction_id, 2)::int % 100 = 0`.execute(db);
   const order = outOfOrder ? WINDOWS_OUT_OF_ORDER : 'transaction_on, transaction_id';
@@ -179,15 +245,16 @@ export async function benchIndexPlans(
   rows: number,
   log: (line: string) => void,
   outOfOrder = false,
+  days = 30,
 ): Promise<void> {
   const server = await openBenchServer();
   const scratch = `recon_bench_index_plans_${process.pid}`;
   const { db } = await server.create(scratch, { poolSize: 1 });
   try {
     const how = outOfOrder ? ', written in 3-day windows out of date order' : '';
-    log(`-- ${rows.toLocaleString('en')} provider transactions over 30 days, as many legacy rows${how}`);
-    await generate(db, rows, outOfOrder);
-    for (const use of [...INDEX_USES, ...ANALYST_USES]) log(`${await planUse(db, use)}\n`);
+    log(`-- ${rows.toLocaleString('en')} provider transactions over ${days} days, as many legacy rows${how}`);
+    await generate(db, rows, outOfOrder, days);
+    for (const use of [...INDEX_USES, ...ANALYST_USES, ...FORMER_USES]) log(`${await planUse(db, use)}\n`);
   } finally {
     await db.destroy();
     await server.drop(scratch);
@@ -201,5 +268,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     arg > 0 ? Number(process.argv[arg + 1]) : 1_000_000,
     (line) => process.stdout.write(`${line}\n`),
     process.argv.includes('--windows-out-of-order'),
+    process.argv.includes('--days') ? Number(process.argv[process.argv.indexOf('--days') + 1]) : 30,
   );
 }

@@ -311,7 +311,7 @@ async function clampToData(
   if (daysInclusive(from, to) <= CLAMP_AFTER_DAYS) return { from, to };
   const r = await sql<{ first: string | null; last: string | null }>`
     with d(first, last) as (
-      select min(transaction_on), max(transaction_on) from provider_transactions
+      select min(transaction_on), max(transaction_on) from provider_transaction_days
       union all select min(returned_on), max(returned_on) from provider_returns
       union all select min(transaction_on), max(transaction_on) from legacy_transactions
       union all select (min(booked_at) at time zone 'America/Toronto')::date,

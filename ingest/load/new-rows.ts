@@ -29,6 +29,8 @@ export interface NewRowsCopy {
   readonly suffix: string;
   /** The fields of a record written into key columns, which the loader notes itself (noted-keys.ts). */
   readonly noted: readonly NotedField[];
+  /** The load's account: the days it notes are this account's. */
+  readonly account: string;
   /** Legacy transactions: the provider_transactions row each new one projects to, as the merge's. */
   readonly projection?: Projection;
 }
@@ -124,6 +126,7 @@ export async function newRowsCopy(
     reported: carriedByFormat,
     suffix: own.suffix,
     noted,
+    account,
     ...(projection ? { projection } : {}),
   };
 }
@@ -391,7 +394,7 @@ export class NewRowsWriter {
 }
 
 function emptyChunk(copy: NewRowsCopy): Chunk {
-  return { copy, sent: [], projected: [], seqs: [], lines: [], keys: new ChunkKeys() };
+  return { copy, sent: [], projected: [], seqs: [], lines: [], keys: new ChunkKeys(copy.account) };
 }
 
 /**

@@ -11,12 +11,18 @@ import type pg from 'pg';
 
 /** The arrays of recon_work.changed_keys. */
 export type KeyArray = 'transaction_ids' | 'merchant_transaction_ids' | 'return_transaction_ids';
+/**
+ * What the loader notes of the rows it COPYs: their keys, and for provider_transactions their days,
+ * which go to provider_transaction_days (migration 0042) instead of the insert trigger's scan.
+ */
+export type Noted = KeyArray | 'days';
 
 /** Per table the loader COPYs into: the column each kind of key is read from (as migration 0027's triggers). */
-export const NOTED_COLUMNS: Readonly<Record<string, readonly (readonly [KeyArray, string])[]>> = {
+export const NOTED_COLUMNS: Readonly<Record<string, readonly (readonly [Noted, string])[]>> = {
   provider_transactions: [
     ['transaction_ids', 'transaction_id'],
     ['merchant_transaction_ids', 'merchant_transaction_id'],
+    ['days', 'transaction_on'],
   ],
   legacy_transactions: [['transaction_ids', 'transaction_id']],
   provider_returns: [
@@ -28,7 +34,7 @@ export const NOTED_COLUMNS: Readonly<Record<string, readonly (readonly [KeyArray
 
 /** A key to note: the array it goes to and the record field it is read from. */
 export interface NotedField {
-  readonly array: KeyArray;
+  readonly array: Noted;
   readonly field: string;
 }
 
@@ -46,13 +52,22 @@ export function notedFields(table: string, fieldOf: (column: string) => string |
   });
 }
 
-/** The keys of one COPY's rows (a chunk and its projection), gathered as the rows are written. */
+/**
+ * The keys of one COPY's rows (a chunk and its projection), gathered as the rows are written, and the
+ * days of its provider transactions (of `account`, the load's).
+ */
 export class ChunkKeys {
   private readonly keys: Record<KeyArray, string[]> = {
     transaction_ids: [],
     merchant_transaction_ids: [],
     return_transaction_ids: [],
   };
+  private days = new Set<string>();
+  private readonly account: string;
+
+  constructor(account: string) {
+    this.account = account;
+  }
 
   /** Notes `record`'s keys, as the COPY writes them (a NUL as U+FFFD, copy-text.ts). */
   add(record: Readonly<Record<string, unknown>>, fields: readonly NotedField[]): void {
@@ -60,7 +75,8 @@ export class ChunkKeys {
       const value = record[field];
       if (value === null || value === undefined) continue;
       const text = String(value);
-      this.keys[array].push(text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
+      if (array === 'days') this.days.add(text);
+      else this.keys[array].push(text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
     }
   }
 
@@ -78,7 +94,12 @@ export class ChunkKeys {
         ? ''
         : `insert into recon_work.changed_keys (transaction_ids, merchant_transaction_ids, return_transaction_ids)
         values (${textArray(t)}, ${textArray(m)}, ${textArray(r)}); `;
-    await client.query(`${insert}${then}`);
+    const days =
+      this.days.size === 0
+        ? ''
+        : `insert into provider_transaction_days (account, transaction_on)
+        select (${textArray([this.account])})[1], unnest(${textArray([...this.days])}::date[]) on conflict do nothing; `;
+    await client.query(`${insert}${days}${then}`);
     this.clear();
   }
 
@@ -86,6 +107,7 @@ export class ChunkKeys {
     this.keys.transaction_ids = [];
     this.keys.merchant_transaction_ids = [];
     this.keys.return_transaction_ids = [];
+    this.days = new Set();
   }
 }
 

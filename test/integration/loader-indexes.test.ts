@@ -1,19 +1,19 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateRows, insertBenchLoad } from '../../bench/generate-rows.ts';
-import { INDEX_USES, planUse } from '../../bench/index-plans.ts';
+import { ANALYST_USES, INDEX_USES, type IndexUse, planUse } from '../../bench/index-plans.ts';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 /**
- * Migration 0028: the indexes of the tables the legacy loader writes are the ones a query needs, in
- * their cheapest form (docs/architecture.md, "Indexes of the provider tables").
+ * Migrations 0028 and 0042: the indexes of the tables the legacy loader writes are the ones a query
+ * needs, in their cheapest form (docs/architecture.md, "Indexes of the provider tables").
  */
 let h: DatabaseHandle;
 beforeAll(async () => {
   h = await createTestDatabase(1);
   await insertBenchLoad(h.db);
-  await generateRows(h.db, 1, 30_000, '2026-03-01 05:00:00+00', 30 * 86_400);
+  await generateRows(h.db, 1, 30_000, '2026-03-01 05:00:00+00', 30 * 86_400, { duplicates: true });
   await sql`update provider_transactions set status = 'PENDING', raw_status = 'PENDING'
     where substr(transaction_id, 2)::int % 100 = 0`.execute(h.db);
   // Legacy rows written a day at a time, as loads of daily windows write them.
@@ -56,8 +56,52 @@ describe('indexes of the tables the legacy loader writes', () => {
     expect(plans.split('-- without')[0]).toMatch(/Index Scan using provider_transactions_non_final_idx/);
   });
 
+  it("provider_transactions' days are a BRIN index: a run's window and a day's roll-forward read it", async () => {
+    expect(await indexDefinition('provider_transactions_on_idx')).toMatch(/USING brin \(transaction_on\)/);
+    for (const use of [...INDEX_USES, ...ANALYST_USES].filter(
+      (u) => u.index === 'provider_transactions_on_idx',
+    )) {
+      const withIndex = (await planUse(h.db, use)).split('-- without')[0]!;
+      expect(withIndex, use.reader).toMatch(/Bitmap Index Scan on provider_transactions_on_idx/);
+      expect(withIndex, use.reader).not.toMatch(/Seq Scan on provider_transactions/);
+    }
+  });
+
+  it("the overview's span of days reads provider_transaction_days, not provider_transactions", async () => {
+    const use = INDEX_USES.find((u) => u.index === 'provider_transaction_days_pkey')!;
+    const withIndex = (await planUse(h.db, use)).split('-- without')[0]!;
+    expect(withIndex).not.toMatch(/on provider_transactions\b/);
+    const span = await sql<{ first: string; last: string }>`select min(transaction_on)::text as first,
+      max(transaction_on)::text as last from provider_transactions`.execute(h.db);
+    const kept = await h.db.executeQuery(sql`${sql.raw(use.query)}`.compile(h.db));
+    expect(Object.values(kept.rows[0] as object).map(String)).toEqual([
+      span.rows[0]!.first,
+      span.rows[0]!.last,
+    ]);
+  });
+
+  it('merchant transaction ids are a hash index, read by equality: missing_at_provider, changed keys, the discrepancy page', async () => {
+    expect(await indexDefinition('provider_transactions_mtid_idx')).toMatch(
+      /USING hash \(merchant_transaction_id\)/,
+    );
+    const uses = INDEX_USES.filter((u) => u.index === 'provider_transactions_mtid_idx');
+    expect(uses.length).toBe(4);
+    for (const use of uses.filter((u) => !u.reader.includes('dup_m'))) {
+      const withIndex = (await planUse(h.db, use)).split('-- without')[0]!;
+      expect(withIndex, use.reader).toMatch(
+        /Index Scan on provider_transactions_mtid_idx|Index Scan using provider_transactions_mtid_idx/,
+      );
+    }
+  });
+
   it('every index the bench justifies exists, and is used by its query', async () => {
-    for (const use of INDEX_USES.filter((u) => u.index !== 'provider_transactions_pending_idx')) {
+    // The duplicate search hashes a window that is a tenth of the table (it probes the index over a
+    // long history: reconcile-window-cost.test.ts); the span of days reads a table of a few rows.
+    const probed = (u: IndexUse) =>
+      u.index !== 'provider_transactions_pending_idx' &&
+      u.index !== 'provider_transaction_days_pkey' &&
+      !u.reader.includes('dup_m');
+    for (const use of INDEX_USES.filter(probed)) {
       expect(await indexDefinition(use.index), use.index).not.toBeNull();
       const plans = await planUse(h.db, use);
       expect(plans.split('-- without')[0], use.reader).toContain(use.index);

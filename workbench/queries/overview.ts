@@ -64,7 +64,8 @@ export const OVERVIEW_DAYS = 90;
 /**
  * The business dates to show: as asked when valid, else those holding discrepancies or transactions,
  * at most the last {@link OVERVIEW_DAYS} of them (so that a warehouse loaded for past months opens
- * on them), or today for an empty one.
+ * on them), or today for an empty one. The provider's days are read from provider_transaction_days
+ * (migration 0042): provider_transactions' index of days is a BRIN index, which cannot give min/max.
  */
 export async function overviewRange(
   db: Db,
@@ -78,9 +79,9 @@ export async function overviewRange(
   }
   const span = await sql<{ first: string | null; last: string | null }>`select
       least((select min(business_date) from discrepancies where ${scopeCondition(accounts)}),
-        (select min(transaction_on) from provider_transactions where ${scopeCondition(accounts)}))::text as first,
+        (select min(transaction_on) from provider_transaction_days where ${scopeCondition(accounts)}))::text as first,
       greatest((select max(business_date) from discrepancies where ${scopeCondition(accounts)}),
-        (select max(transaction_on) from provider_transactions where ${scopeCondition(accounts)}))::text as last`.execute(
+        (select max(transaction_on) from provider_transaction_days where ${scopeCondition(accounts)}))::text as last`.execute(
     db,
   );
   const to = span.rows[0]?.last ?? today;
