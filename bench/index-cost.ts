@@ -294,7 +294,7 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
   ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
   await generateLegacyType5(file, ctx.rows);
   const m = measurer(ctx, file);
-  const first = await m.load('indexes as migration 0028 leaves them', []);
+  const first = await m.load('indexes as migrated', []);
   await m.exportRows(first.url);
   // BENCH_INDEX_TARGET_ONLY=1: the loader and the bare \copy only (implies BENCH_INDEX_DROPS=0).
   const targetOnly = process.env.BENCH_INDEX_TARGET_ONLY === '1';
@@ -322,7 +322,7 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
   });
   return [
     line(
-      'recon import, legacy type 5 (indexes of migration 0028)',
+      'recon import, legacy type 5 (indexes as migrated)',
       r.loader,
       `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x), the load itself / bare \\copy = ${loadRatios(r.loader, r.bare)} wall${overlapNote(r.loader)}; load average ${spread(r.loads, 1, '')}`,
     ),
@@ -348,7 +348,7 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
       ? []
       : [
           line(
-            'psql \\copy into the real tables (indexes of migration 0028)',
+            'psql \\copy into the real tables (indexes as migrated)',
             r.real,
             `; / bare = ${ratios(r.real, r.bare)}`,
           ),

@@ -77,9 +77,9 @@ export const INDEX_USES: readonly IndexUse[] = [
   {
     index: 'provider_transactions_mtid_idx',
     reader:
-      'reconcile/rules/keyed-rows.ts (a run over changed keys: the rows of 50 changed merchant transaction ids)',
+      'reconcile/rules/keyed-rows.ts (a run over changed keys: the rows of 10 changed merchant transaction ids)',
     query: `with keyed as materialized (select x.* from (select 'M' || lpad((i * 397)::text, 10, '0') as key
-          from generate_series(1, 50) i) k
+          from generate_series(1, 10) i) k
         cross join lateral (select * from provider_transactions x where x.merchant_transaction_id = k.key offset 0) x)
       select count(*) from keyed`,
     instead: BTREE_MTID,

@@ -20,8 +20,8 @@ import { type Kysely, sql } from 'kysely';
  * provider_transaction_days holds each (account, day) that has provider transactions. Writes keep it
  * true in the statement that changes provider_transactions: the loader notes its COPYs' days itself
  * (as it notes their keys, migration 0036: while recon.keys_noted is on the insert trigger returns at
- * once), the statement triggers below note every other insert, and an update or delete that empties
- * a day removes it.
+ * once), the statement triggers below note every other insert, an update or delete that empties a
+ * day removes it, and a truncate empties it.
  */
 
 const DAYS = 'provider_transaction_days';
@@ -54,12 +54,17 @@ const FUNCTIONS: Record<string, string> = {
           where p.transaction_on = o.transaction_on and p.account = o.account);
     return null;
   end`,
+  truncate: `begin
+    delete from ${DAYS};
+    return null;
+  end`,
 };
 
 const REFERENCING: Record<string, string> = {
-  insert: 'new table as new_rows',
-  update: 'old table as old_rows new table as new_rows',
-  delete: 'old table as old_rows',
+  insert: 'referencing new table as new_rows',
+  update: 'referencing old table as old_rows new table as new_rows',
+  delete: 'referencing old table as old_rows',
+  truncate: '',
 };
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -98,7 +103,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql
       .raw(
         `create trigger provider_transactions_days_${event} after ${event} on provider_transactions
-      referencing ${REFERENCING[event]} for each statement execute function ${DAYS}_${event}()`,
+      ${REFERENCING[event]} for each statement execute function ${DAYS}_${event}()`,
       )
       .execute(db);
   }

@@ -21,8 +21,8 @@ import { insertLoad, insertTransactions } from '../support/recon-rows.ts';
 const h = useTestDatabase();
 
 beforeEach(async () => {
+  // A truncate of provider_transactions empties the days too.
   await sql`truncate provider_transactions, legacy_transactions, discrepancies cascade`.execute(h.db);
-  await sql`truncate provider_transaction_days`.execute(h.db);
 });
 
 /** The table's pairs, and the pairs provider_transactions has: they must be the same. */
@@ -114,6 +114,8 @@ describe('provider_transaction_days', () => {
     const after = await days();
     expect(after.kept).toEqual(['default 2026-04-08']);
     expect(after.kept).toEqual(after.actual);
+    await sql`truncate provider_transactions`.execute(h.db);
+    expect(await days()).toEqual({ kept: [], actual: [] });
   });
 
   it('a load that fails leaves no day behind', async () => {
