@@ -30,9 +30,9 @@ const BEFORE_0028 = [
 
 /**
  * Other forms of the indexes, each loaded by the loader in every round beside the schema as it is
- * (BENCH_INDEX_FORMS=btree,btree-on or both as `btree+btree-on`: the two B-trees migration 0042 made a
- * hash and a BRIN index; `hash`, `brin`: those): what a form costs or saves a load against the
- * schema, measured in the same minutes as the bare `\copy` it is compared with.
+ * (BENCH_INDEX_FORMS=btree-on: the B-tree migration 0042 made a BRIN index; `hash`: merchant ids as a
+ * hash index, tried and not kept; `brin`, `btree`: the schema's forms; joined by `+`): what a form
+ * costs or saves a load against the schema, in the same minutes as the bare `\copy` it is compared with.
  */
 const FORMS: Record<string, readonly string[]> = {
   hash: [

@@ -37,11 +37,12 @@ const WINDOW = `'2026-03-11' and '2026-03-13'`;
 const BTREE_ON = `create index provider_transactions_on_idx on provider_transactions (transaction_on)`;
 
 /**
- * provider_transactions_mtid_idx before migration 0042, a B-tree of (account, merchant_transaction_id):
- * the schema has a hash index of merchant_transaction_id instead, the one column every reader joins on
- * (PAIRING_SCOPE adds none), written at a hashed bucket instead of a sorted position.
+ * The cheaper form tried for provider_transactions_mtid_idx and not kept: a hash index of the
+ * merchant transaction id, the one column every reader joins on (PAIRING_SCOPE adds none). It serves
+ * these readers, but made the roll-forward's settlement window of a first run over two years take
+ * 275 s instead of 5 s (docs/benchmarks.md).
  */
-const BTREE_MTID = `create index provider_transactions_mtid_idx on provider_transactions (account, merchant_transaction_id)`;
+const HASH_MTID = `create index provider_transactions_mtid_idx on provider_transactions using hash (merchant_transaction_id)`;
 
 export const INDEX_USES: readonly IndexUse[] = [
   {
@@ -63,7 +64,7 @@ export const INDEX_USES: readonly IndexUse[] = [
         where transaction_on between ${WINDOW}) s
       where exists (select 1 from provider_transactions p
         where p.merchant_transaction_id = s.mtid and p.transaction_id <> s.transaction_id)`,
-    instead: BTREE_MTID,
+    instead: HASH_MTID,
   },
   {
     index: 'provider_transactions_mtid_idx',
@@ -72,7 +73,7 @@ export const INDEX_USES: readonly IndexUse[] = [
     query: `select l.merchant_transaction_id from merchant_ledger l
       where l.booked_at >= '2026-03-11 04:00+00' and l.booked_at < '2026-03-14 04:00+00'
         and not exists (select 1 from provider_transactions p where p.merchant_transaction_id = l.merchant_transaction_id)`,
-    instead: BTREE_MTID,
+    instead: HASH_MTID,
   },
   {
     index: 'provider_transactions_mtid_idx',
@@ -82,7 +83,7 @@ export const INDEX_USES: readonly IndexUse[] = [
           from generate_series(1, 10) i) k
         cross join lateral (select * from provider_transactions x where x.merchant_transaction_id = k.key offset 0) x)
       select count(*) from keyed`,
-    instead: BTREE_MTID,
+    instead: HASH_MTID,
   },
   {
     index: 'provider_transactions_mtid_idx',
@@ -91,7 +92,7 @@ export const INDEX_USES: readonly IndexUse[] = [
     query: `select transaction_id, merchant_transaction_id, amount_cents from provider_transactions
       where transaction_id = any(array['T0000000998', 'D0000000998']) or merchant_transaction_id = any(array['M0000000998'])
       order by transaction_at nulls last, transaction_id limit 50`,
-    instead: BTREE_MTID,
+    instead: HASH_MTID,
   },
   {
     index: 'provider_transactions_non_final_idx',

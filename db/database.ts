@@ -40,6 +40,10 @@ import {
   workbenchSignInThrottleColumns,
   type WorkbenchSignInThrottleTable,
 } from './workbench-sign-in-throttle.table.ts';
+import {
+  providerTransactionDaysColumns,
+  type ProviderTransactionDaysTable,
+} from './provider-transaction-days.table.ts';
 import { workbenchTokensColumns, type WorkbenchTokensTable } from './workbench-tokens.table.ts';
 import { workbenchUsersColumns, type WorkbenchUsersTable } from './workbench-users.table.ts';
 import { writeOffsColumns, type WriteOffsTable } from './write-offs.table.ts';
@@ -63,6 +67,7 @@ export interface Database {
   notifications: NotificationsTable;
   provider_adjustments: ProviderAdjustmentsTable;
   provider_returns: ProviderReturnsTable;
+  provider_transaction_days: ProviderTransactionDaysTable;
   provider_transactions: ProviderTransactionsTable;
   pull_cursors: PullCursorsTable;
   reconcile_runs: ReconcileRunsTable;
@@ -101,6 +106,7 @@ export const tableColumns: { [T in keyof Database]: Record<keyof Database[T], Sp
   notifications: notificationsColumns,
   provider_adjustments: providerAdjustmentsColumns,
   provider_returns: providerReturnsColumns,
+  provider_transaction_days: providerTransactionDaysColumns,
   provider_transactions: providerTransactionsColumns,
   pull_cursors: pullCursorsColumns,
   reconcile_runs: reconcileRunsColumns,

@@ -3,19 +3,12 @@ import { type Kysely, sql } from 'kysely';
 // A migration is frozen in time: it imports no application code and declares everything it needs.
 
 /**
- * Two secondary indexes of provider_transactions, which every legacy line and every report row
- * writes, take a cheaper form (issue 30, section 3; docs/architecture.md, "Indexes of the provider
- * tables", shows each reader's plan before and after):
- *
- * - provider_transactions_mtid_idx (account, merchant_transaction_id), a B-tree, becomes a hash index
- *   of merchant_transaction_id. Every reader looks ids up by equality, and on that column alone (the
- *   duplicate search, missing_at_provider's anti join, a run over changed keys, the discrepancy page);
- *   a hash index is written at a hashed bucket instead of a sorted position. It gives up ordered and
- *   index-only scans, which none of them needs.
- * - provider_transactions_on_idx (transaction_on) becomes a BRIN index, as legacy_transactions_on_idx
- *   did in 0028: its readers ask for ranges of days (a run's window, a day's roll-forward), and rows
- *   arrive a window at a time. What a BRIN index cannot answer is min/max of the days, which the
- *   workbench overview asks on every page: provider_transaction_days answers it instead.
+ * provider_transactions_on_idx (transaction_on), a B-tree written at a sorted position for every
+ * provider row a load writes, becomes a BRIN index, as legacy_transactions_on_idx did in 0028 (issue
+ * 30, section 3; docs/architecture.md, "Indexes of the provider tables", shows each reader's plan
+ * before and after): its readers ask for ranges of days (a run's window, a day's roll-forward), and
+ * rows arrive a window at a time. What a BRIN index cannot answer is min/max of the days, which the
+ * workbench overview asks on every page: provider_transaction_days answers it instead.
  *
  * provider_transaction_days holds each (account, day) that has provider transactions. Writes keep it
  * true in the statement that changes provider_transactions: the loader notes its COPYs' days itself
@@ -107,6 +100,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       )
       .execute(db);
   }
+  // An analyst login limited to some accounts sees their days only, as every table with an account.
+  await sql.raw(`alter table ${DAYS} enable row level security`).execute(db);
+  await sql
+    .raw(
+      `create policy ${DAYS}_by_account on ${DAYS} for all using (public.account_visible(account, current_user))`,
+    )
+    .execute(db);
   await sql
     .raw(
       `do $$ begin
@@ -116,10 +116,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     end $$`,
     )
     .execute(db);
-  await sql`drop index provider_transactions_mtid_idx`.execute(db);
-  await sql`create index provider_transactions_mtid_idx on provider_transactions using hash (merchant_transaction_id)`.execute(
-    db,
-  );
   await sql`drop index provider_transactions_on_idx`.execute(db);
   await sql`create index provider_transactions_on_idx on provider_transactions using brin (transaction_on)
     with (pages_per_range = 32, autosummarize = on)`.execute(db);
@@ -128,10 +124,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop index provider_transactions_on_idx`.execute(db);
   await sql`create index provider_transactions_on_idx on provider_transactions (transaction_on)`.execute(db);
-  await sql`drop index provider_transactions_mtid_idx`.execute(db);
-  await sql`create index provider_transactions_mtid_idx on provider_transactions (account, merchant_transaction_id)`.execute(
-    db,
-  );
   for (const event of Object.keys(FUNCTIONS)) {
     await sql.raw(`drop trigger provider_transactions_days_${event} on provider_transactions`).execute(db);
     await sql.raw(`drop function ${DAYS}_${event}()`).execute(db);
