@@ -21,30 +21,30 @@ const DAYS = 'provider_transaction_days';
 /** The account name check of every table with an account, in migration 0012's form. */
 const ACCOUNT_NAME = `account = 'default' or (length(account) <= 32 and account ~ '^[a-z0-9-]+$')`;
 
+/** Notes the days of the statement's new rows. */
+const NOTE_NEW_DAYS = `insert into ${DAYS} (account, transaction_on)
+      select distinct account, transaction_on from new_rows where transaction_on is not null
+    on conflict do nothing;`;
+
+/** Forgets the days of `rows` (old rows) that no provider transaction is on any more. */
+const forgetEmptiedDays = (rows: string) => `delete from ${DAYS} d using (${rows}) o
+      where d.account = o.account and d.transaction_on = o.transaction_on
+        and not exists (select 1 from provider_transactions p
+          where p.transaction_on = o.transaction_on and p.account = o.account);`;
+
 const FUNCTIONS: Record<string, string> = {
   insert: `begin
     if current_setting('recon.keys_noted', true) = 'on' then return null; end if;
-    insert into ${DAYS} (account, transaction_on)
-      select distinct account, transaction_on from new_rows where transaction_on is not null
-    on conflict do nothing;
+    ${NOTE_NEW_DAYS}
     return null;
   end`,
   update: `begin
-    insert into ${DAYS} (account, transaction_on)
-      select distinct account, transaction_on from new_rows where transaction_on is not null
-    on conflict do nothing;
-    delete from ${DAYS} d
-      using (select account, transaction_on from old_rows except select account, transaction_on from new_rows) o
-      where d.account = o.account and d.transaction_on = o.transaction_on
-        and not exists (select 1 from provider_transactions p
-          where p.transaction_on = o.transaction_on and p.account = o.account);
+    ${NOTE_NEW_DAYS}
+    ${forgetEmptiedDays('select account, transaction_on from old_rows except select account, transaction_on from new_rows')}
     return null;
   end`,
   delete: `begin
-    delete from ${DAYS} d using (select distinct account, transaction_on from old_rows) o
-      where d.account = o.account and d.transaction_on = o.transaction_on
-        and not exists (select 1 from provider_transactions p
-          where p.transaction_on = o.transaction_on and p.account = o.account);
+    ${forgetEmptiedDays('select distinct account, transaction_on from old_rows')}
     return null;
   end`,
   truncate: `begin
