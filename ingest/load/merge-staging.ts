@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import { howToFind } from './how-to-find.ts';
+import { textLiteral } from './noted-keys.ts';
 import { carriedColumns, TARGETS, type Target } from './targets.ts';
 import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
 import { refusedHistoryCte, TIME_ORDER_GUARD } from './time-order.ts';
@@ -58,8 +59,6 @@ interface MergeSpec {
    */
   readonly probe?: boolean;
 }
-
-const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** The key condition between a stored row and a staged one: the provider's id within one account. */
 const sameKey = (t: Target, left: string, right: string) =>
@@ -169,7 +168,7 @@ ${changedRows} as materialized (
 ),
 ${prefix}hist as (
   insert into row_history (table_name, row_key, previous, changed_columns, load_id, account)
-  select ${quoteLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}, d.account
+  select ${textLiteral(t.table)}, d.${t.key}::text, d.previous, d.changed_columns, ${loadId}, d.account
   from ${changedRows} d where not d.own${tracks ? ` and d.changed_columns <> '{}'` : ''}
   returning 1
 ),
@@ -280,8 +279,8 @@ const cols = (t: Target, alias = '') => t.columns.map((c) => `${alias}${c}`).joi
  * of a target whose records do not name their account take the load's.
  */
 function staged(t: Target, staging: string, source: string | null, account: string): string {
-  const sourceCol = source === null ? '' : `, ${quoteLiteral(source)}::text as source`;
-  const accountCol = t.accountPerRow ? '' : `, ${quoteLiteral(account)}::text as account`;
+  const sourceCol = source === null ? '' : `, ${textLiteral(source)}::text as source`;
+  const accountCol = t.accountPerRow ? '' : `, ${textLiteral(account)}::text as account`;
   return `select seq, ${cols(t)}${sourceCol}${accountCol} from ${staging}`;
 }
 
@@ -391,7 +390,7 @@ export function mergeAdjustments(db: Db, staging: string, loadId: number, accoun
   const t = TARGETS.adjustment;
   const others = t.columns.filter((c) => c !== 'adjustment_key').join(', ');
   const src = `select seq, adjustment_key || '#' || row_number() over (partition by adjustment_key order by seq) as adjustment_key,
-    ${others}, 'legacy-adjustments'::text as source, ${quoteLiteral(account)}::text as account from ${staging}`;
+    ${others}, 'legacy-adjustments'::text as source, ${textLiteral(account)}::text as account from ${staging}`;
   return run(db, { target: t, src, materialize: true, source: 'legacy-adjustments' }, loadId);
 }
 

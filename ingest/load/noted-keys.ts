@@ -98,7 +98,7 @@ export class ChunkKeys {
       this.days.size === 0
         ? ''
         : `insert into provider_transaction_days (account, transaction_on)
-        select (${textArray([this.account])})[1], unnest(${textArray([...this.days])}::date[]) on conflict do nothing; `;
+        select ${textLiteral(this.account)}, unnest(${textArray([...this.days])}::date[]) on conflict do nothing; `;
     await client.query(`${insert}${days}${then}`);
     this.clear();
   }
@@ -124,13 +124,16 @@ function arrayLiteral(keys: readonly string[]): string | null {
 }
 
 /**
- * `keys` as a text[] in SQL: their {@link arrayLiteral} as a string constant (quotes doubled; an
- * escape string with backslashes doubled when it holds one, whatever standard_conforming_strings
- * says), or null.
+ * `text` as a string constant in SQL: quotes doubled; an escape string with backslashes doubled when
+ * it holds one, whatever standard_conforming_strings says.
  */
+export function textLiteral(text: string): string {
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/** `keys` as a text[] in SQL: their {@link arrayLiteral} as a {@link textLiteral}, or null. */
 export function textArray(keys: readonly string[]): string {
   const literal = arrayLiteral(keys);
-  if (literal === null) return 'null::text[]';
-  const quoted = literal.replaceAll("'", "''");
-  return literal.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'::text[]` : `'${quoted}'::text[]`;
+  return literal === null ? 'null::text[]' : `${textLiteral(literal)}::text[]`;
 }
