@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { manualItemJoin } from './manual-matches.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
@@ -25,20 +25,23 @@ const RANK_1_LEDGER = [
   .join(', ');
 
 /**
- * Deletes the claims of `table` whose `column` is a key that `keys` selects from facts. The keys are
- * settled into a table of their own and analysed first: with the condition on facts inside the
- * delete, the planner guessed a row or two, scanned facts once per claim of the table, and a month's
- * first run among 1,000,000 rows took 10 minutes (bench/nightly.ts). A work table (work-tables.ts):
- * parallel workers share the scan of every fact.
+ * Deletes the claims of `table` whose `column` is the `key` of a suspect with a stale claim
+ * (STALE_CLAIMS). The keys are settled into a table of their own and analysed first: with the
+ * condition inside the delete, the planner guessed a row or two, scanned facts once per claim of the
+ * table, and a month's first run among 1,000,000 rows took 10 minutes (bench/nightly.ts).
  */
 async function deleteStaleClaims(
   ctx: RuleContext,
-  table: 'notification_matches' | 'transaction_matches',
+  table: keyof typeof STALE_CLAIMS,
   column: string,
-  keys: RawBuilder<unknown>,
+  key: string,
 ): Promise<void> {
   const stale = `stale_${table}` as const;
-  await createWorkTable(ctx, stale, keys);
+  await createWorkTable(
+    ctx,
+    stale,
+    sql`select ${sql.raw(key)} as key from suspects f where ${sql.raw(STALE_CLAIMS[table])}`,
+  );
   await analyzeWorkTables(ctx, stale);
   await exec(
     ctx,
@@ -47,16 +50,35 @@ async function deleteStaleClaims(
 }
 
 /**
+ * The facts (`f`) whose current claim facts no longer wants: a notification claim of another body or
+ * receipt (claimNotifications), a ledger claim of another entry (claimLedgerEntries). The run's
+ * suspects hold these rows too (run-rules.ts), so that the stale keys are read from that small table
+ * instead of a scan of every fact each (0.2 s apiece at 1,000,000 rows, issue 30).
+ */
+export const STALE_CLAIMS = {
+  notification_matches: `f.nm_id is not null
+    and (f.nm_id, f.nm_first_received_at) is distinct from (f.notification_id, f.first_received_at)`,
+  transaction_matches: `f.tm_mtid is not null and f.tm_mtid is distinct from f.l_mtid`,
+} as const;
+
+/**
+ * The sets claims are made of, for the provider transactions of the scope (scope_p): the notification
+ * that speaks for each (want_nm), its legacy twin (want_sm), and `facts`, which the rules read.
+ */
+export async function prepareFacts(ctx: RuleContext): Promise<void> {
+  await wantClaims(ctx);
+  await buildFacts(ctx);
+}
+
+/**
  * Claims: provider transactions ↔ ledger (rank 1 of each merchant transaction id), notifications ↔
- * provider transactions (the latest distinct body), JSON report rows ↔ legacy rows, for the
- * provider transactions of the scope (scope_p). Only what changed is written, so that a re-run over
- * unchanged data writes nothing. Leaves `facts` for the rules; returns the counts of claims.
+ * provider transactions (the latest distinct body), JSON report rows ↔ legacy rows, as `facts` says
+ * (prepareFacts), the stale ones found among the suspects. Only what changed is written, so that a
+ * re-run over unchanged data writes nothing. Returns the counts of claims.
  */
 export async function claimTransactions(
   ctx: RuleContext,
 ): Promise<{ transactions: number; notifications: number; legacy: number }> {
-  await wantClaims(ctx);
-  await buildFacts(ctx);
   // No rule reads these claims back: the rules read what facts says each row should claim.
   if (!ctx.dryRun) {
     await claimNotifications(ctx);
@@ -165,13 +187,7 @@ async function buildFacts(ctx: RuleContext): Promise<void> {
  * nothing), so that the other side's UNIQUE constraint is only probed for those.
  */
 async function claimNotifications(ctx: RuleContext): Promise<void> {
-  await deleteStaleClaims(
-    ctx,
-    'notification_matches',
-    'notification_id',
-    sql`select nm_id as key from facts where nm_id is not null
-      and (nm_id, nm_first_received_at) is distinct from (notification_id, first_received_at)`,
-  );
+  await deleteStaleClaims(ctx, 'notification_matches', 'notification_id', 'f.nm_id');
   // Without ON CONFLICT (the set excludes what is claimed, and speculative insertion doubles the
   // cost), sorted by target (18.4 s against 6.4-8.7 s unsorted at 1,000,000 rows, issue 30). The sort
   // also settles the whole set before the first row is written, so the anti-join never reads the rows
@@ -206,12 +222,7 @@ async function claimLegacyRows(ctx: RuleContext): Promise<void> {
 
 /** Provider transactions ↔ ledger entries: rank 1 of each merchant transaction id claims its entry. */
 async function claimLedgerEntries(ctx: RuleContext): Promise<void> {
-  await deleteStaleClaims(
-    ctx,
-    'transaction_matches',
-    'transaction_id',
-    sql`select transaction_id as key from facts where tm_mtid is not null and tm_mtid is distinct from l_mtid`,
-  );
+  await deleteStaleClaims(ctx, 'transaction_matches', 'transaction_id', 'f.transaction_id');
   // Rows of another range that lost their claim to a row of this one (their rank is no longer 1).
   await exec(
     ctx,

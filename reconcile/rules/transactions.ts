@@ -116,7 +116,9 @@ export const statusMismatch = pairRule(
  * (an INSERT never runs in parallel), and there the anti join of the range's ledger with every fact
  * took 1.6 s of a first run over 1,000,000 rows. Only the few left are looked up among every provider
  * row, by key: asked of every row at once, the planner hashed the whole ledger against every provider
- * transaction of the warehouse (12 s of a preview over 1,000,000 rows).
+ * transaction of the warehouse (12 s of a preview over 1,000,000 rows). A full run's scope_l already
+ * flags the entries no provider row of the range answers for (scope.ts: the rows of scope_p are those
+ * of facts), so there unanswered_l is those rows.
  */
 export const missingAtProvider: Rule = {
   name: 'missing_at_provider',
@@ -127,11 +129,14 @@ export const missingAtProvider: Rule = {
     anchor: 'ledger',
   },
   prepare: async (ctx) => {
+    // A full run's scope_l knows which of its entries no provider row answers for (scope.ts).
     await createWorkTable(
       ctx,
       'unanswered_l',
-      sql`select s.* from scope_l s where not exists (select 1 from facts f
-        where f.merchant_transaction_id = s.merchant_transaction_id and f.mm_id is null)`,
+      ctx.scoped
+        ? sql`select s.* from scope_l s where not exists (select 1 from facts f
+            where f.merchant_transaction_id = s.merchant_transaction_id and f.mm_id is null)`
+        : sql`select s.* from scope_l s where s.unanswered`,
     );
     await analyzeWorkTables(ctx, 'unanswered_l');
   },
