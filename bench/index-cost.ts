@@ -31,7 +31,8 @@ const BEFORE_0028 = [
 /**
  * Other forms of the indexes, each loaded by the loader in every round beside the schema as it is
  * (BENCH_INDEX_FORMS=btree-on: the B-tree migration 0042 made a BRIN index; `hash`: merchant ids as a
- * hash index, tried and not kept; `brin`, `btree`: the schema's forms; joined by `+`): what a form
+ * hash index, tried and not kept; `brin`, `btree`: the schema's forms; `keys-compressed`: the change log's
+ * keys compressed, as before migration 0045; joined by `+`): what a form
  * costs or saves a load against the schema, in the same minutes as the bare `\copy` it is compared with.
  */
 const FORMS: Record<string, readonly string[]> = {
@@ -46,6 +47,16 @@ const FORMS: Record<string, readonly string[]> = {
   'btree-on': [
     'drop index provider_transactions_on_idx',
     'create index provider_transactions_on_idx on provider_transactions (transaction_on)',
+  ],
+  // The change log's key arrays compressed, as before migration 0045.
+  'keys-compressed': [
+    `alter table recon_work.changed_keys ${[
+      'transaction_ids',
+      'merchant_transaction_ids',
+      'return_transaction_ids',
+    ]
+      .map((c) => `alter column ${c} set storage extended`)
+      .join(', ')}`,
   ],
   brin: [
     'drop index provider_transactions_on_idx',

@@ -202,6 +202,24 @@ describe('changed keys', () => {
     expect(await changed()).toEqual([]);
   });
 
+  it('a COPY’s keys are stored uncompressed (migration 0045: compressing them held the COPY up)', async () => {
+    // Ids no other test of this file loads (legacy_transactions is not emptied between tests).
+    const ids = Array.from({ length: 800 }, (_, i) => 10_000 + i);
+    await loadReport(
+      h,
+      reportRequest({ source: 'legacy-transactions', format: 'legacy', queryType: '5' }),
+      legacyFile(ids),
+    );
+    expect(await noted()).toEqual({ t: 800, m: 800, r: 0 });
+    const r = await sql<{ compressed: string | null; bytes: number }>`select
+        coalesce(pg_column_compression(transaction_ids), pg_column_compression(merchant_transaction_ids)) as compressed,
+        pg_column_size(transaction_ids) as bytes
+      from recon_work.changed_keys`.execute(h.db);
+    // Large enough to be compressed had the column allowed it (PostgreSQL tries above about 2 kB).
+    expect(r.rows.every((x) => x.bytes > 2048)).toBe(true);
+    expect(r.rows.map((x) => x.compressed)).toEqual(r.rows.map(() => null));
+  });
+
   it('keys with quotes, apostrophes, backslashes, braces, commas, spaces or the word NULL are noted as they are written', async () => {
     const odd = ['T"1', 'T\\2', 'T{3},', ' T 4 ', 'NULL', 'T\\"5\\', "T'6", "T\\'7''"];
     const records = odd.map((id, i) =>
