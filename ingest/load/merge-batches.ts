@@ -45,9 +45,11 @@ const UNIQUE_VIOLATION = '23505';
  * While a COPY of new rows runs, the insert triggers of change capture leave its keys to the loader,
  * which notes them itself (noted-keys.ts, migration 0036). Transaction-local, set in the COPY's
  * savepoint: a rollback to it resets the setting, and a COPY that succeeds resets it before release.
+ * SET rather than set_config(): a statement that returns no rows can share the COPY's simple query
+ * (pg-copy-streams takes a command's completion, not rows), which saves a round trip per COPY.
  */
-const KEYS_NOTED = `select set_config('recon.keys_noted', 'on', true)`;
-const KEYS_NOT_NOTED = `select set_config('recon.keys_noted', '', true)`;
+const OPEN_SAVEPOINT = `savepoint copy_new_rows; set local recon.keys_noted = 'on'`;
+const RELEASE_SAVEPOINT = `set local recon.keys_noted = ''; release savepoint copy_new_rows`;
 
 /** Merge order: fixed, so that two loads touching the same tables take their locks in the same order. */
 export const KIND_ORDER: readonly RecordKind[] = [
@@ -119,8 +121,8 @@ export class BatchMerger {
       const step = this.queue(async () => {
         const t0 = performance.now();
         const { client } = await this.transaction();
-        await client.query(`savepoint copy_new_rows; ${KEYS_NOTED}`);
-        const stream = client.query(copyFrom(statement));
+        // The savepoint in the COPY's own query: one round trip.
+        const stream = client.query(copyFrom(`${OPEN_SAVEPOINT}; ${statement}`));
         let error: unknown;
         stream.on('error', (e) => (error ??= e));
         let release!: () => void;
@@ -141,9 +143,13 @@ export class BatchMerger {
                 stream.end();
                 await finished.catch((e: unknown) => (error ??= e));
               }
-              for (const more of then) {
+              // The keys and the savepoint's release follow the chunk's last COPY in its query (they
+              // do not run when it fails); alone when the chunk has one COPY, which is sent already.
+              const ending = `${keys.statements()}${RELEASE_SAVEPOINT}`;
+              for (const [i, more] of then.entries()) {
                 if (error !== undefined) break;
-                const next = client.query(copyFrom(more.statement));
+                const last = i === then.length - 1;
+                const next = client.query(copyFrom(last ? `${more.statement}; ${ending}` : more.statement));
                 const finished = once(next, 'finish');
                 for (const data of more.data) next.write(data);
                 next.end();
@@ -156,7 +162,8 @@ export class BatchMerger {
                 release();
                 return false;
               }
-              await keys.write(client, `${KEYS_NOT_NOTED}; release savepoint copy_new_rows`);
+              if (then.length === 0) await client.query(ending);
+              keys.clear();
               this.result.inserted += rows;
               if (PROFILE) writeProfileLine(t0, `copied ${rows} new rows`);
               release();

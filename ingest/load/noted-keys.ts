@@ -7,8 +7,6 @@
  * noted once. `test/integration/changed-keys.test.ts` checks that the keys are those of the rows
  * written.
  */
-import type pg from 'pg';
-
 /** The arrays of recon_work.changed_keys. */
 export type KeyArray = 'transaction_ids' | 'merchant_transaction_ids' | 'return_transaction_ids';
 /**
@@ -81,13 +79,14 @@ export class ChunkKeys {
   }
 
   /**
-   * Writes the keys as one row of recon_work.changed_keys, in the COPY's savepoint (rolled back with
-   * it), then runs `then` (more statements) in the same round trip, and forgets the keys. Only `then`
-   * when there are none. One simple query instead of two: each round trip waits for Node to read the
-   * answer between two runs of its parser, and a loaded machine makes that wait long
-   * (docs/benchmarks.md, the overlap).
+   * The statements that write the keys as one row of recon_work.changed_keys and the days into
+   * provider_transaction_days, each ended by `; ` (none when there are none): the caller runs them in
+   * the COPY's savepoint (rolled back with it), in the same simple query as the COPY or the savepoint's
+   * release, and then {@link clear}s the keys. Each round trip waits for Node to read the answer
+   * between two runs of its parser, and a loaded machine makes that wait long (docs/benchmarks.md,
+   * the overlap).
    */
-  async write(client: pg.ClientBase, then: string): Promise<void> {
+  statements(): string {
     const { transaction_ids: t, merchant_transaction_ids: m, return_transaction_ids: r } = this.keys;
     const insert =
       t.length + m.length + r.length === 0
@@ -99,8 +98,7 @@ export class ChunkKeys {
         ? ''
         : `insert into provider_transaction_days (account, transaction_on)
         select ${textLiteral(this.account)}, unnest(${textArray([...this.days])}::date[]) on conflict do nothing; `;
-    await client.query(`${insert}${days}${then}`);
-    this.clear();
+    return `${insert}${days}`;
   }
 
   clear(): void {
