@@ -6,6 +6,7 @@ import { runStatement } from './context.ts';
 import { generateLegacyType5 } from './generate-files.ts';
 import { columnsOf, loadInChild, psql, timed } from './ingest.ts';
 import { type ScheduleSplit, ScheduleWatch } from './schedule-split.ts';
+import { WaitEvents } from './wait-events.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
 /** The tables a legacy type 5 load writes, and their secondary indexes (migrations 0028, 0042). */
@@ -123,6 +124,8 @@ interface Measure {
   /** Where the wall time of the loader's main thread and of the busiest backend went (schedule-split.ts). */
   readonly node?: ScheduleSplit | null;
   readonly backend?: ScheduleSplit | null;
+  /** What the load's backend waited for off a CPU (wait-events.ts). */
+  readonly waits?: string;
 }
 
 function median(xs: readonly number[]): number {
@@ -152,16 +155,18 @@ const nodeNote = (ms: readonly Measure[]) => {
 };
 /**
  * Where the wall time of the load's backend and of the loader's main thread went, over the rounds:
- * the backend asleep is the server waiting for Node; Node asleep, Node waiting for the server.
+ * the backend asleep is the server waiting for Node (Client:ClientRead among its wait events) or for
+ * its own writes (WAL, data files); Node asleep, Node waiting for the server.
  */
 function overlapNote(ms: readonly Measure[]): string {
   const backend = ms.flatMap((m) => (m.backend ? [m.backend] : []));
   const node = ms.flatMap((m) => (m.node ? [m.node] : []));
   if (backend.length === 0 || node.length === 0) return '';
   const f = (xs: ScheduleSplit[], k: keyof ScheduleSplit) => spread(xs.map((x) => x[k]));
+  const waits = ms.map((m, i) => `round ${i + 1}: ${m.waits ?? ''}`).join('; ');
   return (
     `; the load's backend ${f(backend, 'cpu')} on a CPU, ${f(backend, 'waitingForCpu')} waiting for one, ` +
-    `${f(backend, 'asleep')} asleep (waiting for Node); the loader's main thread ${f(node, 'cpu')} on a CPU, ` +
+    `${f(backend, 'asleep')} asleep (Node, or the server's own writes; its wait events off a CPU, ${waits}); the loader's main thread ${f(node, 'cpu')} on a CPU, ` +
     `${f(node, 'waitingForCpu')} waiting for one, ${f(node, 'asleep')} asleep (waiting for the server)`
   );
 }
@@ -209,6 +214,7 @@ function measurer(ctx: BenchContext, file: string) {
       let loadSeconds = 0;
       let pid: number | undefined;
       const watch = server.postmaster === undefined ? null : new ScheduleWatch(server.postmaster);
+      const waits = await WaitEvents.start(url);
       const m = await measured(cpu, async () => {
         const child = await loadInChild(url, 'legacy-transactions', 'legacy', '5', file, (p) => {
           pid = p;
@@ -220,6 +226,7 @@ function measurer(ctx: BenchContext, file: string) {
       });
       const split = watch?.stop(pid);
       return {
+        waits: await waits.stop(),
         url,
         ...m,
         nodeCpu,
