@@ -69,7 +69,7 @@ export async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Pr
     );
   const everyRow = probe(sql`select business_date from flagged_days`, sql`d.business_date = k.key`);
   // The rules the warehouse's discrepancies name, one index probe each (a loose scan of
-  // discrepancies_rule_idx); those of rules the code no longer has are looked at.
+  // discrepancies_rule_day_idx, led by the rule: migration 0044); those of rules the code no longer has are looked at.
   const unknownRule = probe(
     sql`with recursive r(rule) as (select min(rule) from discrepancies
         union all select (select min(x.rule) from discrepancies x where x.rule > r.rule) from r where r.rule is not null)
