@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Rule } from './rule.ts';
 import { manuallyMatchedIds } from './manual-matches.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
-import { ITEM_KEY, keepWindow, rollKeptDays } from './settlement-kept.ts';
+import { ITEM_KEY, keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -75,43 +75,46 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
 
 /**
  * A run over changed keys computes the days whose inputs changed (addDaysOfFindings) from the kept
- * items and sums its change moves (settlement-kept.ts), with the items the discrepancies of those
- * days name (named). A full run reads the items of the range's days of the run's account (the
+ * items, which it brings up to date first and reads where they are (its window is a view of them,
+ * keptWindow in settlement-kept.ts), with the items the discrepancies of those days name (named). A full run reads the items of the range's days of the run's account (the
  * window) and the named items, analyzed: the matches the view reads were written earlier in this
  * run, so that only these tables' real sizes keep the roll-forward's joins linear, and keeps them.
  * The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
  * the account's condition out of it, where the planner could drive the branches from the account's
- * whole index instead of the dates'. The window, the named items and the disputed pairs are the
- * run's work tables (work-tables.ts: read by parallel workers, dropped with the run's others); the
+ * whole index instead of the dates'. The window (when not the kept items), the named items and the
+ * disputed pairs are the run's work tables (work-tables.ts: read by parallel workers, dropped with the run's others); the
  * days are written by CREATE TABLE AS, which runs in parallel where an INSERT never does, and the
  * rule reads them (settlement_days).
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
   let items = sql`(select * from public.settlement_items
     where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
+  let kept = false;
   if (ctx.scoped) {
     await addDaysOfFindings(ctx);
     const days = await scopeDays(ctx);
-    items = (await rollKeptDays(ctx, days))
-      ? sql`(select * from recon_work.settlement_kept_items where business_date = any (${days}::date[]))`
-      : sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
+    kept = await rollKeptDays(ctx, days);
+    if (kept) await keptWindow(ctx, days);
+    items = sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
   } else {
     await analyzeStaleMatches(ctx);
   }
-  await createWorkTable(
-    ctx,
-    'settlement_window',
-    sql`select i.* from ${items} i where i.account = current_setting('recon.run_account')`,
-  );
+  if (!kept)
+    await createWorkTable(
+      ctx,
+      'settlement_window',
+      sql`select i.* from ${items} i where i.account = current_setting('recon.run_account')`,
+    );
   await createWorkTable(
     ctx,
     'settlement_named',
     sql`with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k`,
   );
-  await analyzeWorkTables(ctx, 'settlement_window', 'settlement_named');
+  await analyzeWorkTables(ctx, ...(kept ? [] : ['settlement_window' as const]), 'settlement_named');
   await createWorkTable(ctx, 'settlement_disputed', sql.raw(DISPUTED));
   await analyzeWorkTables(ctx, 'settlement_disputed');
   await exec(ctx, sql`create temp table settlement_days on commit drop as ${sql.raw(DAYS)}`);
+  if (kept) await exec(ctx, sql`drop view settlement_window`);
   if (!ctx.scoped && !ctx.dryRun) await keepWindow(ctx);
 }
 
