@@ -32,11 +32,21 @@ const ITEMS_COMMENT = sql.lit(
 export const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
   'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
 
+/**
+ * The views settlement_items is made of, and settlement_range_items, which a full run's window reads
+ * (migration 0043): the definition of an item is theirs.
+ */
+const ITEM_VIEWS = [
+  'public.settlement_items',
+  'recon_work.settlement_other_items',
+  'recon_work.settlement_ledger_payments',
+  'recon_work.settlement_range_items',
+];
+
 /** The definition of settlement_items a day was read with: a migration that changes it changes this. */
 async function viewDigest(ctx: RuleContext): Promise<string> {
-  const r = await sql<{
-    d: string;
-  }>`select md5(pg_get_viewdef('public.settlement_items'::regclass)) as d`.execute(ctx.trx);
+  const r = await sql<{ d: string }>`select md5(string_agg(pg_get_viewdef(v::regclass), ';' order by o)) as d
+    from unnest(${ITEM_VIEWS}::text[]) with ordinality as x(v, o)`.execute(ctx.trx);
   return r.rows[0]!.d;
 }
 

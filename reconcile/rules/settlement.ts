@@ -79,8 +79,11 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
  * keptWindow in settlement-kept.ts), with the items the discrepancies of those days name (named). A full run reads the items of the range's days of the run's account (the
  * window) and the named items, analyzed: the matches the view reads were written earlier in this
  * run, so that only these tables' real sizes keep the roll-forward's joins linear, and keeps them.
- * The view is read for those dates only (an index scan in each of its branches); `offset 0` keeps
- * the account's condition out of it, where the planner could drive the branches from the account's
+ * A full run over most of the history reads them from settlement_range_items (readsRangeItems),
+ * which reads each ledger payment once where settlement_items reads the paired and the unpaired ones
+ * apart, each a hash of the whole ledger, claims and provider tables (migration 0043); otherwise the
+ * view is read for those dates only (an index scan in each of its branches). `offset 0` keeps the
+ * account's condition out of it, where the planner could drive the branches from the account's
  * whole index instead of the dates'. The window (when not the kept items), the named items and the
  * disputed pairs are the run's work tables (work-tables.ts: read by parallel workers, dropped with the run's others); the
  * days are written by CREATE TABLE AS, which runs in parallel where an INSERT never does, and the
@@ -90,6 +93,7 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
   let items = sql`(select * from public.settlement_items
     where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
   let kept = false;
+  let onePass = false;
   if (ctx.scoped) {
     await addDaysOfFindings(ctx);
     const days = await scopeDays(ctx);
@@ -98,13 +102,19 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
     items = sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
   } else {
     await analyzeStaleMatches(ctx);
+    onePass = await readsRangeItems(ctx);
+    if (onePass)
+      items = sql`(select * from recon_work.settlement_range_items
+        where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
   }
+  if (onePass) await exec(ctx, sql`select set_config('parallel_tuple_cost', ${WINDOW_TUPLE_COST}, true)`);
   if (!kept)
     await createWorkTable(
       ctx,
       'settlement_window',
       sql`select i.* from ${items} i where i.account = current_setting('recon.run_account')`,
     );
+  if (onePass) await exec(ctx, sql`set local parallel_tuple_cost to default`);
   await createWorkTable(
     ctx,
     'settlement_named',
@@ -117,6 +127,36 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
   if (kept) await exec(ctx, sql`drop view settlement_window`);
   if (!ctx.scoped && !ctx.dryRun) await keepWindow(ctx);
 }
+
+/**
+ * Whether a full run's window reads settlement_range_items (migration 0043): the same rows as
+ * settlement_items with each ledger payment read once, about two thirds of the view's server CPU at
+ * 1,000,000 rows (docs/benchmarks.md §2), when two things hold:
+ * - the range holds at least half of the history's account-days (provider_transaction_days): the one
+ *   pass reads the whole ledger, claims and provider tables, where the view's branches read a short
+ *   range of a long history by their indexes (reconcile-window-cost: 3 days of two years);
+ * - the run's role sees the run's account: settlement_items asks it of each row
+ *   (`sees_every_account(current_user) or account_visible(account, current_user)`, 0034), and the
+ *   window keeps the run's account's rows only, for which it is this one question (asked inside the
+ *   statement, an InitPlan, it kept the provider's items off the parallel workers).
+ */
+async function readsRangeItems(ctx: RuleContext): Promise<boolean> {
+  const r = await sql<{ ok: boolean }>`select (public.sees_every_account(current_user)
+        or public.account_visible(current_setting('recon.run_account'), current_user))
+      and 2 * count(*) filter (where account = current_setting('recon.run_account')
+        and transaction_on between ${ctx.from}::date and ${ctx.to}::date) >= count(*) as ok
+    from public.provider_transaction_days`.execute(ctx.trx);
+  return r.rows[0]!.ok;
+}
+
+/**
+ * parallel_tuple_cost for a full run's window: priced at the default 0.1 a row passed to the
+ * leader, the planner reads the provider's items in the leader alone, beside one Gather for the
+ * ledger's, where the statement's leader receives every row to write it anyway; at 0.01 every
+ * branch is read under one Gather by the workers and the leader (a Parallel Append): 6.2-7.5 s
+ * against 12.2-14.2 s at 1,000,000 rows, load 8-10 (docs/benchmarks.md §2).
+ */
+const WINDOW_TUPLE_COST = '0.01';
 
 /**
  * The view joins the claims: a first run of a range has just written most of them, in this

@@ -7,7 +7,7 @@ import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createLimitedAnalyst, dropAnalystLogin } from '../support/limited-analyst.ts';
 import { loadMerchantView } from '../support/load-merchant-view.ts';
-import { insertLedger, insertLoad, insertReturns, insertTransactions } from '../support/recon-rows.ts';
+import { addOddSettlementRows } from '../support/settlement-odd-rows.ts';
 
 /**
  * Migration 0037 rewrites settlement_items' provider branch as joins and makes the visibility
@@ -23,66 +23,12 @@ const ACCOUNTS = ['ca-main', 'us-main'];
 const MIGRATION = '0037_settlement_items_in_parallel';
 const BEFORE = '0036_loader_notes_its_keys';
 
-/** Rows the sandbox does not make: unknown type, pending, a re-debit of a returned payin, unpaired ledger entries. */
-async function addOddRows(account: string, day: string): Promise<void> {
-  const load = await insertLoad(h.db, 'report-transactions', account);
-  const at = { account, transaction_on: day, transaction_at: `${day}T15:00:00Z` };
-  await insertTransactions(h.db, load, [
-    { ...at, transaction_id: `${account}-unknown`, transaction_type: null, raw_transaction_type: '7' },
-    { ...at, transaction_id: `${account}-pending`, status: 'PENDING', raw_status: 'PENDING' },
-    // The first payin of R-1 is returned on the day; the second, a day later, is its re-debit; a payout
-    // with the same merchant transaction id stays a payout.
-    { ...at, transaction_id: `${account}-first`, merchant_transaction_id: `${account}-R-1` },
-    {
-      ...at,
-      transaction_id: `${account}-again`,
-      merchant_transaction_id: `${account}-R-1`,
-      transaction_on: '2026-12-29',
-    },
-    {
-      ...at,
-      transaction_id: `${account}-payout`,
-      merchant_transaction_id: `${account}-R-1`,
-      transaction_type: 'CREDIT',
-      raw_transaction_type: 'CREDIT',
-      transaction_on: '2026-12-29',
-    },
-  ]);
-  await insertReturns(h.db, await insertLoad(h.db, 'report-returns', account), [
-    {
-      account,
-      return_transaction_id: `${account}-ret`,
-      original_transaction_id: `${account}-first`,
-      returned_on: day,
-    },
-  ]);
-  await insertLedger(h.db, [
-    { account, merchant_transaction_id: `M-${account}-pending`, transaction_id: `${account}-pending` },
-    { account, merchant_transaction_id: `${account}-L-alone`, booked_at: `${day}T18:00:00Z` },
-    {
-      account,
-      merchant_transaction_id: `${account}-L-return`,
-      transaction_type: 'RETURN',
-      original_merchant_transaction_id: `${account}-L-alone`,
-      booked_at: `${day}T19:00:00Z`,
-    },
-    {
-      account,
-      merchant_transaction_id: `${account}-L-adj`,
-      transaction_type: 'ADJUSTMENT',
-      amount_cents: -300,
-      transaction_id: `${account}-first`,
-      booked_at: `${day}T20:00:00Z`,
-    },
-  ]);
-}
-
 beforeAll(async () => {
   h = await createTestDatabase();
   const view = deriveMerchantView({ seed: 4242, transactions: 300, from: '2026-12-20', to: '2027-01-03' });
   for (const account of ACCOUNTS) {
     await loadMerchantView(h.db, view, { account });
-    await addOddRows(account, '2026-12-28');
+    await addOddSettlementRows(h.db, account, '2026-12-28');
     await reconcileRange(h.db, { ...view.range, now: view.asOf, account });
   }
   await createLimitedAnalyst(h.db, LOGIN, ['ca-main']);
