@@ -93,7 +93,6 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
   let items = sql`(select * from public.settlement_items
     where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
   let kept = false;
-  let onePass = false;
   if (ctx.scoped) {
     await addDaysOfFindings(ctx);
     const days = await scopeDays(ctx);
@@ -102,19 +101,16 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
     items = sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
   } else {
     await analyzeStaleMatches(ctx);
-    onePass = await readsRangeItems(ctx);
-    if (onePass)
+    if (await readsRangeItems(ctx))
       items = sql`(select * from recon_work.settlement_range_items
         where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
   }
-  if (onePass) await exec(ctx, sql`select set_config('parallel_tuple_cost', ${WINDOW_TUPLE_COST}, true)`);
   if (!kept)
     await createWorkTable(
       ctx,
       'settlement_window',
       sql`select i.* from ${items} i where i.account = current_setting('recon.run_account')`,
     );
-  if (onePass) await exec(ctx, sql`set local parallel_tuple_cost to default`);
   await createWorkTable(
     ctx,
     'settlement_named',
@@ -139,6 +135,8 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
  *   (`sees_every_account(current_user) or account_visible(account, current_user)`, 0034), and the
  *   window keeps the run's account's rows only, for which it is this one question (asked inside the
  *   statement, an InitPlan, it kept the provider's items off the parallel workers).
+ * Every branch then runs under one Gather (a Parallel Append) at the run's parallel_tuple_cost (0.01,
+ * reconcile-range.ts): at the server's default 0.1 the provider's items were read in the leader alone.
  */
 async function readsRangeItems(ctx: RuleContext): Promise<boolean> {
   const r = await sql<{ ok: boolean }>`select (public.sees_every_account(current_user)
@@ -148,15 +146,6 @@ async function readsRangeItems(ctx: RuleContext): Promise<boolean> {
     from public.provider_transaction_days`.execute(ctx.trx);
   return r.rows[0]!.ok;
 }
-
-/**
- * parallel_tuple_cost for a full run's window: priced at the default 0.1 a row passed to the
- * leader, the planner reads the provider's items in the leader alone, beside one Gather for the
- * ledger's, where the statement's leader receives every row to write it anyway; at 0.01 every
- * branch is read under one Gather by the workers and the leader (a Parallel Append): 6.2-7.5 s
- * against 12.2-14.2 s at 1,000,000 rows, load 8-10 (docs/benchmarks.md §2).
- */
-const WINDOW_TUPLE_COST = '0.01';
 
 /**
  * The view joins the claims: a first run of a range has just written most of them, in this
