@@ -2,12 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createMigrator } from '../../db/migrate.ts';
-import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { createLimitedAnalyst, dropAnalystLogin } from '../support/limited-analyst.ts';
-import { loadMerchantView } from '../support/load-merchant-view.ts';
-import { addOddSettlementRows } from '../support/settlement-odd-rows.ts';
+import { dropAnalystLogin } from '../support/limited-analyst.ts';
+import { createOddSettlementWarehouse } from '../support/settlement-odd-rows.ts';
 
 /**
  * Migration 0037 rewrites settlement_items' provider branch as joins and makes the visibility
@@ -19,19 +15,11 @@ import { addOddSettlementRows } from '../support/settlement-odd-rows.ts';
 
 let h: DatabaseHandle;
 const LOGIN = `ana_items_${process.pid}`;
-const ACCOUNTS = ['ca-main', 'us-main'];
 const MIGRATION = '0037_settlement_items_in_parallel';
 const BEFORE = '0036_loader_notes_its_keys';
 
 beforeAll(async () => {
-  h = await createTestDatabase();
-  const view = deriveMerchantView({ seed: 4242, transactions: 300, from: '2026-12-20', to: '2027-01-03' });
-  for (const account of ACCOUNTS) {
-    await loadMerchantView(h.db, view, { account });
-    await addOddSettlementRows(h.db, account, '2026-12-28');
-    await reconcileRange(h.db, { ...view.range, now: view.asOf, account });
-  }
-  await createLimitedAnalyst(h.db, LOGIN, ['ca-main']);
+  h = await createOddSettlementWarehouse(4242, LOGIN);
 });
 afterAll(async () => {
   await dropAnalystLogin(h.db, LOGIN);

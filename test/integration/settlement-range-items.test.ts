@@ -2,13 +2,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createMigrator } from '../../db/migrate.ts';
-import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { createLimitedAnalyst, dropAnalystLogin } from '../support/limited-analyst.ts';
-import { loadMerchantView } from '../support/load-merchant-view.ts';
+import { dropAnalystLogin } from '../support/limited-analyst.ts';
 import { insertLedger } from '../support/recon-rows.ts';
-import { addOddSettlementRows } from '../support/settlement-odd-rows.ts';
+import { createOddSettlementWarehouse, ODD_RANGE } from '../support/settlement-odd-rows.ts';
 
 /**
  * Migration 0043: settlement_items takes the ledger's paired and unpaired payments from one view of
@@ -20,20 +16,12 @@ import { addOddSettlementRows } from '../support/settlement-odd-rows.ts';
 
 let h: DatabaseHandle;
 const LOGIN = `ana_range_${process.pid}`;
-const ACCOUNTS = ['ca-main', 'us-main'];
 const MIGRATION = '0043_settlement_ledger_payments_once';
 const BEFORE = '0042_provider_indexes_cheaper_forms';
-const RANGE = { from: '2026-12-20', to: '2027-01-03' };
+const RANGE = ODD_RANGE;
 
 beforeAll(async () => {
-  h = await createTestDatabase();
-  const view = deriveMerchantView({ seed: 4343, transactions: 300, ...RANGE });
-  for (const account of ACCOUNTS) {
-    await loadMerchantView(h.db, view, { account });
-    await addOddSettlementRows(h.db, account, '2026-12-28');
-    await reconcileRange(h.db, { ...view.range, now: view.asOf, account });
-  }
-  await createLimitedAnalyst(h.db, LOGIN, ['ca-main']);
+  h = await createOddSettlementWarehouse(4343, LOGIN);
 });
 afterAll(async () => {
   await dropAnalystLogin(h.db, LOGIN);

@@ -1,6 +1,31 @@
 import type { Kysely } from 'kysely';
+import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Database } from '../../db/database.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
+import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
+import { createTestDatabase } from './database.ts';
+import { createLimitedAnalyst } from './limited-analyst.ts';
+import { loadMerchantView } from './load-merchant-view.ts';
 import { insertLedger, insertLoad, insertReturns, insertTransactions } from './recon-rows.ts';
+
+/** The days of the odd settlement warehouse's history. */
+export const ODD_RANGE = { from: '2026-12-20', to: '2027-01-03' } as const;
+
+/**
+ * A new test database with two accounts (ca-main, us-main) of sandbox history over ODD_RANGE, each
+ * with the odd rows on 2026-12-28 and reconciled, and `login`, an analyst limited to ca-main.
+ */
+export async function createOddSettlementWarehouse(seed: number, login: string): Promise<DatabaseHandle> {
+  const h = await createTestDatabase();
+  const view = deriveMerchantView({ seed, transactions: 300, ...ODD_RANGE });
+  for (const account of ['ca-main', 'us-main']) {
+    await loadMerchantView(h.db, view, { account });
+    await addOddSettlementRows(h.db, account, '2026-12-28');
+    await reconcileRange(h.db, { ...view.range, now: view.asOf, account });
+  }
+  await createLimitedAnalyst(h.db, login, ['ca-main']);
+  return h;
+}
 
 /** Rows the sandbox does not make: unknown type, pending, a re-debit of a returned payin, unpaired ledger entries. */
 export async function addOddSettlementRows(
