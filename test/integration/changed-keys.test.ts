@@ -2,12 +2,13 @@ import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../ingest/load/load-report.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { useTestDatabase } from '../support/database.ts';
 import {
   bytesOf,
   fakeParser,
   legacyTransaction,
+  legacyType5File,
+  legacyType5Request,
   reportRequest,
   returnRecord,
   transaction,
@@ -43,27 +44,18 @@ async function noted(): Promise<{ t: number; m: number; r: number }> {
 }
 
 const legacyFile = (ids: readonly number[], amount = (i: number) => 300 + i) =>
-  bytesOf(
-    ids
-      .map((i) =>
-        legacyTransactionLine(
-          legacyTransaction({
-            transaction_id: `L${i}`,
-            merchant_transaction_id: `LM${i}`,
-            amount_cents: amount(i),
-          }),
-          LEGACY_DEFAULT_FIELDS['5'],
-        ),
-      )
-      .join(''),
+  legacyType5File(
+    ids.map((i) =>
+      legacyTransaction({
+        transaction_id: `L${i}`,
+        merchant_transaction_id: `LM${i}`,
+        amount_cents: amount(i),
+      }),
+    ),
   );
 
 const legacyLoad = (file: ReturnType<typeof bytesOf>) =>
-  loadReport(
-    h,
-    reportRequest({ source: 'legacy-transactions', format: 'legacy', queryType: '5', batchRows: 3 }),
-    file,
-  );
+  loadReport(h, legacyType5Request({ batchRows: 3 }), file);
 
 const keysOf = (prefix: string, ids: readonly number[]) =>
   ids.flatMap((i) => [`merchant_transaction_id=${prefix}M${i}`, `transaction_id=${prefix}${i}`]).sort();

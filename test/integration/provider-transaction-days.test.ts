@@ -2,13 +2,14 @@ import { sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseAccountName } from '../../domain/account-name.ts';
 import { loadReport } from '../../ingest/load/load-report.ts';
-import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { overviewRange } from '../../workbench/queries/overview.ts';
 import { useTestDatabase } from '../support/database.ts';
 import {
   bytesOf,
   fakeParser,
   legacyTransaction,
+  legacyType5File,
+  legacyType5Request,
   reportRequest,
   transaction,
 } from '../support/ingest-records.ts';
@@ -35,29 +36,20 @@ async function days(): Promise<{ kept: string[]; actual: string[] }> {
 }
 
 const legacyFile = (rows: readonly [number, string][]) =>
-  bytesOf(
-    rows
-      .map(([i, on]) =>
-        legacyTransactionLine(
-          legacyTransaction({
-            transaction_id: `L${i}`,
-            merchant_transaction_id: `LM${i}`,
-            transaction_on: on,
-            transaction_at: `${on}T15:00:00Z`,
-            amount_cents: 300 + i,
-          }),
-          LEGACY_DEFAULT_FIELDS['5'],
-        ),
-      )
-      .join(''),
+  legacyType5File(
+    rows.map(([i, on]) =>
+      legacyTransaction({
+        transaction_id: `L${i}`,
+        merchant_transaction_id: `LM${i}`,
+        transaction_on: on,
+        transaction_at: `${on}T15:00:00Z`,
+        amount_cents: 300 + i,
+      }),
+    ),
   );
 
 const legacyLoad = (file: ReturnType<typeof bytesOf>) =>
-  loadReport(
-    h,
-    reportRequest({ source: 'legacy-transactions', format: 'legacy', queryType: '5', batchRows: 2 }),
-    file,
-  );
+  loadReport(h, legacyType5Request({ batchRows: 2 }), file);
 
 describe('provider_transaction_days', () => {
   it("a legacy load's COPYs note their days, and a restated row moved to another day moves its day", async () => {

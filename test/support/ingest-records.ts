@@ -10,6 +10,7 @@ import type {
 } from '../../domain/records.ts';
 import type { Db } from '../../db/database.ts';
 import type { LoadRequest } from '../../ingest/load/load-report.ts';
+import { LEGACY_DEFAULT_FIELDS, legacyTransactionLine } from '../../sandbox/formats/legacy-csv.ts';
 import { sql } from 'kysely';
 
 /** Hand-made normalised records for loader tests (what a parser would yield). */
@@ -187,6 +188,14 @@ export const reportRequest = (over: Partial<LoadRequest> = {}): LoadRequest => (
 });
 
 export const bytesOf = (text: string) => Readable.from([Buffer.from(text)]);
+
+/** A legacy type 5 file (the default fields) of `records`, a line each. */
+export const legacyType5File = (records: readonly LegacyTransactionRecord[]) =>
+  bytesOf(records.map((r) => legacyTransactionLine(r, LEGACY_DEFAULT_FIELDS['5'])).join(''));
+
+/** A load of a legacy type 5 transactions file; `over` changes any field. */
+export const legacyType5Request = (over: Partial<LoadRequest> = {}): LoadRequest =>
+  reportRequest({ source: 'legacy-transactions', format: 'legacy', queryType: '5', ...over });
 
 export const WAREHOUSE_TABLES = [
   'provider_transactions',
