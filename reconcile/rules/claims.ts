@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { manualItemJoin } from './manual-matches.ts';
+import { rangeHoldsMostOfHistory } from './scope.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { analyzeWorkTables, createWorkTable } from './work-tables.ts';
@@ -99,12 +100,20 @@ export async function claimTransactions(
 async function wantClaims(ctx: RuleContext): Promise<void> {
   // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body;
   // a history that says both a final success and a failure contradicts itself, whichever came last.
-  // The scope as a semi join (its transaction ids are distinct): the planner hashes the scope's narrow
+  // Otherwise the scope as a semi join (its transaction ids are distinct): the planner hashes the scope's narrow
   // ids instead of the notifications' bodies (3.4-3.5 s against 3.8-3.9 s of server CPU at 1,000,000
   // rows, the same rows). The window is ordered as `distinct on` is, over the whole partition (the
   // aggregates do not depend on the order): the workers sort by the full key once, where a window
   // by transaction alone had them sort by it and the leader sort each transaction's bodies again
   // (an incremental sort above the window; 2.95 s against 3.27 s of server CPU at 1,000,000 rows).
+  // A full run over most of the history (rangeHoldsMostOfHistory) reads every transaction notification
+  // of the account, not only the scope's: in transaction order from notifications_txn_idx, each transaction's few bodies sorted
+  // apart (an incremental sort), where the semi join with the scope had the workers sort every body by
+  // the full key (2.8-3.05 s against 3.25-3.57 s of server CPU at 1,000,000 rows, alternated, issue 30).
+  // facts joins want_nm by target, so the others' rows are read by nobody.
+  const inScope = (await rangeHoldsMostOfHistory(ctx))
+    ? sql``
+    : sql`and n.transaction_id in (select transaction_id from scope_p)`;
   await createWorkTable(
     ctx,
     'want_nm',
@@ -114,7 +123,7 @@ async function wantClaims(ctx: RuleContext): Promise<void> {
         bool_or(n.status in ('REJECTED','FAILED')) over w as any_failed,
         n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
       from notifications n
-      where n.kind = 'transaction' and n.transaction_id in (select transaction_id from scope_p)
+      where n.kind = 'transaction' ${inScope}
       window w as (partition by n.transaction_id order by n.received_at desc, n.notification_id desc
         rows between unbounded preceding and unbounded following)
       order by n.transaction_id, n.received_at desc, n.notification_id desc`,

@@ -74,6 +74,24 @@ async function fillRangeScope(ctx: RuleContext): Promise<void> {
 }
 
 /**
+ * Whether a full run's range holds at least half of the history's account-days
+ * (provider_transaction_days, kept exact by every write): then a statement may read a whole table of
+ * the account once, by its order or in parallel, where restricting it to the scope cost more than the
+ * rows it leaves out (the latest notifications: claims.ts). A short range of a long history reads its
+ * rows by their indexes instead (reconcile-window-cost: 3 days of two years). A run over changed keys
+ * never does.
+ */
+export async function rangeHoldsMostOfHistory(ctx: RuleContext): Promise<boolean> {
+  if (ctx.scoped) return false;
+  const r = await sql<{
+    most: boolean;
+  }>`select 2 * count(*) filter (where account = current_setting('recon.run_account')
+      and transaction_on between ${ctx.from}::date and ${ctx.to}::date) >= count(*) as most
+    from public.provider_transaction_days`.execute(ctx.trx);
+  return r.rows[0]!.most;
+}
+
+/**
  * The duplicate groups of the scope's merchant transaction ids, ranked: rank 1 claims the ledger
  * entry, the others are duplicates.
  */

@@ -1,0 +1,80 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { reconcileRange } from '../../reconcile/reconcile-range.ts';
+import type { Rule } from '../../reconcile/rules/rule.ts';
+import { RULES } from '../../reconcile/rules/run-rules.ts';
+import { createTestDatabase } from '../support/database.ts';
+import {
+  insertLedger,
+  insertLoad,
+  insertTransactions,
+  storeTestNotification,
+} from '../support/recon-rows.ts';
+
+/**
+ * The latest notifications (want_nm, reconcile/rules/claims.ts) of a full run: over most of the
+ * history they are read for every transaction of the account, in the notifications' index order;
+ * over a short range of a longer history, for the scope's transactions only.
+ */
+
+let h: DatabaseHandle;
+const DAYS = ['2026-03-02', '2026-03-05', '2026-03-06'];
+beforeAll(async () => {
+  h = await createTestDatabase();
+  const load = await insertLoad(h.db, 'report-transactions');
+  const ids = DAYS.map((_, i) => `T-${i + 1}`);
+  await insertTransactions(
+    h.db,
+    load,
+    ids.map((id, i) => ({
+      transaction_id: id,
+      transaction_on: DAYS[i]!,
+      transaction_at: `${DAYS[i]}T15:00:00Z`,
+    })),
+  );
+  await insertLedger(
+    h.db,
+    ids.map((id, i) => ({ merchant_transaction_id: `M-${id}`, booked_at: `${DAYS[i]}T15:00:01Z` })),
+  );
+  for (const [i, id] of ids.entries())
+    await storeTestNotification(h.db, id, `M-${id}`, {}, `${DAYS[i]}T15:00:05Z`);
+});
+afterAll(async () => h.close());
+
+/** A rule that reports, as a finding, how many transactions the run's want_nm holds while the run reads it. */
+const wantProbe: Rule = {
+  name: 'test_want_nm_probe',
+  rule: 'test_want_nm_probe',
+  kinds: ['amount_mismatch'],
+  reads: { from: () => `(select count(*) as n from want_nm) x`, anchor: 'transaction' },
+  when: () => 'true',
+  select: () => ({ discrepancy_key: `'test_want_nm_probe:' || x.n`, business_date: `'2026-03-02'::date` }),
+};
+
+async function probed(from: string, to: string, now: string): Promise<string[]> {
+  await reconcileRange(h.db, { from, to, now, full: true }, [...RULES, wantProbe]);
+  const found = await sql<{ discrepancy_key: string }>`select discrepancy_key from discrepancies
+    where rule = 'test_want_nm_probe' and last_seen_at = ${now}::timestamptz`.execute(h.db);
+  return found.rows.map((r) => r.discrepancy_key);
+}
+
+describe("a full run's latest notifications", () => {
+  it("over most of the history: every transaction notification of the account, the scope's claimed", async () => {
+    // Two of the history's three days: T-3's notification is read too, and claims nothing.
+    expect(await probed('2026-03-02', '2026-03-05', '2026-03-20T12:00:00Z')).toEqual([
+      'test_want_nm_probe:3',
+    ]);
+    const claims = await sql<{
+      target_id: string;
+    }>`select target_id from notification_matches order by 1`.execute(h.db);
+    expect(claims.rows.map((r) => r.target_id)).toEqual(['T-1', 'T-2']);
+  });
+
+  it("over a short range of a longer history: the scope's only", async () => {
+    // One day of three.
+    expect(await probed('2026-03-06', '2026-03-06', '2026-03-21T12:00:00Z')).toEqual([
+      'test_want_nm_probe:1',
+    ]);
+  });
+});
