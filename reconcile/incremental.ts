@@ -122,8 +122,8 @@ function unseenDiscrepancies(ctx: RuleContext): RawBuilder<unknown> {
 }
 
 /**
- * After the lifecycle: every run but a reused one records its dates' state and drops the changes no
- * date needs any more.
+ * After the lifecycle: every run but a reused one records its dates' state; the changes no date
+ * needs any more are dropped at the run's end (reconcile/seen-changes.ts).
  */
 export async function finishMatching(
   ctx: RuleContext,
@@ -145,12 +145,6 @@ export async function finishMatching(
         stuck = excluded.stuck, seen = excluded.seen, run_id = excluded.run_id, matched_at = now()`,
   );
   await exec(ctx, sql`delete from recon_work.matched_days where business_date < ${keptFrom}`);
-  // A change every kept date's snapshot saw is needed by no run: its writer ended before them all.
-  await exec(
-    ctx,
-    sql`delete from recon_work.changed_keys
-      where change_xid < (select min(pg_snapshot_xmin(seen)) from recon_work.matched_days)`,
-  );
 }
 
 /**

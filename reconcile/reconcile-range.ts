@@ -19,6 +19,7 @@ import {
   scopeCondition,
 } from './incremental.ts';
 import { RULES } from './rules/run-rules.ts';
+import { dropSeenChanges } from './seen-changes.ts';
 import type { Rule } from './rules/rule.ts';
 import type { RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
@@ -211,6 +212,8 @@ export async function reconcileRange(
       .set({ summary: JSON.stringify(summary), finished_at: sql<string>`clock_timestamp()` })
       .where('run_id', '=', run.run_id)
       .execute();
+    // Last, so that a change log truncated stays locked only until the commit.
+    if (how.scope !== 'reused') await dropSeenChanges(trx);
     await endAccountScope(trx);
     return summary;
   });
