@@ -23,6 +23,6 @@ COPY workbench ./workbench
 COPY sandbox ./sandbox
 COPY tsconfig.json ./
 USER node
-# Same V8 young-generation size as the bin/recon.ts shebang: keeps bulk loads under 300 MB RSS.
-ENTRYPOINT ["node", "--max-semi-space-size=16", "bin/recon.ts"]
+# Same V8 young-generation size as the bin/recon.mjs shebang: keeps bulk loads under 300 MB RSS.
+ENTRYPOINT ["node", "--max-semi-space-size=16", "bin/recon.mjs"]
 CMD ["worker"]

@@ -12,7 +12,7 @@ import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 const run = promisify(execFile);
 const PSQL = '/usr/bin/psql';
 const PGLOADER = '/usr/bin/pgloader';
-const CHILD = fileURLToPath(new URL('./load-child.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('./load-child.mjs', import.meta.url));
 
 export async function timed<T>(body: () => Promise<T>): Promise<{ value: T; seconds: number }> {
   const start = process.hrtime.bigint();
@@ -33,7 +33,7 @@ export async function loadInChild(
   onSpawn?: (pid: number | undefined) => void,
 ) {
   return new Promise<{ summary: LoadSummary; maxRssKiB: number; cpuSeconds: number }>((resolve, reject) => {
-    // The same V8 flag as bin/recon.ts (its shebang), so that the child's peak RSS is recon import's.
+    // The same V8 flag as bin/recon.mjs (its shebang), so that the child's peak RSS is recon import's.
     const child = spawn(
       process.execPath,
       ['--max-semi-space-size=16', CHILD, url, source, format, queryType, file],

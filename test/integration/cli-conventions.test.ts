@@ -11,7 +11,7 @@ import { createTestDatabase } from '../support/database.ts';
 import { recon as runRecon, type ReconRun, ROOT } from '../support/recon-process.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
-// The conventions of docs/reference.md ("Exit codes and errors"), checked as a user meets them: `node bin/recon.ts ...` as a
+// The conventions of docs/reference.md ("Exit codes and errors"), checked as a user meets them: `node bin/recon.mjs ...` as a
 // child process, its exit code and its stderr. A usage error is exactly two lines: "recon: <what>" and
 // "see recon <command> --help".
 

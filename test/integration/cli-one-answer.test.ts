@@ -6,7 +6,7 @@ import { isAlive } from '../../db/embedded-warehouse.ts';
 import { recon as runRecon, spawnRecon, type ReconRun, ROOT } from '../support/recon-process.ts';
 
 // One answer to the same question everywhere (issue 28, section 3), as a user meets it: real
-// `node bin/recon.ts` processes on the embedded default (no DATABASE_URL), a data directory of their
+// `node bin/recon.mjs` processes on the embedded default (no DATABASE_URL), a data directory of their
 // own, real postmasters (every one stopped in afterAll).
 
 const BAD_ROWS = join(ROOT, 'test/fixtures/legacy/type5-bad-rows.csv');

@@ -8,7 +8,7 @@ import { isAlive } from '../../db/embedded-warehouse.ts';
 import { withDatabase } from '../global-setup.ts';
 import { recon as runRecon, spawnRecon, type ReconRun, ROOT } from '../support/recon-process.ts';
 
-// `recon warehouse` and the embedded warehouse as a user meets them: real `node bin/recon.ts`
+// `recon warehouse` and the embedded warehouse as a user meets them: real `node bin/recon.mjs`
 // processes on a data directory of their own, real postmasters (every one stopped in afterAll).
 
 const FIXTURE = join(ROOT, 'test/fixtures/report/transactions-and-returns.json');

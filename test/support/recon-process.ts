@@ -1,5 +1,5 @@
 /**
- * `node bin/recon.ts ...` as a user runs it: spawned, so that a test can crash or stall the server
+ * `node bin/recon.mjs ...` as a user runs it: spawned, so that a test can crash or stall the server
  * while the command runs, and read its exit code, stdout and stderr. Every test and benchmark that
  * runs the command starts it here.
  */
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const RECON_BIN = fileURLToPath(new URL('../../bin/recon.ts', import.meta.url));
+export const RECON_BIN = fileURLToPath(new URL('../../bin/recon.mjs', import.meta.url));
 
 export interface ReconRun {
   readonly code: number;
@@ -45,7 +45,7 @@ export interface ReconSpawnOptions {
 }
 
 /**
- * Starts `node bin/recon.ts ARGS` with only PATH, DATABASE_URL (unless undefined), RECON_ENVIRONMENT
+ * Starts `node bin/recon.mjs ARGS` with only PATH, DATABASE_URL (unless undefined), RECON_ENVIRONMENT
  * staging and a RECON_DATA_DIR that does not exist, then `env` on top (a variable set to undefined is
  * left out).
  */

@@ -238,7 +238,7 @@ describe('recon worker with RECON_ACCOUNTS_FILE', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'recon-worker-accounts-'));
     const child = spawn(
       process.execPath,
-      [fileURLToPath(new URL('../../bin/recon.ts', import.meta.url)), 'worker'],
+      [fileURLToPath(new URL('../../bin/recon.mjs', import.meta.url)), 'worker'],
       {
         cwd,
         stdio: ['ignore', 'pipe', 'pipe'],

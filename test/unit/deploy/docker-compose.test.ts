@@ -89,7 +89,7 @@ describe('Dockerfile', () => {
   it('runs the recon command on Node 24 as a non-root user, the worker by default', () => {
     expect(dockerfile).toMatch(/^FROM node:24-slim$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=16", "bin\/recon.ts"\]$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=16", "bin\/recon.mjs"\]$/m);
     expect(dockerfile).toMatch(/^CMD \["worker"\]$/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
   });

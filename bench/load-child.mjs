@@ -1,9 +1,9 @@
+// JavaScript, as bin/recon.mjs is: Node strips no types for its entry point, and so does not load its
+// type stripper at each start (docs/benchmarks.md, section 3).
 import { createReadStream } from 'node:fs';
 import { enableCompileCache } from 'node:module';
-import type { DatabaseHandle } from '../db/connect.ts';
-import type { ReportFormat, Source } from '../domain/records.ts';
 
-// As bin/recon.ts starts: with the compile cache, before the loader's modules load.
+// As bin/recon.mjs starts: with the compile cache, before the loader's modules load.
 enableCompileCache(new URL('../.cache/node-compile-cache', import.meta.url).pathname);
 const { createDatabase, createPool } = await import('../db/connect.ts');
 const { loadReport } = await import('../ingest/load/load-report.ts');
@@ -13,16 +13,10 @@ const { loadReport } = await import('../ingest/load/load-report.ts');
  * argv: DATABASE_URL SOURCE FORMAT QUERY_TYPE FILE. Prints {summary, maxRssKiB, cpuSeconds} as JSON
  * (cpuSeconds: the process's user + system CPU, startup included, as `recon import` spends it).
  */
-const [url, source, format, queryType, file] = process.argv.slice(2) as [
-  string,
-  Source,
-  ReportFormat,
-  string,
-  string,
-];
+const [url, source, format, queryType, file] = process.argv.slice(2);
 const pool = createPool(url, 6);
 const db = createDatabase(pool);
-const handle: DatabaseHandle = { db, pool, connectionString: url, close: () => db.destroy() };
+const handle = { db, pool, connectionString: url, close: () => db.destroy() };
 try {
   const summary = await loadReport(
     handle,
