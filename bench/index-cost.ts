@@ -126,6 +126,8 @@ interface Measure {
   readonly backend?: ScheduleSplit | null;
   /** What the load's backend waited for off a CPU (wait-events.ts). */
   readonly waits?: string;
+  /** The WAL the server wrote during the load, bytes (the whole server's: nothing else runs then). */
+  readonly walBytes?: number;
 }
 
 function median(xs: readonly number[]): number {
@@ -138,6 +140,8 @@ function spread(xs: readonly number[], digits = 2, unit = ' s'): string {
   if (xs.length === 1) return `${f(xs[0]!)}${unit}`;
   return `${f(median(xs))}${unit} (${f(Math.min(...xs))}–${f(Math.max(...xs))} over ${xs.length} runs)`;
 }
+const mib = (bytes: number | undefined) =>
+  bytes === undefined ? '?' : `${(bytes / 1048576).toFixed(0)} MiB`;
 const cpus = (ms: readonly Measure[]) => ms.flatMap((m) => (m.cpu === null ? [] : [m.cpu]));
 const cpuNote = (ms: readonly Measure[]) => (cpus(ms).length === 0 ? '' : `server CPU ${spread(cpus(ms))}`);
 /** The ratios a / b taken within each round (the same minutes of the shared machine), wall and server CPU. */
@@ -149,9 +153,10 @@ function ratios(a: readonly Measure[], b: readonly Measure[]): string {
 const nodeNote = (ms: readonly Measure[]) => {
   const xs = ms.flatMap((m) => (m.nodeCpu === undefined ? [] : [m.nodeCpu]));
   const load = ms.flatMap((m) => (m.loadSeconds === undefined ? [] : [m.loadSeconds]));
+  const wal = ms.flatMap((m) => (m.walBytes === undefined ? [] : [m.walBytes / 1048576]));
   return xs.length === 0
     ? ''
-    : `; the loader's own CPU ${spread(xs)}; the load itself (without the process's start) ${spread(load)}`;
+    : `; the loader's own CPU ${spread(xs)}; the load itself (without the process's start) ${spread(load)}; WAL ${spread(wal, 0, ' MiB')}`;
 };
 /**
  * Where the wall time of the load's backend and of the loader's main thread went, over the rounds:
@@ -205,10 +210,12 @@ function measurer(ctx: BenchContext, file: string) {
   const files: { table: string; cols: string; csv: string }[] = [];
   const out = {
     rows: 0,
-    async load(label: string, prepare: string[]) {
+    async load(label: string, prepare: string[], warm = true) {
       const url = await ctx.newDatabase();
-      for (const s of [...NO_AUTOVACUUM, ...prepare]) await runStatement(url, s);
+      for (const s of [...NO_AUTOVACUUM, ...prepare, ...(warm ? [CHECKPOINT] : [])])
+        await runStatement(url, s);
       server = await serverCpuReader(url);
+      const wal0 = await walPosition(url);
       ctx.log(`loading with the loader, ${label}`);
       let nodeCpu = 0;
       let loadSeconds = 0;
@@ -226,6 +233,7 @@ function measurer(ctx: BenchContext, file: string) {
       });
       const split = watch?.stop(pid);
       return {
+        walBytes: await walBytesSince(url, wal0),
         waits: await waits.stop(),
         url,
         ...m,
@@ -250,7 +258,8 @@ function measurer(ctx: BenchContext, file: string) {
         url,
         `insert into loads (source, environment, origin, format) values ('legacy-transactions', 'staging', 'direct', 'legacy')`,
       );
-      for (const s of [...prepare, ...(into('x') === 'x' ? NO_AUTOVACUUM : [])]) await runStatement(url, s);
+      for (const s of [...prepare, ...(into('x') === 'x' ? NO_AUTOVACUUM : []), CHECKPOINT])
+        await runStatement(url, s);
       ctx.log(`\\copy: ${label}`);
       return measured(cpu, async () => {
         for (const f of files) await psql(url, `\\copy ${into(f.table)} (${f.cols}) from '${f.csv}' csv`);
@@ -258,6 +267,38 @@ function measurer(ctx: BenchContext, file: string) {
     },
   };
   return out;
+}
+
+/**
+ * Before each measured load and \`\copy\`: a running server has recycled the WAL segments of its
+ * earlier writes at its checkpoints (at least every checkpoint_timeout), so a load writes into
+ * segments that exist; a new server creates and zero-fills each segment the first time (WalInitWrite,
+ * WalInitSync), which the bench's first load pays and prints apart (docs/benchmarks.md, section 3).
+ */
+const CHECKPOINT = 'checkpoint';
+
+async function walPosition(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
+  } finally {
+    await client.end();
+  }
+}
+
+async function walBytesSince(url: string, lsn: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: string }>(
+      'select pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text as n',
+      [lsn],
+    );
+    return Number(r.rows[0]!.n);
+  } finally {
+    await client.end();
+  }
 }
 
 const BARE_TABLES = TABLES.map(
@@ -269,12 +310,7 @@ const BARE_TABLES = TABLES.map(
  * `targetOnly`, the loader and the bare `\copy` alone (the target's two figures: what a 10,000,000-line
  * run can afford).
  */
-async function rounds(
-  m: ReturnType<typeof measurer>,
-  first: Measure,
-  repeat: number,
-  targetOnly: boolean,
-): Promise<Rounds> {
+async function rounds(m: ReturnType<typeof measurer>, repeat: number, targetOnly: boolean): Promise<Rounds> {
   const r: Rounds = {
     loader: [],
     loaderNoCapture: [],
@@ -285,7 +321,7 @@ async function rounds(
     loads: [],
   };
   for (let round = 0; round < repeat; round++) {
-    r.loader.push(round === 0 ? first : await m.load('indexes as migrated', []));
+    r.loader.push(await m.load('indexes as migrated', []));
     for (const f of FORMS_ASKED) r.forms[f]!.push(await m.load(`indexes as ${f}`, formStatements(f)));
     if (!targetOnly) r.loaderNoCapture.push(await m.load('without the change-capture triggers', NO_CAPTURE));
     r.bare.push(await m.copy('bare UNLOGGED tables', BARE_TABLES, (t) => `bench_${t}`));
@@ -312,17 +348,18 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
   ctx.log(`generating ${ctx.rows} legacy type 5 rows`);
   await generateLegacyType5(file, ctx.rows);
   const m = measurer(ctx, file);
-  const first = await m.load('indexes as migrated', []);
+  // The new server's first load: every WAL segment it writes is created first (not a round's figure).
+  const first = await m.load("indexes as migrated, the new server's first load", [], false);
   // Printed at once: a large run can still fail afterwards (a full disk during the \copy).
   ctx.log(
-    `the first load: wall ${first.seconds.toFixed(2)} s, server CPU ${first.cpu?.toFixed(2) ?? '?'} s, the loader's own CPU ${first.nodeCpu.toFixed(2)} s, load average ${loadavg()[0]!.toFixed(1)}`,
+    `the first load: wall ${first.seconds.toFixed(2)} s, server CPU ${first.cpu?.toFixed(2) ?? '?'} s, the loader's own CPU ${first.nodeCpu.toFixed(2)} s, WAL ${mib(first.walBytes)}, load average ${loadavg()[0]!.toFixed(1)}`,
   );
   await m.exportRows(first.url);
   // Its rows are in the CSV files now: their space is the \copy's (10,000,000 lines fill gigabytes).
   await runStatement(first.url, 'truncate legacy_transactions, provider_transactions cascade');
   // BENCH_INDEX_TARGET_ONLY=1: the loader and the bare \copy only (implies BENCH_INDEX_DROPS=0).
   const targetOnly = process.env.BENCH_INDEX_TARGET_ONLY === '1';
-  const r = await rounds(m, first, Math.max(1, Number(process.env.BENCH_REPEAT ?? 1)), targetOnly);
+  const r = await rounds(m, Math.max(1, Number(process.env.BENCH_REPEAT ?? 1)), targetOnly);
   // BENCH_INDEX_DROPS=0 leaves out the loads and \copys of other indexes (a large size's run time).
   const drops = process.env.BENCH_INDEX_DROPS !== '0' && !targetOnly;
   const before = drops ? await m.load('indexes as before migration 0028', BEFORE_0028) : null;
@@ -349,6 +386,11 @@ export async function benchIndexCost(ctx: BenchContext): Promise<BenchResult[]> 
       'recon import, legacy type 5 (indexes as migrated)',
       r.loader,
       `; loader / bare \\copy = ${ratios(r.loader, r.bare)} (target <= 2.5x), the load itself / bare \\copy = ${loadRatios(r.loader, r.bare)} wall${overlapNote(r.loader)}; load average ${spread(r.loads, 1, '')}`,
+    ),
+    line(
+      "recon import, the new server's first load (no checkpoint before it: WAL segments created)",
+      [first],
+      `; / the first round's bare \\copy = ${ratios([first], r.bare.slice(0, 1))}${overlapNote([first])}`,
     ),
     ...Object.entries(r.forms).map(([f, ms]) =>
       line(
