@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Rule } from './rule.ts';
 import { manuallyMatchedIds } from './manual-matches.ts';
+import { rangeHoldsMostOfHistory } from './scope.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 import { ITEM_KEY, keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
 import { toSql } from './sql-terms.ts';
@@ -76,9 +77,11 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
 /**
  * A run over changed keys computes the days whose inputs changed (addDaysOfFindings) from the kept
  * items, which it brings up to date first and reads where they are (its window is a view of them,
- * keptWindow in settlement-kept.ts), with the items the discrepancies of those days name (named). A full run reads the items of the range's days of the run's account (the
- * window) and the named items, analyzed: the matches the view reads were written earlier in this
- * run, so that only these tables' real sizes keep the roll-forward's joins linear, and keeps them.
+ * keptWindow in settlement-kept.ts), with the items the discrepancies of those days name and those
+ * matched by hand (named, DISPUTED). A full run reads the items of the range's days of the run's
+ * account (the window) and the named items, analyzed: the matches the view reads were written
+ * earlier in this run, so that only these tables' real sizes keep the roll-forward's joins linear,
+ * and keeps them.
  * A full run over most of the history reads them from settlement_range_items (readsRangeItems),
  * which reads each ledger payment once where settlement_items reads the paired and the unpaired ones
  * apart, each a hash of the whole ledger, claims and provider tables (migration 0043); otherwise the
@@ -114,7 +117,8 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
   await createWorkTable(
     ctx,
     'settlement_named',
-    sql`with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k`,
+    sql`with found as (${found(ctx)}) select distinct business_date, key from (${sql.raw(FINDING_KEYS)}) k
+      union all ${sql.raw(MANUAL_KEYS)}`,
   );
   await analyzeWorkTables(ctx, ...(kept ? [] : ['settlement_window' as const]), 'settlement_named');
   await createWorkTable(ctx, 'settlement_disputed', sql.raw(DISPUTED));
@@ -128,9 +132,9 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
  * Whether a full run's window reads settlement_range_items (migration 0043): the same rows as
  * settlement_items with each ledger payment read once, about two thirds of the view's server CPU at
  * 1,000,000 rows (docs/benchmarks.md §2), when two things hold:
- * - the range holds at least half of the history's account-days (provider_transaction_days): the one
- *   pass reads the whole ledger, claims and provider tables, where the view's branches read a short
- *   range of a long history by their indexes (reconcile-window-cost: 3 days of two years);
+ * - the range holds at least half of the history's account-days (rangeHoldsMostOfHistory, scope.ts):
+ *   the one pass reads the whole ledger, claims and provider tables, where the view's branches read a
+ *   short range of a long history by their indexes (reconcile-window-cost: 3 days of two years);
  * - the run's role sees the run's account: settlement_items asks it of each row
  *   (`sees_every_account(current_user) or account_visible(account, current_user)`, 0034), and the
  *   window keeps the run's account's rows only, for which it is this one question (asked inside the
@@ -139,11 +143,9 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
  * reconcile-range.ts): at the server's default 0.1 the provider's items were read in the leader alone.
  */
 async function readsRangeItems(ctx: RuleContext): Promise<boolean> {
-  const r = await sql<{ ok: boolean }>`select (public.sees_every_account(current_user)
-        or public.account_visible(current_setting('recon.run_account'), current_user))
-      and 2 * count(*) filter (where account = current_setting('recon.run_account')
-        and transaction_on between ${ctx.from}::date and ${ctx.to}::date) >= count(*) as ok
-    from public.provider_transaction_days`.execute(ctx.trx);
+  if (!(await rangeHoldsMostOfHistory(ctx))) return false;
+  const r = await sql<{ ok: boolean }>`select public.sees_every_account(current_user)
+      or public.account_visible(current_setting('recon.run_account'), current_user) as ok`.execute(ctx.trx);
   return r.rows[0]!.ok;
 }
 
@@ -182,33 +184,45 @@ async function scopeDays(ctx: RuleContext): Promise<string[]> {
 const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.net_cents end`;
 
 /**
- * The pairs of the window that are disputed: an open discrepancy names one of its items, one is in
- * flight, or a person matched it (an item of a manual match that holds, manual-matches.ts, is
- * explained as the discrepancies that match closed explained it). Each test of an item is a hashed
- * join, never a subquery per item. A table of its own: joined as a subquery below, each parallel
- * worker computed it again, reading the whole window once each.
+ * The items a person matched by hand in a match that holds (manual-matches.ts), by their keys
+ * (ITEM_KEY: a provider row's is its transaction id, a ledger entry's its merchant transaction id),
+ * on no day: they dispute their pairs on every day, as the discrepancies that match closed did.
+ */
+const MANUAL_KEYS = `select null::date, 'T:' || item_id from ${manuallyMatchedIds('provider')} mp
+  union all select null::date, 'M:' || item_id from ${manuallyMatchedIds('ledger')} ml`;
+
+/**
+ * The pairs of the window that are disputed: an open discrepancy of the day names one of its items
+ * (settlement_named, by day), a person matched one (settlement_named, on no day), or one is in
+ * flight. One hashed join by the item's key, never a subquery per item: the manual matches as two
+ * more hashed joins, by the transaction and the merchant transaction id, cost a fifth of the
+ * statement even when there were none (1.20 s against 0.92-1.03 s of server CPU over 1,828,667
+ * items, docs/benchmarks.md §2); an item has one of the four ids (settlement_items), so its key
+ * finds the same rows. A table of its own: joined as a subquery below, each parallel worker
+ * computed it again, reading the whole window once each.
  */
 const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_window i
-  left join settlement_named k on k.business_date = i.business_date and k.key = ${ITEM_KEY}
-  left join ${manuallyMatchedIds('provider')} mp on mp.item_id = i.transaction_id
-  left join ${manuallyMatchedIds('ledger')} ml on ml.item_id = i.merchant_transaction_id
-  where k.key is not null or i.in_flight or mp.item_id is not null or ml.item_id is not null`;
+  left join settlement_named k on k.key = ${ITEM_KEY} and (k.business_date = i.business_date or k.business_date is null)
+  where k.key is not null or i.in_flight`;
 
 /**
  * The range's days: both nets, the difference, the part explained, the remainder. The disputed pairs
  * are few, found first and joined by key, so that the items are summed in one hashed pass (a window
- * over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows).
+ * over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows). Three
+ * sums: the difference is the provider's net less the ledger's and the remainder the difference less
+ * the part explained, the same integers as summing each (five sums: 1.25 s against 1.11 s of server
+ * CPU over 1,828,667 items, docs/benchmarks.md §2).
  */
 const DAYS = `
-  select i.business_date, i.currency,
-    coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
-    coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
-    coalesce(sum(${SIGNED}), 0)::bigint as difference,
-    coalesce(sum(${SIGNED}) filter (where d.pair_key is not null), 0)::bigint as explained,
-    coalesce(sum(${SIGNED}) filter (where d.pair_key is null), 0)::bigint as unexplained
-  from settlement_window i
-  left join settlement_disputed d on d.business_date = i.business_date and d.pair_key = i.pair_key
-  group by i.business_date, i.currency`;
+  select business_date, currency, provider_net, ledger_net, provider_net - ledger_net as difference, explained,
+    provider_net - ledger_net - explained as unexplained
+  from (select i.business_date, i.currency,
+      coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
+      coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
+      coalesce(sum(${SIGNED}) filter (where d.pair_key is not null), 0)::bigint as explained
+    from settlement_window i
+    left join settlement_disputed d on d.business_date = i.business_date and d.pair_key = i.pair_key
+    group by i.business_date, i.currency) s`;
 
 /** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */
 export const settlementUnexplained: Rule = {
