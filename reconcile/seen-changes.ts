@@ -1,4 +1,4 @@
-import { type RawBuilder, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { execStatement } from './rules/statement.ts';
 
@@ -23,13 +23,22 @@ import { execStatement } from './rules/statement.ts';
  *   (runs take recon_work.reconcile_lock one at a time).
  */
 export async function dropSeenChanges(trx: Transaction<Database>): Promise<void> {
-  const horizon = sql`(select min(pg_snapshot_xmin(m.seen)) from recon_work.matched_days m)`;
-  if (await truncatedWhole(trx, horizon)) return;
-  await execStatement(trx, sql`delete from recon_work.changed_keys where change_xid < ${horizon}`);
+  if (await truncatedWhole(trx)) return;
+  await execStatement(
+    trx,
+    sql`delete from recon_work.changed_keys
+      where change_xid < (select min(pg_snapshot_xmin(m.seen)) from recon_work.matched_days m)`,
+  );
 }
 
-/** Truncates the change log when no transaction holds it and no run needs any of its rows. */
-async function truncatedWhole(trx: Transaction<Database>, horizon: RawBuilder<unknown>): Promise<boolean> {
+/**
+ * Truncates the change log when no transaction holds it and every kept date's snapshot saw the
+ * writer of each of its rows. The delete's test (a writer older than every snapshot's oldest running
+ * transaction) keeps rows that every snapshot saw while a transaction of any database of the server
+ * ran beside them; a run's test of its changes (pg_visible_in_snapshot, reconcile/incremental.ts)
+ * is the exact one, asked here of the kept dates' few distinct snapshots.
+ */
+async function truncatedWhole(trx: Transaction<Database>): Promise<boolean> {
   await sql`savepoint seen_changes`.execute(trx);
   try {
     await execStatement(trx, sql`lock table recon_work.changed_keys in access exclusive mode nowait`);
@@ -38,8 +47,12 @@ async function truncatedWhole(trx: Transaction<Database>, horizon: RawBuilder<un
     await sql`rollback to savepoint seen_changes`.execute(trx);
     return false;
   }
-  // Empty, or a row some run needs (or no kept date at all): nothing to truncate.
-  const all = await sql<{ seen: boolean | null }>`select bool_and(c.change_xid < ${horizon}) as seen
+  // Empty, a row some kept date did not see, or no kept date at all: nothing to truncate.
+  const all = await sql<{ seen: boolean | null }>`
+    with snapshots as (select distinct m.seen::text as seen from recon_work.matched_days m)
+    select bool_and(not exists (select 1 from snapshots s
+        where not pg_visible_in_snapshot(c.change_xid, s.seen::pg_snapshot)))
+      and exists (select 1 from snapshots) as seen
     from recon_work.changed_keys c`.execute(trx);
   if (all.rows[0]?.seen !== true) {
     await sql`rollback to savepoint seen_changes`.execute(trx);
