@@ -57,7 +57,12 @@ export async function analyzeWorkTables(ctx: RuleContext, ...names: WorkTable[])
   await exec(ctx, sql`analyze ${sql.raw(names.map(workTable).join(', '))}`);
 }
 
-/** Drops the run's work tables (and their views) before the run's transaction commits. */
+/**
+ * Drops the run's work tables (and their views) before the run's transaction commits, and a full
+ * run's scope_p when it is a view of the range rather than of its work table (scope.ts): it reads the
+ * account's temporary view of provider_transactions, which the run drops next (account-scope.ts).
+ */
 export async function dropWorkTables(ctx: RuleContext): Promise<void> {
   await exec(ctx, sql`drop table if exists ${sql.raw(WORK_TABLES.map(workTable).join(', '))} cascade`);
+  if (!ctx.scoped) await exec(ctx, sql`drop view if exists pg_temp.scope_p`);
 }

@@ -13,9 +13,10 @@ import {
 } from '../support/recon-rows.ts';
 
 /**
- * The latest notifications (want_nm, reconcile/rules/claims.ts) of a full run: over most of the
- * history they are read for every transaction of the account, in the notifications' index order;
- * over a short range of a longer history, for the scope's transactions only.
+ * What a full run over most of the history reads whole (rangeHoldsMostOfHistory, reconcile/rules/scope.ts):
+ * the latest notifications (want_nm, claims.ts) of every transaction of the account, in the
+ * notifications' index order, and the range's provider rows through a view (scope_p) instead of a
+ * copy; over a short range of a longer history, the scope's notifications only, and the copy.
  */
 
 let h: DatabaseHandle;
@@ -42,14 +43,24 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-/** A rule that reports, as a finding, how many transactions the run's want_nm holds while the run reads it. */
+/**
+ * A rule that reports, as a finding, how many transactions the run's want_nm holds while the run
+ * reads it, whether scope_p is a copy (its work table) and how many rows it reads.
+ */
 const wantProbe: Rule = {
   name: 'test_want_nm_probe',
   rule: 'test_want_nm_probe',
   kinds: ['amount_mismatch'],
-  reads: { from: () => `(select count(*) as n from want_nm) x`, anchor: 'transaction' },
+  reads: {
+    from: () => `(select (select count(*) from want_nm) as n, to_regclass('recon_work.run_scope_p') is not null as copied,
+      (select count(*) from scope_p) as p) x`,
+    anchor: 'transaction',
+  },
   when: () => 'true',
-  select: () => ({ discrepancy_key: `'test_want_nm_probe:' || x.n`, business_date: `'2026-03-02'::date` }),
+  select: () => ({
+    discrepancy_key: `'test_want_nm_probe:' || x.n || ':' || x.copied || ':' || x.p`,
+    business_date: `'2026-03-02'::date`,
+  }),
 };
 
 async function probed(from: string, to: string, now: string): Promise<string[]> {
@@ -59,11 +70,11 @@ async function probed(from: string, to: string, now: string): Promise<string[]> 
   return found.rows.map((r) => r.discrepancy_key);
 }
 
-describe("a full run's latest notifications", () => {
-  it("over most of the history: every transaction notification of the account, the scope's claimed", async () => {
+describe('a full run over most of the history', () => {
+  it("reads every transaction notification of the account, claims the scope's, reads the range's provider rows through a view", async () => {
     // Two of the history's three days: T-3's notification is read too, and claims nothing.
     expect(await probed('2026-03-02', '2026-03-05', '2026-03-20T12:00:00Z')).toEqual([
-      'test_want_nm_probe:3',
+      'test_want_nm_probe:3:false:2',
     ]);
     const claims = await sql<{
       target_id: string;
@@ -71,10 +82,10 @@ describe("a full run's latest notifications", () => {
     expect(claims.rows.map((r) => r.target_id)).toEqual(['T-1', 'T-2']);
   });
 
-  it("over a short range of a longer history: the scope's only", async () => {
+  it("over a short range of a longer history: the scope's notifications only, a copy of its provider rows", async () => {
     // One day of three.
     expect(await probed('2026-03-06', '2026-03-06', '2026-03-21T12:00:00Z')).toEqual([
-      'test_want_nm_probe:1',
+      'test_want_nm_probe:1:true:1',
     ]);
   });
 });
