@@ -114,6 +114,12 @@ async function fillChangedReturnsScope(ctx: RuleContext, received: Term, nextAct
  * that left a day, a deleted row), and the dates it looks at whole (flagged_days). A ledger entry
  * paired with a provider row counts on that row's day: the row is in scope_p whenever the entry is in
  * scope_l (changed-scope.ts closes the scope over the merchant transaction id).
+ *
+ * The scope's provider rows and returns are read by their keys alone (`offset 0` keeps the range's
+ * condition out of the scan): with it, the planner could AND the keys' bitmap with the day's
+ * block-range index (migration 0042), whose lossy pages test every row of them against every key
+ * of the array (not hashed: it is a parameter), 45-57 ms of backend CPU for 1,200 keys among
+ * 100,000 history rows against 4-5 ms by the primary key among 1,000,000 (docs/benchmarks.md §1).
  */
 async function fillRollForwardDays(ctx: RuleContext): Promise<void> {
   const { from, to } = ctx;
@@ -132,10 +138,10 @@ async function fillRollForwardDays(ctx: RuleContext): Promise<void> {
         select business_date from flagged_days
         union select business_date from changed_days
         union select booked_on from scope_l
-        union select p.transaction_on from provider_transactions p
-          where p.transaction_id = any (array(select transaction_id from scope_p))
-        union select r.returned_on from provider_returns r
-          where r.return_transaction_id = any (array(select return_transaction_id from scope_r))
+        union select transaction_on from (select p.transaction_on from provider_transactions p
+          where p.transaction_id = any (array(select transaction_id from scope_p)) offset 0) p
+        union select returned_on from (select r.returned_on from provider_returns r
+          where r.return_transaction_id = any (array(select return_transaction_id from scope_r)) offset 0) r
         union select adjusted_on from scope_adj) d
       where business_date between ${from}::date and ${to}::date`,
   );
