@@ -338,7 +338,8 @@ async function rounds(m: ReturnType<typeof measurer>, repeat: number, targetOnly
  * What each index of the tables the legacy loader writes costs a load (issue 30, section 3), all in
  * one run at ctx.rows lines: the loader against a bare `\copy` of the rows it writes (target 2.5x at
  * most), the loader and `\copy` into the real tables with and without the change-capture triggers of
- * migration 0027, each BENCH_REPEAT times (default 1) in rounds, the ratios taken within a round; then
+ * migration 0027, each BENCH_REPEAT times (default 1) in rounds after a checkpoint ({@link CHECKPOINT};
+ * the new server's first load, before any, printed apart), the ratios taken within a round; then
  * once the loader on the indexes as they were before migration 0028, and `\copy` into the real tables
  * without each secondary index in turn. The load average is printed beside the figures: the machine
  * is shared.
