@@ -47,9 +47,15 @@ export function fieldCheck(field: string, other: string): FieldCheck {
   return { field, other, condition: differs(`f.${other}`, `f.${field}`) };
 }
 
-/** A status compared by class (ok / failed), so that SUCCESSFUL and RETURNED agree. */
+/**
+ * A status compared by class (ok / failed), so that SUCCESSFUL and RETURNED agree. A class nobody
+ * reported is null, and so is `<>` with it: the condition is read only where null is not true (a
+ * rule's `when`, the suspects' `or`, `case when`), so it needs no `is not null` of its own, which
+ * computed each class twice for every fact the suspects read (their statement 1.12-1.17 s of server
+ * CPU against 1.25-1.33 s at 1,000,000 rows, four alternated rounds, issue 30).
+ */
 export function statusCheck(field: string, other: string): FieldCheck {
-  return { field, other, condition: differs(statusClass(`f.${other}`), statusClass(`f.${field}`)) };
+  return { field, other, condition: `(${statusClass(`f.${other}`)} <> ${statusClass(`f.${field}`)})` };
 }
 
 /** Any of the checks disagrees. */
