@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import type { Rule } from '../../reconcile/rules/rule.ts';
 import { RULES } from '../../reconcile/rules/run-rules.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { probeRule } from '../support/probe-rule.ts';
 import {
   insertLedger,
   insertLoad,
@@ -47,21 +47,12 @@ afterAll(async () => h.close());
  * A rule that reports, as a finding, how many transactions the run's want_nm holds while the run
  * reads it, whether scope_p is a copy (its work table) and how many rows it reads.
  */
-const wantProbe: Rule = {
-  name: 'test_want_nm_probe',
-  rule: 'test_want_nm_probe',
-  kinds: ['amount_mismatch'],
-  reads: {
-    from: () => `(select (select count(*) from want_nm) as n, to_regclass('recon_work.run_scope_p') is not null as copied,
-      (select count(*) from scope_p) as p) x`,
-    anchor: 'transaction',
-  },
-  when: () => 'true',
-  select: () => ({
-    discrepancy_key: `'test_want_nm_probe:' || x.n || ':' || x.copied || ':' || x.p`,
-    business_date: `'2026-03-02'::date`,
-  }),
-};
+const wantProbe = probeRule(
+  'test_want_nm_probe',
+  () => `(select (select count(*) from want_nm) as n, to_regclass('recon_work.run_scope_p') is not null as copied,
+    (select count(*) from scope_p) as p) x`,
+  ['n', 'copied', 'p'],
+);
 
 async function probed(from: string, to: string, now: string): Promise<string[]> {
   await reconcileRange(h.db, { from, to, now, full: true }, [...RULES, wantProbe]);

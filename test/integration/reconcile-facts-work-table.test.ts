@@ -6,6 +6,7 @@ import type { Rule } from '../../reconcile/rules/rule.ts';
 import { RULES } from '../../reconcile/rules/run-rules.ts';
 import { WORK_TABLES, workTable } from '../../reconcile/rules/work-tables.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { probeRule } from '../support/probe-rule.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 let h: DatabaseHandle;
@@ -23,44 +24,26 @@ const RANGE = { from: '2026-03-02', to: '2026-03-02' };
  * A rule that reports, as a finding, how the run's facts are stored while the run reads them: its
  * persistence (`u` for UNLOGGED, `t` for TEMP) and the number of rows in it.
  */
-const factsProbe: Rule = {
-  name: 'test_facts_probe',
-  rule: 'test_facts_probe',
-  kinds: ['amount_mismatch'],
-  reads: {
-    from: () => `(select c.relpersistence::text as persistence, n.nspname::text as schema,
-      (select count(*) from facts) as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where c.oid = (select oid from pg_class where relname = 'run_facts' and relpersistence <> 't' limit 1)) x`,
-    anchor: 'transaction',
-  },
-  when: () => 'true',
-  select: () => ({
-    discrepancy_key: `'test_facts_probe:' || x.schema || ':' || x.persistence || ':' || x.n`,
-    business_date: `'2026-03-02'::date`,
-  }),
-};
+const factsProbe = probeRule(
+  'test_facts_probe',
+  () => `(select c.relpersistence::text as persistence, n.nspname::text as schema,
+    (select count(*) from facts) as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where c.oid = (select oid from pg_class where relname = 'run_facts' and relpersistence <> 't' limit 1)) x`,
+  ['schema', 'persistence', 'n'],
+);
 
 /**
  * A rule that reports, as a finding, the run's tables of the private schema while the run reads
  * them (each with its persistence) and the size of its provider rows' scope as read through scope_p.
  */
-const workTablesProbe: Rule = {
-  name: 'test_work_tables_probe',
-  rule: 'test_work_tables_probe',
-  kinds: ['amount_mismatch'],
-  reads: {
-    from: () => `(select string_agg(c.relname || ':' || c.relpersistence::text, ',' order by c.relname) as tables,
-      (select count(*) from scope_p) as n
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = 'recon_work' and c.relname like 'run\\_%' and c.relkind = 'r') x`,
-    anchor: 'transaction',
-  },
-  when: () => 'true',
-  select: () => ({
-    discrepancy_key: `'test_work_tables_probe:' || x.tables || ':' || x.n`,
-    business_date: `'2026-03-02'::date`,
-  }),
-};
+const workTablesProbe = probeRule(
+  'test_work_tables_probe',
+  () => `(select string_agg(c.relname || ':' || c.relpersistence::text, ',' order by c.relname) as tables,
+    (select count(*) from scope_p) as n
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'recon_work' and c.relname like 'run\\_%' and c.relkind = 'r') x`,
+  ['tables', 'n'],
+);
 
 async function workTablesLeft(): Promise<string[]> {
   const left = await sql<{ t: string | null }>`

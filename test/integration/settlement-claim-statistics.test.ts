@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';
-import type { Rule } from '../../reconcile/rules/rule.ts';
 import { RULES } from '../../reconcile/rules/run-rules.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { probeRule } from '../support/probe-rule.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 /**
@@ -24,21 +24,12 @@ afterAll(async () => h.close());
  * A rule run after the roll-forward (RULES end with it) that reports, as a finding, how many rows
  * the planner's statistics count in the claims table at that moment, in the run's transaction.
  */
-const statisticsProbe: Rule = {
-  name: 'test_claim_statistics_probe',
-  rule: 'test_claim_statistics_probe',
-  kinds: ['amount_mismatch'],
-  reads: {
-    from: () =>
-      `(select reltuples::bigint as n from pg_class where oid = 'public.transaction_matches'::regclass) x`,
-    anchor: 'transaction',
-  },
-  when: () => 'true',
-  select: (ctx) => ({
-    discrepancy_key: `'test_claim_statistics_probe:${ctx.from}:' || x.n`,
-    business_date: `'${ctx.from}'::date`,
-  }),
-};
+const statisticsProbe = probeRule(
+  'test_claim_statistics_probe',
+  (ctx) => `(select '${ctx.from}' as day, reltuples::bigint as n from pg_class
+    where oid = 'public.transaction_matches'::regclass) x`,
+  ['day', 'n'],
+);
 
 async function probed(): Promise<string[]> {
   const r = await sql<{ discrepancy_key: string }>`select discrepancy_key from discrepancies
