@@ -19,15 +19,29 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-/** Runs one statement on its own connection (database DDL, which a pool's transaction cannot hold). */
-export async function runStatement(url: string, text: string): Promise<void> {
+/**
+ * The rows of one statement, run on its own connection: database DDL, which a pool's transaction
+ * cannot hold, and the benches' readings between steps (a count, the WAL's position), which must not
+ * keep a backend of the server they measure alive. Without values, several statements may be sent
+ * as one text (the simple protocol).
+ */
+export async function queryRows<T extends pg.QueryResultRow>(
+  url: string,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(text);
+    return (await client.query<T>(text, [...values])).rows;
   } finally {
     await client.end();
   }
+}
+
+/** Runs one statement on its own connection (queryRows). */
+export async function runStatement(url: string, text: string): Promise<void> {
+  await queryRows(url, text);
 }
 
 export async function openBenchContext(

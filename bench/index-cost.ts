@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { runStatement } from './context.ts';
+import { queryRows, runStatement } from './context.ts';
 import { generateLegacyType5 } from './generate-files.ts';
 import { columnsOf, loadInChild, psql, timed } from './ingest.ts';
 import { type ScheduleSplit, ScheduleWatch } from './schedule-split.ts';
@@ -278,27 +278,16 @@ function measurer(ctx: BenchContext, file: string) {
 const CHECKPOINT = 'checkpoint';
 
 async function walPosition(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
-  } finally {
-    await client.end();
-  }
+  return (await queryRows<{ lsn: string }>(url, 'select pg_current_wal_lsn()::text as lsn'))[0]!.lsn;
 }
 
 async function walBytesSince(url: string, lsn: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const r = await client.query<{ n: string }>(
-      'select pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text as n',
-      [lsn],
-    );
-    return Number(r.rows[0]!.n);
-  } finally {
-    await client.end();
-  }
+  const r = await queryRows<{ n: string }>(
+    url,
+    'select pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text as n',
+    [lsn],
+  );
+  return Number(r[0]!.n);
 }
 
 const BARE_TABLES = TABLES.map(

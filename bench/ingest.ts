@@ -3,9 +3,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import type { LoadSummary } from '../domain/load-summary.ts';
-import { runStatement } from './context.ts';
+import { queryRows, runStatement } from './context.ts';
 import { generateLegacyType5, generateReportJson } from './generate-files.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
 
@@ -91,17 +90,12 @@ async function copyBaseline(ctx: BenchContext, loadedUrl: string, tables: readon
 }
 
 export async function columnsOf(url: string, table: string, skip: string[]): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const r = await client.query<{ column_name: string }>(
-      `select column_name from information_schema.columns where table_name = $1 and table_schema = 'public' order by ordinal_position`,
-      [table],
-    );
-    return r.rows.map((x) => x.column_name).filter((c) => !skip.includes(c));
-  } finally {
-    await client.end();
-  }
+  const r = await queryRows<{ column_name: string }>(
+    url,
+    `select column_name from information_schema.columns where table_name = $1 and table_schema = 'public' order by ordinal_position`,
+    [table],
+  );
+  return r.map((x) => x.column_name).filter((c) => !skip.includes(c));
 }
 
 async function loaderSection(
@@ -220,12 +214,7 @@ ${cols}
     const load = join(ctx.workDir, `${table}.load`);
     writeFileSync(load, commands(url, table, cols));
     const { seconds } = await timed(() => run(PGLOADER, ['--quiet', load], { maxBuffer: 1 << 24 }));
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const loaded = Number(
-      (await client.query<{ n: string }>(`select count(*) as n from ${table}`)).rows[0]!.n,
-    );
-    await client.end();
+    const loaded = Number((await queryRows<{ n: string }>(url, `select count(*) as n from ${table}`))[0]!.n);
     const ratio =
       loaderSeconds === undefined ? '' : `, loader/pgloader = ${(loaderSeconds / seconds).toFixed(2)}x`;
     return {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import { queryRows } from './context.ts';
 import { startFaultPostgres } from '../test/support/fault-postgres.ts';
 import { startReceiverProcess, type ReceiverProcess } from '../test/support/receiver-process.ts';
 import type { BenchContext, BenchResult, BenchStep } from './steps.ts';
@@ -135,18 +135,13 @@ function percentile(values: number[], p: number): number {
 }
 
 async function countStored(url: string, run: string): Promise<{ rows: number; distinct: number }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const r = await client.query<{ rows: number; distinct: number }>(
-      `select count(*)::int as rows, count(distinct transaction_id)::int as distinct
-       from notifications where transaction_id like $1`,
-      [`${run}-%`],
-    );
-    return r.rows[0]!;
-  } finally {
-    await client.end();
-  }
+  const r = await queryRows<{ rows: number; distinct: number }>(
+    url,
+    `select count(*)::int as rows, count(distinct transaction_id)::int as distinct
+     from notifications where transaction_id like $1`,
+    [`${run}-%`],
+  );
+  return r[0]!;
 }
 
 function describe(stats: RunStats, stored: { rows: number; distinct: number }, count: number): string {
