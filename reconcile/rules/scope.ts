@@ -86,10 +86,22 @@ async function fillRangeScope(ctx: RuleContext): Promise<void> {
  * the account once, by its order or in parallel, where restricting it to the scope cost more than the
  * rows it leaves out (the latest notifications: claims.ts). A short range of a long history reads its
  * rows by their indexes instead (reconcile-window-cost: 3 days of two years). A run over changed keys
- * never does.
+ * never does. Asked once per run (the scope, the latest notifications and the settlement window
+ * each ask): the three choices are the same, even if a load commits a new day between them.
  */
-export async function rangeHoldsMostOfHistory(ctx: RuleContext): Promise<boolean> {
-  if (ctx.scoped) return false;
+export function rangeHoldsMostOfHistory(ctx: RuleContext): Promise<boolean> {
+  if (ctx.scoped) return Promise.resolve(false);
+  let answer = mostOfHistory.get(ctx);
+  if (answer === undefined) {
+    answer = countMostOfHistory(ctx);
+    mostOfHistory.set(ctx, answer);
+  }
+  return answer;
+}
+
+const mostOfHistory = new WeakMap<RuleContext, Promise<boolean>>();
+
+async function countMostOfHistory(ctx: RuleContext): Promise<boolean> {
   const r = await sql<{
     most: boolean;
   }>`select 2 * count(*) filter (where account = current_setting('recon.run_account')
