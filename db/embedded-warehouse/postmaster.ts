@@ -135,6 +135,13 @@ export async function startPostmaster(
           // Messages in English whatever the machine's locale: the log's tail is shown in errors.
           '-c',
           'lc_messages=C',
+          // The WAL's buffers: PostgreSQL's default is a thirty-second of shared_buffers (128 MB), 4 MB,
+          // which a bulk load fills faster than the WAL writer empties them, and the load's backend
+          // then waits to write them itself (`WALWrite`: 10.2 s of a 10,000,000-line load's 209 s).
+          // With 64 MB no WAL wait was sampled in a 1,000,000-line load (docs/operations.md,
+          // "The embedded warehouse's settings"; docs/benchmarks.md, section 3).
+          '-c',
+          'wal_buffers=64MB',
         ],
         {
           ...runAs(),
