@@ -218,11 +218,15 @@ const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_wi
 
 /**
  * The range's days: both nets, the difference, the part explained, the remainder. The disputed pairs
- * are few, found first and joined by key, so that the items are summed in one hashed pass (a window
+ * are few, found first and looked up by key, so that the items are summed in one hashed pass (a window
  * over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows). Three
  * sums: the difference is the provider's net less the ledger's and the remainder the difference less
  * the part explained, the same integers as summing each (five sums: 1.25 s against 1.11 s of server
- * CPU over 1,828,667 items, docs/benchmarks.md §2).
+ * CPU over 1,828,667 items, docs/benchmarks.md §2). The part explained sums the items whose pair is
+ * in the hashed set of disputed pairs (a hashed SubPlan each parallel worker builds), not a left join
+ * with it: the join node made a joined row of every item only to test one column of it (0.83-1.13 s
+ * against 1.06-1.59 s of server CPU over 1,828,667 items, docs/benchmarks.md §2). The disputed pairs
+ * are distinct, so an item is in the set at most once, as it matched at most one row of the join.
  */
 const DAYS = `
   select business_date, currency, provider_net, ledger_net, provider_net - ledger_net as difference, explained,
@@ -230,9 +234,8 @@ const DAYS = `
   from (select i.business_date, i.currency,
       coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
       coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
-      coalesce(sum(${SIGNED}) filter (where d.pair_key is not null), 0)::bigint as explained
+      coalesce(sum(${SIGNED}) filter (where (i.business_date, i.pair_key) in (select business_date, pair_key from settlement_disputed)), 0)::bigint as explained
     from settlement_window i
-    left join settlement_disputed d on d.business_date = i.business_date and d.pair_key = i.pair_key
     group by i.business_date, i.currency) s`;
 
 /** settlement_unexplained: a day whose provider and ledger nets differ by more than its open discrepancies explain. */
