@@ -80,3 +80,60 @@ describe('a full run over most of the history', () => {
     ]);
   });
 });
+
+/**
+ * The duplicate search (dup_m, rankDuplicates in scope.ts): over most of the history it counts the
+ * ids of more than one of the account's rows and keeps the scope's; over a short range it is a semi
+ * join from the scope's rows. Either way, the scope's ids that another row carries, in any range.
+ */
+describe('the duplicate merchant transaction ids', () => {
+  let d: DatabaseHandle;
+  beforeAll(async () => {
+    d = await createTestDatabase();
+    const load = await insertLoad(d.db, 'report-transactions');
+    const row = (transaction_id: string, day: string, mtid = `M-${transaction_id}`) => ({
+      transaction_id,
+      merchant_transaction_id: mtid,
+      transaction_on: day,
+      transaction_at: `${day}T15:00:00Z`,
+    });
+    await insertTransactions(d.db, load, [
+      row('T-1', '2026-03-02'),
+      row('T-2', '2026-03-03'),
+      row('T-3', '2026-03-04'),
+      // M-T-2 twice within the range, M-T-1 once within it and once after it, M-OUT twice after it.
+      row('T-2b', '2026-03-03', 'M-T-2'),
+      row('T-1b', '2026-03-09', 'M-T-1'),
+      row('T-8', '2026-03-09', 'M-OUT'),
+      row('T-9', '2026-03-09', 'M-OUT'),
+    ]);
+  });
+  afterAll(async () => d.close());
+
+  const dupProbe = probeRule(
+    'test_dup_m_probe',
+    () => `(select coalesce(string_agg(mtid, ',' order by mtid), 'none') as ids,
+      to_regclass('recon_work.run_scope_p') is not null as copied from dup_m) x`,
+    ['ids', 'copied'],
+  );
+
+  async function duplicates(from: string, to: string, now: string): Promise<string[]> {
+    await reconcileRange(d.db, { from, to, now, full: true }, [...RULES, dupProbe]);
+    const found = await sql<{ discrepancy_key: string }>`select discrepancy_key from discrepancies
+      where rule = 'test_dup_m_probe' and last_seen_at = ${now}::timestamptz`.execute(d.db);
+    return found.rows.map((r) => r.discrepancy_key);
+  }
+
+  it("over most of the history: the scope's ids of more than one row, wherever the others are", async () => {
+    // Three of the history's four days.
+    expect(await duplicates('2026-03-02', '2026-03-04', '2026-03-20T12:00:00Z')).toEqual([
+      'test_dup_m_probe:M-T-1,M-T-2:false',
+    ]);
+  });
+
+  it('over a short range of a longer history: the same question from the scope', async () => {
+    expect(await duplicates('2026-03-09', '2026-03-09', '2026-03-21T12:00:00Z')).toEqual([
+      'test_dup_m_probe:M-OUT,M-T-1:true',
+    ]);
+  });
+});
