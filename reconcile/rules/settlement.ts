@@ -205,16 +205,19 @@ const MANUAL_KEYS = `select null::date, 'T:' || item_id from ${manuallyMatchedId
 /**
  * The pairs of the window that are disputed: an open discrepancy of the day names one of its items
  * (settlement_named, by day), a person matched one (settlement_named, on no day), or one is in
- * flight. One hashed join by the item's key, never a subquery per item: the manual matches as two
- * more hashed joins, by the transaction and the merchant transaction id, cost a fifth of the
+ * flight. The item's key looked up in two hashed sets (hashed SubPlans each parallel worker builds:
+ * by day and key, and by key for those on no day), never a subquery per item: the manual matches as
+ * two more hashed joins, by the transaction and the merchant transaction id, cost a fifth of the
  * statement even when there were none (1.20 s against 0.92-1.03 s of server CPU over 1,828,667
  * items, docs/benchmarks.md §2); an item has one of the four ids (settlement_items), so its key
- * finds the same rows. A table of its own: joined as a subquery below, each parallel worker
- * computed it again, reading the whole window once each.
+ * finds the same rows. A left join with the named items made a joined row of every item to test it:
+ * 0.73-0.88 s against 0.83-0.95 s (docs/benchmarks.md §2). A table of its own: joined as a subquery
+ * below, each parallel worker computed it again, reading the whole window once each.
  */
 const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_window i
-  left join settlement_named k on k.key = ${ITEM_KEY} and (k.business_date = i.business_date or k.business_date is null)
-  where k.key is not null or i.in_flight`;
+  where i.in_flight
+    or (i.business_date, ${ITEM_KEY}) in (select business_date, key from settlement_named where business_date is not null)
+    or ${ITEM_KEY} in (select key from settlement_named where business_date is null)`;
 
 /**
  * The range's days: both nets, the difference, the part explained, the remainder. The disputed pairs
