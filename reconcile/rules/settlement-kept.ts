@@ -1,4 +1,15 @@
 import { type RawBuilder, sql } from 'kysely';
+import { rangeHoldsMostOfHistory } from './scope.ts';
+import {
+  ACCOUNT,
+  byKeys,
+  DAYS,
+  ITEM_KEY,
+  ITEMS,
+  keyIndexes,
+  type KeptRead,
+  SUMS,
+} from './settlement-kept-keys.ts';
 import { exec, type RuleContext } from './statement.ts';
 
 /**
@@ -21,16 +32,9 @@ import { exec, type RuleContext } from './statement.ts';
  * is read from the view and kept again.
  */
 
-const ACCOUNT = sql.raw(`current_setting('recon.run_account')`);
-const ITEMS = sql.raw('recon_work.settlement_kept_items');
-const DAYS = sql.raw('recon_work.settlement_kept_days');
 const ITEMS_COMMENT = sql.lit(
   "[pipeline only] The settlement roll-forward's kept items: settlement_items' rows of the kept days as last read (a full run's window, then replaced key by key by the runs over changed keys). A cache (UNLOGGED), rewritten by each full run.",
 );
-
-/** The key an item is named by: its one id (settlement_items fills one of the four). */
-export const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
-  'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
 
 /**
  * The views settlement_items is made of, and settlement_range_items, which a full run's window reads
@@ -62,12 +66,20 @@ export async function keepWindow(ctx: RuleContext): Promise<void> {
   await exec(ctx, sql`alter table recon_work.run_settlement_window rename to settlement_kept_items`);
   await exec(ctx, sql`comment on table ${ITEMS} is ${ITEMS_COMMENT}`);
   await exec(ctx, sql`create index settlement_kept_items_day_idx on ${ITEMS} using brin (business_date)`);
+  if (!(await rangeHoldsMostOfHistory(ctx))) await keyIndexes(ctx);
   await exec(ctx, sql`delete from ${DAYS}`);
   await exec(
     ctx,
     sql`insert into ${DAYS} (account, business_date, run_id, view_digest)
       select ${ACCOUNT}, d::date, ${ctx.runId}::bigint, ${digest}
       from generate_series(${ctx.from}::date, ${ctx.to}::date, interval '1 day') d`,
+  );
+  // The days' sums are the run's (settlement_days, the window's items summed by day and currency).
+  await exec(ctx, sql`delete from ${SUMS}`);
+  await exec(
+    ctx,
+    sql`insert into ${SUMS} (account, business_date, currency, items, provider_net, ledger_net)
+      select ${ACCOUNT}, business_date, currency, items, provider_net, ledger_net from settlement_days`,
   );
 }
 
@@ -77,7 +89,7 @@ export async function keepWindow(ctx: RuleContext): Promise<void> {
  * the kept table cannot take the view's rows (its columns are not the view's), and the caller reads
  * the days from the view.
  */
-export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): Promise<boolean> {
+export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): Promise<KeptRead | false> {
   const digest = await viewDigest(ctx);
   // The kept days outside the range, and their items: this run does not keep them current. The days
   // as values: the block-range index is used for them (over `array(select ...)` the planner read
@@ -91,31 +103,28 @@ export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): P
       ctx,
       sql`delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${forgotten}::date[])`,
     );
+    await exec(
+      ctx,
+      sql`delete from ${SUMS} where account = ${ACCOUNT} and business_date = any (${forgotten}::date[])`,
+    );
   }
   if (!(await keptTableFits(ctx))) {
     await exec(ctx, sql`delete from ${DAYS} where account = ${ACCOUNT}`);
+    await exec(ctx, sql`delete from ${SUMS} where account = ${ACCOUNT}`);
     return false;
   }
+  const read = await keyIndexes(ctx, days);
   const trusted = await trustedDays(ctx, digest);
   const reread = days.filter((d) => !trusted.includes(d));
   await touchedKeys(ctx);
-  await dropTouchedItems(ctx, days, reread);
-  await newItems(ctx, reread);
-  const ofDays = sql`${days}::date[]`;
-  // An item now on a kept day the run does not compute: that day is no longer known to be current.
   await exec(
     ctx,
-    sql`delete from ${DAYS} where account = ${ACCOUNT}
-      and business_date in (select business_date from kept_new where not business_date = any (${ofDays}))`,
+    sql`create temp table kept_delta (business_date date, currency text, items bigint, provider_net bigint,
+      ledger_net bigint) on commit drop`,
   );
-  // An item of a day read again whole whose key was kept on another of the days.
-  if (reread.length > 0)
-    await exec(
-      ctx,
-      sql`delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${ofDays})
-        and ${sql.raw(ITEM_KEY)} in (select ${sql.raw(ITEM_KEY)} from kept_new i where i.business_date = any (${reread}::date[]))`,
-    );
-  await exec(ctx, sql`insert into ${ITEMS} select * from kept_new where business_date = any (${ofDays})`);
+  await dropTouchedItems(ctx, days, reread, read);
+  await newItems(ctx, reread);
+  await replaceItems(ctx, days, reread);
   await exec(
     ctx,
     sql`insert into ${DAYS} (account, business_date, run_id, view_digest)
@@ -127,7 +136,7 @@ export async function rollKeptDays(ctx: RuleContext, days: readonly string[]): P
     sql`update ${DAYS} set run_id = ${ctx.runId}::bigint
       where account = ${ACCOUNT} and business_date = any (${trusted}::date[])`,
   );
-  return true;
+  return read;
 }
 
 /**
@@ -144,6 +153,72 @@ export async function keptWindow(ctx: RuleContext, days: readonly string[]): Pro
     ctx,
     sql`create temp view settlement_window as select * from ${ITEMS} i
       where i.account = ${ACCOUNT} and i.business_date = any (${ofDays}::date[])`,
+  );
+}
+
+/**
+ * What `rows` (items, of the days the run does not read again whole) add to the kept sums, with
+ * `sign`: a statement's part that writes kept_delta, applied by replaceItems.
+ */
+function delta(sign: '+' | '-', rows: string, reread: readonly string[]): RawBuilder<unknown> {
+  const s = sql.raw(sign);
+  return sql`insert into kept_delta select business_date, currency, ${s}count(*),
+      ${s}coalesce(sum(net_cents) filter (where side = 'provider'), 0), ${s}coalesce(sum(net_cents) filter (where side = 'ledger'), 0)
+    from ${sql.raw(rows)} where not business_date = any (${reread}::date[]) group by business_date, currency`;
+}
+
+/**
+ * The kept items of `days` replaced by kept_new's (those of the touched keys, every item of the days
+ * read again whole), and the days' kept sums with them: those of a day read again whole are its
+ * items summed (they are all in kept_new), the others' are brought up to date by difference
+ * (kept_delta: the items deleted, dropTouchedItems and below, less, the items inserted, more).
+ */
+async function replaceItems(
+  ctx: RuleContext,
+  days: readonly string[],
+  reread: readonly string[],
+): Promise<void> {
+  const ofDays = sql`${days}::date[]`;
+  // An item now on a kept day the run does not compute: that day is no longer known to be current.
+  const notCurrent = sql`(select business_date from kept_new where not business_date = any (${ofDays}))`;
+  await exec(ctx, sql`delete from ${DAYS} where account = ${ACCOUNT} and business_date in ${notCurrent}`);
+  await exec(ctx, sql`delete from ${SUMS} where account = ${ACCOUNT} and business_date in ${notCurrent}`);
+  // An item of a day read again whole whose key was kept on another of the days.
+  if (reread.length > 0)
+    await exec(
+      ctx,
+      sql`with gone as (delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${ofDays})
+          and ${sql.raw(ITEM_KEY)} in (select ${sql.raw(ITEM_KEY)} from kept_new i where i.business_date = any (${reread}::date[]))
+          returning i.business_date, i.currency, i.side, i.net_cents)
+        ${delta('-', 'gone', reread)}`,
+    );
+  await exec(ctx, sql`insert into ${ITEMS} select * from kept_new where business_date = any (${ofDays})`);
+  await exec(
+    ctx,
+    sql`with n as (select * from kept_new where business_date = any (${ofDays})) ${delta('+', 'n', reread)}`,
+  );
+  await exec(
+    ctx,
+    sql`delete from ${SUMS} where account = ${ACCOUNT} and business_date = any (${reread}::date[])`,
+  );
+  await exec(
+    ctx,
+    sql`insert into ${SUMS} (account, business_date, currency, items, provider_net, ledger_net)
+      select ${ACCOUNT}, business_date, currency, count(*), coalesce(sum(net_cents) filter (where side = 'provider'), 0),
+        coalesce(sum(net_cents) filter (where side = 'ledger'), 0)
+      from kept_new where business_date = any (${reread}::date[]) group by business_date, currency`,
+  );
+  await exec(
+    ctx,
+    sql`insert into ${SUMS} as s (account, business_date, currency, items, provider_net, ledger_net)
+      select ${ACCOUNT}, business_date, currency, sum(items), sum(provider_net), sum(ledger_net)
+      from kept_delta group by business_date, currency
+      on conflict (account, business_date, currency) do update set items = s.items + excluded.items,
+        provider_net = s.provider_net + excluded.provider_net, ledger_net = s.ledger_net + excluded.ledger_net`,
+  );
+  await exec(
+    ctx,
+    sql`delete from ${SUMS} where account = ${ACCOUNT} and business_date = any (${ofDays}) and items = 0`,
   );
 }
 
@@ -229,17 +304,36 @@ async function dropTouchedItems(
   ctx: RuleContext,
   days: readonly string[],
   reread: readonly string[],
+  read: KeptRead,
 ): Promise<void> {
   const pairs = sql`(select 'T:' || key from kept_t union all select 'R:' || key from kept_r)`;
   const key = sql.raw(ITEM_KEY);
-  await exec(
+  const touched = sql`insert into kept_touched (key)
+    select key from gone where pair_key in ${pairs} or key like 'A:%' except select key from kept_touched`;
+  const gone = sql`returning ${key} as key, i.pair_key, i.business_date, i.currency, i.side, i.net_cents`;
+  if (read === 'by day') {
+    await exec(
+      ctx,
+      sql`with gone as (delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])
+          and (i.business_date = any (${reread}::date[]) or ${key} in (select key from kept_touched)
+            or i.pair_key in ${pairs} or ${key} like 'A:%') ${gone}),
+        touched as (${touched})
+        ${delta('-', 'gone', reread)}`,
+    );
+    return;
+  }
+  const rows = sql`select i.ctid from ${ITEMS} i where ${key} = any (array(select key from kept_touched))
+    union all select i.ctid from ${ITEMS} i where i.pair_key = any (array${pairs})
+    union all select i.ctid from ${ITEMS} i where (i.in_flight or i.adjustment_key is not null)
+      and ${key} like 'A:%' and i.business_date = any (${days}::date[])
+    union all select i.ctid from ${ITEMS} i where i.business_date = any (${reread}::date[])`;
+  await byKeys(
     ctx,
-    sql`with gone as (delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])
-        and (i.business_date = any (${reread}::date[]) or ${key} in (select key from kept_touched)
-          or i.pair_key in ${pairs} or ${key} like 'A:%')
-        returning ${key} as key, i.pair_key)
-      insert into kept_touched (key)
-      select key from gone where pair_key in ${pairs} or key like 'A:%' except select key from kept_touched`,
+    sql`with gone as (delete from ${ITEMS} i where i.ctid = any (array(${rows}))
+        and i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])
+        ${gone}),
+      touched as (${touched})
+      ${delta('-', 'gone', reread)}`,
   );
 }
 
@@ -270,29 +364,4 @@ async function newItems(ctx: RuleContext, reread: readonly string[]): Promise<vo
       ctx,
       sql`insert into kept_new ${items(sql`business_date = any (${reread}::date[])`)} except select * from kept_new`,
     );
-}
-
-/**
- * Runs `statement` with the plans that read a few keys' rows by their indexes: sequential scans,
- * hash and merge joins priced out, on one core. Planned otherwise, the view's ledger branches hashed
- * every claim of the history to join a few thousand keys' entries (a parallel scan of
- * transaction_matches: a cost that grew with the history), and the parallel workers' start cost more
- * than the probes under load. The settings are the transaction's: read before, and given back after
- * (not in a finally: a failed statement aborts the run's transaction, whose rollback undoes them).
- */
-const BY_KEYS: Readonly<Record<string, string>> = {
-  enable_seqscan: 'off',
-  enable_hashjoin: 'off',
-  enable_mergejoin: 'off',
-  max_parallel_workers_per_gather: '0',
-};
-async function byKeys(ctx: RuleContext, statement: RawBuilder<unknown>): Promise<void> {
-  const names = Object.keys(BY_KEYS);
-  const set = (values: readonly string[]) =>
-    exec(ctx, sql`select set_config(n, v, true) from unnest(${names}::text[], ${values}::text[]) s (n, v)`);
-  const before = await sql<{ v: string }>`select current_setting(n) as v
-    from unnest(${names}::text[]) with ordinality s (n, i) order by i`.execute(ctx.trx);
-  await set(Object.values(BY_KEYS));
-  await exec(ctx, statement);
-  await set(before.rows.map((r) => r.v));
 }

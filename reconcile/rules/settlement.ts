@@ -3,7 +3,8 @@ import type { Rule } from './rule.ts';
 import { manuallyMatchedIds } from './manual-matches.ts';
 import { rangeHoldsMostOfHistory } from './scope.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
-import { ITEM_KEY, keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
+import { keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
+import { ITEM_KEY, keptDays, keptDisputed, type KeptRead } from './settlement-kept-keys.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -76,9 +77,10 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
 
 /**
  * A run over changed keys computes the days whose inputs changed (addDaysOfFindings) from the kept
- * items, which it brings up to date first and reads where they are (its window is a view of them,
- * keptWindow in settlement-kept.ts), with the items the discrepancies of those days name and those
- * matched by hand (named, DISPUTED). A full run reads the items of the range's days of the run's
+ * items, which it brings up to date first and reads where they are, with the items the discrepancies
+ * of those days name and those matched by hand (named): by key (keptDisputed, keptDays in
+ * settlement-kept-keys.ts: the disputed pairs' items and the kept sums), or, without the key
+ * indexes, every item of its days (its window a view of them, keptWindow; DISPUTED, DAYS). A full run reads the items of the range's days of the run's
  * account (the window) and the named items, analyzed: the matches the view reads were written
  * earlier in this run, so that only these tables' real sizes keep the roll-forward's joins linear,
  * and keeps them.
@@ -95,12 +97,13 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
   let items = sql`(select * from public.settlement_items
     where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
-  let kept = false;
+  let kept: KeptRead | false = false;
+  let days: string[] = [];
   if (ctx.scoped) {
     await addDaysOfFindings(ctx);
-    const days = await scopeDays(ctx);
+    days = await scopeDays(ctx);
     kept = await rollKeptDays(ctx, days);
-    if (kept) await keptWindow(ctx, days);
+    if (kept === 'by day') await keptWindow(ctx, days);
     items = sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
   } else {
     await analyzeStaleMatches(ctx);
@@ -121,10 +124,12 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
       union all ${sql.raw(MANUAL_KEYS)}`,
   );
   await analyzeWorkTables(ctx, ...(kept ? [] : ['settlement_window' as const]), 'settlement_named');
-  await createWorkTable(ctx, 'settlement_disputed', sql.raw(DISPUTED));
+  if (kept === 'by key') await keptDisputed(ctx, days);
+  else await createWorkTable(ctx, 'settlement_disputed', sql.raw(DISPUTED));
   await analyzeWorkTables(ctx, 'settlement_disputed');
-  await exec(ctx, sql`create temp table settlement_days on commit drop as ${sql.raw(DAYS)}`);
-  if (kept) await exec(ctx, sql`drop view settlement_window`);
+  if (kept === 'by key') await keptDays(ctx, days);
+  else await exec(ctx, sql`create temp table settlement_days on commit drop as ${sql.raw(DAYS)}`);
+  if (kept === 'by day') await exec(ctx, sql`drop view settlement_window`);
   if (!ctx.scoped && !ctx.dryRun) await keepWindow(ctx);
 }
 
@@ -233,8 +238,8 @@ const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_wi
  */
 const DAYS = `
   select business_date, currency, provider_net, ledger_net, provider_net - ledger_net as difference, explained,
-    provider_net - ledger_net - explained as unexplained
-  from (select i.business_date, i.currency,
+    provider_net - ledger_net - explained as unexplained, items
+  from (select i.business_date, i.currency, count(*) as items,
       coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
       coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
       coalesce(sum(${SIGNED}) filter (where (i.business_date, i.pair_key) in (select business_date, pair_key from settlement_disputed)), 0)::bigint as explained

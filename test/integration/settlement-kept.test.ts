@@ -29,7 +29,7 @@ beforeEach(async () => {
   );
   await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_range_findings,
     recon_work.matched_days, recon_work.changed_keys, recon_work.settlement_kept_items,
-    recon_work.settlement_kept_days`.execute(h.db);
+    recon_work.settlement_kept_days, recon_work.settlement_kept_sums`.execute(h.db);
   const load = await insertLoad(h.db, 'report-transactions');
   await insertTransactions(h.db, load, [
     { transaction_id: 'T-1', notify_status: null },
@@ -65,12 +65,14 @@ async function changeTheDayAndRun(): Promise<void> {
 }
 
 /**
- * Spoils the kept item of the day's other transaction, which the change does not touch, by 100 cents
- * (what a wrong cache would give).
+ * Spoils the kept item of the day's other transaction, which the change does not touch, by 100 cents,
+ * and its day's kept sums (migration 0050) with it (what a wrong cache would give).
  */
 async function spoilTheDay(): Promise<void> {
   await sql`update recon_work.settlement_kept_items set net_cents = net_cents + 100
     where transaction_id = 'T-3'`.execute(h.db);
+  await sql`update recon_work.settlement_kept_sums set provider_net = provider_net + 100
+    where business_date = ${DAY}`.execute(h.db);
 }
 
 const SPOILED = [{ key: `settlement_unexplained:${DAY}:CAD`, cents: 100 }];
@@ -89,7 +91,9 @@ describe("the settlement roll-forward's kept days", () => {
 
   it('are read from the view again after a crash emptied them, and kept again', async () => {
     await reconcileRange(h.db, RANGE);
-    await sql`truncate recon_work.settlement_kept_items, recon_work.settlement_kept_days`.execute(h.db);
+    await sql`truncate recon_work.settlement_kept_items, recon_work.settlement_kept_days, recon_work.settlement_kept_sums`.execute(
+      h.db,
+    );
     await changeTheDayAndRun();
     expect(await unexplained()).toEqual([]);
     // The day read again is kept: the next run reads it from there.

@@ -1,0 +1,150 @@
+import { type RawBuilder, sql } from 'kysely';
+import { exec, type RuleContext } from './statement.ts';
+import { createWorkTable } from './work-tables.ts';
+
+/**
+ * The settlement roll-forward's kept items found by key (docs/architecture.md, "The roll-forward's
+ * kept days"): their indexes, the disputed pairs and the days of a run over changed keys that reads
+ * them by key, and the settings its statements are planned with. settlement-kept.ts keeps them.
+ */
+
+export const ACCOUNT = sql.raw(`current_setting('recon.run_account')`);
+export const ITEMS = sql.raw('recon_work.settlement_kept_items');
+export const DAYS = sql.raw('recon_work.settlement_kept_days');
+export const SUMS = sql.raw('recon_work.settlement_kept_sums');
+
+/** The key an item is named by: its one id (settlement_items fills one of the four). */
+export const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
+  'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
+
+/**
+ * The kept items by key, by pair and (the few) in flight or adjusted: a run over changed keys finds
+ * the items it replaces and the days' disputed pairs through them (dropTouchedItems, keptDisputed)
+ * instead of reading every kept item of its days (75,000 among 1,000,000 history rows: a cost that
+ * grew with the history, docs/benchmarks.md §1). A full run over a short range builds them with its
+ * window (a few of its items); over most of the history it would cost the first run its 2,000,000
+ * items (1.6-2.3 s, §2), and a run over changed keys builds them (keyIndexes), once: the runs over
+ * changed keys keep them up to date as they replace items.
+ */
+const KEY_COLUMN = ITEM_KEY.replace(/\bi\./g, '');
+const KEY_INDEXES = [
+  sql`create index if not exists settlement_kept_items_key_idx on ${ITEMS} ((${sql.raw(KEY_COLUMN)}))`,
+  sql`create index if not exists settlement_kept_items_pair_idx on ${ITEMS} (pair_key)`,
+  sql`create index if not exists settlement_kept_items_odd_idx on ${ITEMS} (business_date)
+    where in_flight or adjustment_key is not null`,
+];
+
+/**
+ * How a run over changed keys reads its days' kept items: 'by key' through the key indexes, 'by day'
+ * every item of its days (the block-range index), as before them.
+ */
+export type KeptRead = 'by key' | 'by day';
+
+/**
+ * Builds the key indexes (a full run of a short range, and a run over changed keys whose days are at
+ * least a quarter of the kept days, where reading the days' items once costs about what a build
+ * does), and says whether the kept items are read by key. A run over a few days of a long history
+ * does not build them: the re-run after one change of a first run over 1,000,000 rows would pay the
+ * 2,000,000 items' indexes (1.6-2.3 s) to spare reading one day's items (§1's first target).
+ */
+export async function keyIndexes(ctx: RuleContext, days?: readonly string[]): Promise<KeptRead> {
+  const r = await sql<{ built: number; kept: number }>`select
+      (select count(*)::int from pg_indexes where schemaname = 'recon_work' and tablename = 'settlement_kept_items'
+        and indexname in ('settlement_kept_items_key_idx', 'settlement_kept_items_pair_idx', 'settlement_kept_items_odd_idx')) as built,
+      (select count(*)::int from ${DAYS} where account = ${ACCOUNT}) as kept`.execute(ctx.trx);
+  const { built, kept } = r.rows[0]!;
+  if (built === KEY_INDEXES.length) return 'by key';
+  if (days !== undefined && days.length * 4 < kept) return 'by day';
+  for (const index of KEY_INDEXES) await exec(ctx, index);
+  return 'by key';
+}
+
+/**
+ * The disputed pairs of a run over changed keys' days (settlement.ts's DISPUTED: an item named by an
+ * open discrepancy of its day or matched by hand, settlement_named, or in flight), found by key among
+ * the kept items, not by reading every item of the days.
+ */
+export async function keptDisputed(ctx: RuleContext, days: readonly string[]): Promise<void> {
+  const ofDays = sql`i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])`;
+  const key = sql.raw(ITEM_KEY);
+  await byKeys(
+    ctx,
+    () =>
+      createWorkTable(
+        ctx,
+        'settlement_disputed',
+        sql`select i.business_date, i.pair_key
+          from (select * from ${ITEMS} i where ${key} = any (array(select key from settlement_named)) offset 0) i
+          join settlement_named k on k.key = ${key} and (k.business_date = i.business_date or k.business_date is null)
+          where ${ofDays}
+          union select i.business_date, i.pair_key from ${ITEMS} i
+          where (i.in_flight or i.adjustment_key is not null) and i.in_flight and ${ofDays}`,
+      ),
+    BY_KEY_ARRAYS,
+  );
+}
+
+/**
+ * The days of a run over changed keys (settlement.ts's DAYS, the same columns): both nets from the
+ * kept sums, the part explained from the items of the disputed pairs, found by pair among the kept
+ * items, not by reading every item of the days.
+ */
+export async function keptDays(ctx: RuleContext, days: readonly string[]): Promise<void> {
+  await byKeys(
+    ctx,
+    sql`create temp table settlement_days on commit drop as
+      select s.business_date, s.currency, s.provider_net, s.ledger_net, s.provider_net - s.ledger_net as difference,
+        coalesce(e.explained, 0)::bigint as explained,
+        s.provider_net - s.ledger_net - coalesce(e.explained, 0)::bigint as unexplained, s.items
+      from ${SUMS} s
+      left join (select i.business_date, i.currency,
+          sum(case when i.side = 'provider' then i.net_cents else -i.net_cents end)::bigint as explained
+        from (select * from ${ITEMS} i where i.pair_key = any (array(select pair_key from settlement_disputed)) offset 0) i
+        join settlement_disputed d on d.pair_key = i.pair_key and d.business_date = i.business_date
+        where i.account = ${ACCOUNT} group by i.business_date, i.currency) e
+        on e.business_date = s.business_date and e.currency = s.currency
+      where s.account = ${ACCOUNT} and s.business_date = any (${days}::date[])`,
+    BY_KEY_ARRAYS,
+  );
+}
+
+/**
+ * Runs `statement` with the plans that read a few keys' rows by their indexes: sequential scans,
+ * hash and merge joins priced out, on one core. Planned otherwise, the view's ledger branches hashed
+ * every claim of the history to join a few thousand keys' entries (a parallel scan of
+ * transaction_matches: a cost that grew with the history), and the parallel workers' start cost more
+ * than the probes under load. The settings are the transaction's: read before, and given back after
+ * (not in a finally: a failed statement aborts the run's transaction, whose rollback undoes them).
+ */
+const BY_KEYS: Readonly<Record<string, string>> = {
+  enable_seqscan: 'off',
+  enable_hashjoin: 'off',
+  enable_mergejoin: 'off',
+  max_parallel_workers_per_gather: '0',
+};
+/**
+ * The kept items of a few thousand keys or pairs: one index scan of the keys given as an array (read
+ * in the index's order, a descent per stretch of keys) and hashed joins, where a nested loop probed
+ * the index once per key (about three times the server CPU for the disputed pairs' 5,400 named keys
+ * among 1,000,000 history rows, issue 30).
+ */
+const BY_KEY_ARRAYS: Readonly<Record<string, string>> = {
+  enable_seqscan: 'off',
+  enable_nestloop: 'off',
+  enable_mergejoin: 'off',
+  max_parallel_workers_per_gather: '0',
+};
+export async function byKeys(
+  ctx: RuleContext,
+  statement: RawBuilder<unknown> | (() => Promise<unknown>),
+  settings = BY_KEYS,
+): Promise<void> {
+  const names = Object.keys(settings);
+  const set = (values: readonly string[]) =>
+    exec(ctx, sql`select set_config(n, v, true) from unnest(${names}::text[], ${values}::text[]) s (n, v)`);
+  const before = await sql<{ v: string }>`select current_setting(n) as v
+    from unnest(${names}::text[]) with ordinality s (n, i) order by i`.execute(ctx.trx);
+  await set(Object.values(settings));
+  await (typeof statement === 'function' ? statement() : exec(ctx, statement));
+  await set(before.rows.map((r) => r.v));
+}
