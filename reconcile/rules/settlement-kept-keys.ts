@@ -62,7 +62,8 @@ export async function keyIndexes(ctx: RuleContext, days?: readonly string[]): Pr
 /**
  * The disputed pairs of a run over changed keys' days (settlement.ts's DISPUTED: an item named by an
  * open discrepancy of its day or matched by hand, settlement_named, or in flight), found by key among
- * the kept items, not by reading every item of the days.
+ * the kept items, not by reading every item of the days. The items in flight are read through the
+ * partial index of the odd items, whose predicate their condition states in full.
  */
 export async function keptDisputed(ctx: RuleContext, days: readonly string[]): Promise<void> {
   const ofDays = sql`i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])`;

@@ -80,10 +80,10 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
  * items, which it brings up to date first and reads where they are, with the items the discrepancies
  * of those days name and those matched by hand (named): by key (keptDisputed, keptDays in
  * settlement-kept-keys.ts: the disputed pairs' items and the kept sums), or, without the key
- * indexes, every item of its days (its window a view of them, keptWindow; DISPUTED, DAYS). A full run reads the items of the range's days of the run's
- * account (the window) and the named items, analyzed: the matches the view reads were written
- * earlier in this run, so that only these tables' real sizes keep the roll-forward's joins linear,
- * and keeps them.
+ * indexes, every item of its days (its window a view of them, keptWindow; DISPUTED, DAYS). A full
+ * run reads the items of the range's days of the run's account (the window) and the named items,
+ * analyzed: the matches the view reads were written earlier in this run, so that only these tables'
+ * real sizes keep the roll-forward's joins linear, and keeps them.
  * A full run over most of the history reads them from settlement_range_items (readsRangeItems),
  * which reads each ledger payment once where settlement_items reads the paired and the unpaired ones
  * apart, each a hash of the whole ledger, claims and provider tables (migration 0043); otherwise the
