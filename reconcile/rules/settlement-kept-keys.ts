@@ -18,6 +18,17 @@ export const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_t
   'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
 
 /**
+ * An item set's sums of a day and currency, the kept sums' three columns (recon_work.settlement_kept_sums):
+ * the items, the provider's net and the ledger's. One term for the days' sums of the window
+ * (settlement.ts's DAYS), the sums a full run keeps (keepWindow reads those) and those a run over
+ * changed keys writes or moves by difference (settlement-kept.ts), so that a kept sum and a day summed
+ * again cannot differ in their definition. Unqualified: over one set of items.
+ */
+export const ITEM_SUMS = `count(*) as items,
+  coalesce(sum(net_cents) filter (where side = 'provider'), 0)::bigint as provider_net,
+  coalesce(sum(net_cents) filter (where side = 'ledger'), 0)::bigint as ledger_net`;
+
+/**
  * The kept items by key, by pair and (the few) in flight or adjusted: a run over changed keys finds
  * the items it replaces and the days' disputed pairs through them (dropTouchedItems, keptDisputed)
  * instead of reading every kept item of its days (75,000 among 1,000,000 history rows: a cost that

@@ -5,6 +5,7 @@ import {
   byKeys,
   DAYS,
   ITEM_KEY,
+  ITEM_SUMS,
   ITEMS,
   keyIndexes,
   type KeptRead,
@@ -162,9 +163,9 @@ export async function keptWindow(ctx: RuleContext, days: readonly string[]): Pro
  */
 function delta(sign: '+' | '-', rows: string, reread: readonly string[]): RawBuilder<unknown> {
   const s = sql.raw(sign);
-  return sql`insert into kept_delta select business_date, currency, ${s}count(*),
-      ${s}coalesce(sum(net_cents) filter (where side = 'provider'), 0), ${s}coalesce(sum(net_cents) filter (where side = 'ledger'), 0)
-    from ${sql.raw(rows)} where not business_date = any (${reread}::date[]) group by business_date, currency`;
+  return sql`insert into kept_delta select business_date, currency, ${s}items, ${s}provider_net, ${s}ledger_net
+    from (select business_date, currency, ${sql.raw(ITEM_SUMS)} from ${sql.raw(rows)}
+      where not business_date = any (${reread}::date[]) group by business_date, currency) d`;
 }
 
 /**
@@ -204,8 +205,7 @@ async function replaceItems(
   await exec(
     ctx,
     sql`insert into ${SUMS} (account, business_date, currency, items, provider_net, ledger_net)
-      select ${ACCOUNT}, business_date, currency, count(*), coalesce(sum(net_cents) filter (where side = 'provider'), 0),
-        coalesce(sum(net_cents) filter (where side = 'ledger'), 0)
+      select ${ACCOUNT}, business_date, currency, ${sql.raw(ITEM_SUMS)}
       from kept_new where business_date = any (${reread}::date[]) group by business_date, currency`,
   );
   await exec(

@@ -4,7 +4,7 @@ import { manuallyMatchedIds } from './manual-matches.ts';
 import { rangeHoldsMostOfHistory } from './scope.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 import { keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
-import { ITEM_KEY, keptDays, keptDisputed, type KeptRead } from './settlement-kept-keys.ts';
+import { ITEM_KEY, ITEM_SUMS, keptDays, keptDisputed, type KeptRead } from './settlement-kept-keys.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -239,9 +239,7 @@ const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_wi
 const DAYS = `
   select business_date, currency, provider_net, ledger_net, provider_net - ledger_net as difference, explained,
     provider_net - ledger_net - explained as unexplained, items
-  from (select i.business_date, i.currency, count(*) as items,
-      coalesce(sum(i.net_cents) filter (where i.side = 'provider'), 0)::bigint as provider_net,
-      coalesce(sum(i.net_cents) filter (where i.side = 'ledger'), 0)::bigint as ledger_net,
+  from (select i.business_date, i.currency, ${ITEM_SUMS},
       coalesce(sum(${SIGNED}) filter (where (i.business_date, i.pair_key) in (select business_date, pair_key from settlement_disputed)), 0)::bigint as explained
     from settlement_window i
     group by i.business_date, i.currency) s`;
