@@ -8,9 +8,9 @@ import { dropScratch, openBenchServer } from './scratch-databases.ts';
 /**
  * Each secondary index of discrepancies and discrepancy_events, with the queries that need it: the
  * executed plan with the index, without it (dropped in a transaction that is rolled back) and in its
- * form before migration 0044, over `rows` discrepancies of two years (bench/index-plans.ts does the
- * same for the provider tables). docs/architecture.md ("Indexes of the discrepancies") shows this
- * output; test/integration/discrepancy-indexes.test.ts checks the plans.
+ * form before migration 0044 or 0054, over `rows` discrepancies of two years (bench/index-plans.ts
+ * does the same for the provider tables). docs/architecture.md ("Indexes of the discrepancies") shows
+ * this output; test/integration/discrepancy-indexes.test.ts checks the plans.
  *
  *   node bench/discrepancy-index-plans.ts [--rows 1000000]
  */
@@ -38,6 +38,10 @@ const WINDOW = `'2025-06-10' and '2025-06-12'`;
 const BEFORE_0044 = `create index discrepancies_rule_idx on discrepancies (rule);
   create index discrepancies_kind_idx on discrepancies (kind, business_date);
   create index discrepancies_open_idx on discrepancies (business_date) where resolved_at is null`;
+/** The index of every row in the worklist order that migration 0054 replaced by the resolved ones'. */
+const WORKLIST_ALL = `create index discrepancies_worklist_all_idx on discrepancies (${WORKLIST})`;
+/** The columns the worklist's merge orders by (its pages select every column of the row). */
+const ROW = `discrepancy_id, currency, stake_cents, business_date`;
 const SEARCH = `select discrepancy_id from discrepancies where (transaction_id = 'T000500001'
     or merchant_transaction_id = 'T000500001' or return_transaction_id = 'T000500001')
   order by ${WORKLIST} limit 51`;
@@ -49,9 +53,20 @@ export const DISCREPANCY_INDEX_USES: readonly IndexUse[] = [
     query: `select discrepancy_id from discrepancies where (resolved_at is null) order by ${WORKLIST} limit 51`,
   },
   {
-    index: 'discrepancies_worklist_all_idx',
-    reader: 'reconcile/discrepancies/read.ts (the worklist, status=all: a page)',
-    query: `select discrepancy_id from discrepancies order by ${WORKLIST} limit 51`,
+    index: 'discrepancies_worklist_resolved_idx',
+    reader:
+      'reconcile/discrepancies/read.ts (the worklist, status=all: a page, the unresolved and the resolved merged)',
+    query: `select discrepancy_id from (
+        (select ${ROW} from discrepancies where resolved_at is null order by ${WORKLIST} limit 51)
+        union all (select ${ROW} from discrepancies where resolved_at is not null order by ${WORKLIST} limit 51)) d
+      order by ${WORKLIST} limit 51`,
+    instead: WORKLIST_ALL,
+  },
+  {
+    index: 'discrepancies_worklist_resolved_idx',
+    reader: 'reconcile/discrepancies/read.ts (the worklist, status=resolved: a page)',
+    query: `select discrepancy_id from discrepancies where (resolved_at is not null) order by ${WORKLIST} limit 51`,
+    instead: WORKLIST_ALL,
   },
   {
     index: 'discrepancies_worklist_kind_idx',

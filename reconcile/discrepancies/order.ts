@@ -2,7 +2,8 @@
  * The orders discrepancies are read in. The worklist order is the workbench's and the report's
  * "largest open" list's: per currency (no currency last), money at stake first, then the earliest
  * business date, then the id; amounts of different currencies are never compared. It is the order
- * of discrepancies_worklist_idx (migration 0003), and the cursor pages along it.
+ * of discrepancies_worklist_idx (migration 0003, the unresolved) and discrepancies_worklist_resolved_idx
+ * (0054, the resolved), and the cursor pages along them.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { isValidDate } from '../../domain/time/calendar.ts';

@@ -19,7 +19,13 @@ export interface ReadOptions {
   readonly before?: string;
 }
 
-/** The discrepancies of the filter, in the given order. */
+/**
+ * The discrepancies of the filter, in the given order. In the worklist orders, a filter of every
+ * status reads the unresolved and the resolved ones apart, each from its own index in that order
+ * (discrepancies_worklist_idx and discrepancies_worklist_resolved_idx, migration 0054), and merges
+ * the two: each discrepancy is in one of them, and no index holds every row (a run's new
+ * discrepancies, all unresolved, are written into one worklist index fewer).
+ */
 export async function listDiscrepancies(
   db: Db,
   filter: DiscrepancyFilter,
@@ -31,10 +37,18 @@ export async function listDiscrepancies(
       ? sql`and ${beforeCursor(options.before)}`
       : sql``;
   const limit = options.limit !== undefined ? sql`limit ${options.limit}` : sql``;
-  const rows = await sql<DiscrepancyRow>`select ${ROW_COLUMNS} from discrepancies
-    where ${filterCondition(filter)} ${after}
-    order by ${ORDER_BY[options.order]} ${limit}`.execute(db);
-  return rows.rows;
+  const order = ORDER_BY[options.order];
+  const select = (resolved: RawBuilder<unknown>) => sql`select ${ROW_COLUMNS} from discrepancies
+    where ${filterCondition(filter)} ${resolved} ${after}
+    order by ${order} ${limit}`;
+  const everyStatus = (filter.status ?? 'all') === 'all';
+  const query =
+    everyStatus && (options.order === 'worklist' || options.order === 'worklist_backwards')
+      ? sql<DiscrepancyRow>`select * from ((${select(sql`and resolved_at is null`)})
+          union all (${select(sql`and resolved_at is not null`)})) d
+        order by ${order} ${limit}`
+      : sql<DiscrepancyRow>`${select(sql``)}`;
+  return (await query.execute(db)).rows;
 }
 
 /**
