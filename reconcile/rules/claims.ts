@@ -1,16 +1,19 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { manualItemJoin } from './manual-matches.ts';
 import { rangeHoldsMostOfHistory } from './scope.ts';
 import { keyJoin } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
-import { analyzeWorkTables, createWorkTable } from './work-tables.ts';
+import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 
 /**
  * The ledger entry of a provider row's merchant transaction id, for rank 1 only (the others are
- * duplicates and claim nothing). The ledger's key is unique, so the join itself never adds rows; the
- * rank is applied to its columns instead of its condition, which keeps the join free of `ranked`.
- * A provider row or a ledger entry that a person matched by hand (mp, ml: manual-matches.ts) claims
- * nothing by its key: the manual match pairs it.
+ * duplicates and claim nothing): the join's condition (FACTS_JOINS) asks for the rank, so that the
+ * rules' conditions compare the entry's columns as they are, where a `case` on each column was
+ * evaluated again wherever the suspects' condition names one (eleven times for every fact, issue 30).
+ * The ledger's key is unique, so the join itself never adds rows. A provider row or a ledger entry
+ * that a person matched by hand (mp, ml: manual-matches.ts) claims nothing by its key: the manual
+ * match pairs it. ml is the manual match of the provider row's key, which is the entry's when there is
+ * one.
  */
 const RANK_1_LEDGER = [
   ['merchant_transaction_id', 'l_mtid'],
@@ -19,10 +22,7 @@ const RANK_1_LEDGER = [
   ['transaction_type', 'l_type'],
   ['status', 'l_status'],
 ]
-  .map(
-    ([col, as]) =>
-      `case when coalesce(r.rank, 1) = 1 and mp.match_id is null and ml.match_id is null then l.${col} end as ${as}`,
-  )
+  .map(([col, as]) => `l.${col} as ${as}`)
   .join(', ');
 
 /**
@@ -66,9 +66,9 @@ export const STALE_CLAIMS = {
  * The sets claims are made of, for the provider transactions of the scope (scope_p): the notification
  * that speaks for each (want_nm), its legacy twin (want_sm), and `facts`, which the rules read.
  */
-export async function prepareFacts(ctx: RuleContext): Promise<void> {
+export async function prepareFacts(ctx: RuleContext, suspect: RawBuilder<unknown>): Promise<void> {
   await wantClaims(ctx);
-  await buildFacts(ctx);
+  await buildFacts(ctx, suspect);
 }
 
 /**
@@ -141,18 +141,27 @@ async function wantClaims(ctx: RuleContext): Promise<void> {
 }
 
 /**
- * One wide row per provider transaction of the scope with everything the rules compare: each rule
- * then scans this table instead of joining the warehouse again. l_* is the ledger entry it should
- * claim, tm_mtid the one it claims now; nm_* the notification claim it holds now. Carrying the
- * current claims here makes the claims below a comparison of two columns instead of index probes of
- * the claim tables for every row of the range. mm_id is the manual match a provider row is in
- * (reconcile/rules/manual-matches.ts).
+ * One row per provider transaction of the scope with what the rules compare (WIDE_FACTS). l_* is the
+ * ledger entry it should claim, tm_mtid the one it claims now; nm_* the notification claim it holds
+ * now. Carrying the current claims here makes the claims below a comparison of two columns instead of
+ * index probes of the claim tables for every row of the range. mm_id is the manual match a provider
+ * row is in (reconcile/rules/manual-matches.ts).
+ *
+ * `facts` keeps, of every row, only the columns its readers take from every row (NARROW_FACTS: the
+ * claims, their counts and moves, the fee rule, missing_at_provider over changed keys, the
+ * roll-forward's claimed rows), and the whole wide row as one value, `suspect`, for the few rows the
+ * suspects' condition (`suspect`: run-rules.ts) holds for, null for the others: the suspects are then
+ * a scan of that column (suspectRows). Each of a million rows is handed from the parallel workers to
+ * the leader, which writes them alone: with the 38 columns of every rule, facts took more than the
+ * floor's whole join, and the suspects' condition, evaluated here by the workers, was a second scan of
+ * every fact (docs/benchmarks.md §2, issue 30). The wide row's type is that of the empty work table
+ * suspect_row.
  *
  * facts, and the sets it joins (ranked, want_nm, want_sm), are work tables (work-tables.ts): in a full
  * run nothing the statement reads is a temporary table, so parallel workers can run all of its joins
  * (and its readers' scans: 1.45x on those statements, issue 30).
  */
-async function buildFacts(ctx: RuleContext): Promise<void> {
+async function buildFacts(ctx: RuleContext, suspect: RawBuilder<unknown>): Promise<void> {
   // A full run reads the range by date (an index range scan). A run over changed keys reads its
   // scope_p's rows by key first: within the one statement below, the planner scanned every provider
   // row of the warehouse in parallel to find a few (15 s of a 19 s run at 1,000,000 rows).
@@ -168,32 +177,71 @@ async function buildFacts(ctx: RuleContext): Promise<void> {
   const inScope = ctx.scoped
     ? sql`true`
     : sql`p.transaction_on between ${ctx.from}::date and ${ctx.to}::date`;
+  const wide = sql`select ${sql.raw(WIDE_FACTS)} from ${rows} ${sql.raw(FACTS_JOINS)} where ${inScope}`;
+  // Only its row type is read: no view over it.
+  await exec(ctx, sql`create unlogged table ${sql.raw(workTable('suspect_row'))} as ${wide} with no data`);
   await createWorkTable(
     ctx,
     'facts',
-    sql`select p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
-        p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
-        coalesce(r.rank, 1) as rank,
-        ${sql.raw(RANK_1_LEDGER)}, tm.merchant_transaction_id as tm_mtid,
-        w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
-        w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
-        w.any_ok and w.any_failed as n_contradicts,
-        nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
-        g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
-        g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid, mp.match_id as mm_id
-      from ${rows}
-      left join ranked r using (transaction_id)
-      left join merchant_ledger l on ${sql.raw(keyJoin('l', 'p', 'merchant_transaction_id'))}
-      ${sql.raw(manualItemJoin('mp', 'provider', 'p.transaction_id'))}
-      ${sql.raw(manualItemJoin('ml', 'ledger', 'l.merchant_transaction_id'))}
-      left join transaction_matches tm on tm.transaction_id = p.transaction_id
-      left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
-      left join want_nm w on w.target_id = p.transaction_id
-      left join want_sm sm on sm.transaction_id = p.transaction_id
-      left join legacy_transactions g on g.transaction_id = sm.transaction_id
-      where ${inScope}`,
+    sql`select ${sql.raw(NARROW_FACTS)},
+        case when ${suspect} then row(f.*)::${sql.raw(workTable('suspect_row'))} end as suspect
+      from (${wide}) f`,
   );
   await analyzeWorkTables(ctx, 'facts');
+}
+
+/** The columns of `facts` (buildFacts) besides `suspect`: what its readers take from every row. */
+const NARROW_FACTS = [
+  'transaction_id',
+  'merchant_transaction_id',
+  'transaction_on',
+  'currency',
+  'amount_cents',
+  'fee_cents',
+  'status',
+  'transaction_type',
+  'product',
+  'l_mtid',
+  'tm_mtid',
+  'notification_id',
+  'first_received_at',
+  'nm_id',
+  'nm_first_received_at',
+  'mm_id',
+]
+  .map((c) => `f.${c}`)
+  .join(', ');
+
+/** Every column a rule that reads the suspects compares or reports (run-rules.ts), of `p` and its joins. */
+const WIDE_FACTS = `p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
+  p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
+  coalesce(r.rank, 1) as rank,
+  ${RANK_1_LEDGER}, tm.merchant_transaction_id as tm_mtid,
+  w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
+  w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
+  w.any_ok and w.any_failed as n_contradicts,
+  nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
+  g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
+  g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid, mp.match_id as mm_id`;
+
+/** Each provider row's rank, ledger entry, manual matches, current claims, latest notification and legacy twin. */
+const FACTS_JOINS = `left join ranked r using (transaction_id)
+  ${manualItemJoin('mp', 'provider', 'p.transaction_id')}
+  ${manualItemJoin('ml', 'ledger', 'p.merchant_transaction_id')}
+  left join merchant_ledger l on ${keyJoin('l', 'p', 'merchant_transaction_id')}
+    and coalesce(r.rank, 1) = 1 and mp.match_id is null and ml.match_id is null
+  left join transaction_matches tm on tm.transaction_id = p.transaction_id
+  left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
+  left join want_nm w on w.target_id = p.transaction_id
+  left join want_sm sm on sm.transaction_id = p.transaction_id
+  left join legacy_transactions g on g.transaction_id = sm.transaction_id`;
+
+/**
+ * The suspects (run-rules.ts): the wide rows facts kept (buildFacts), as columns. `is distinct from
+ * null` asks whether the row is there: `is not null` of a row asks whether all its fields are.
+ */
+export function suspectRows(): RawBuilder<unknown> {
+  return sql`select (f.suspect).* from facts f where f.suspect is distinct from null`;
 }
 
 /**

@@ -28,9 +28,9 @@ export type RuleSelect = Omit<FindingSelect, 'rule' | 'kind'> & { readonly kind?
 
 /**
  * One matching rule: the rows it reads, the condition under which it finds a discrepancy (stated
- * once), and the finding it writes. Most rules read the run's `suspects` (as `f`): the facts of the
- * range (one wide row per provider transaction, see claims.ts) for which at least one of those
- * rules' conditions holds. That filter is built from the rules' own `when`, so a rule cannot be left
+ * once), and the finding it writes. Most rules read the run's `suspects` (as `f`): the provider
+ * transactions of the range, one wide row each (WIDE_FACTS, claims.ts), for which at least one of
+ * those rules' conditions holds. That filter is built from the rules' own `when`, so a rule cannot be left
  * out of it.
  */
 export interface Rule {
@@ -74,7 +74,8 @@ export function ruleStatement(rule: Rule, ctx: RuleContext): RawBuilder<unknown>
 
 /**
  * The condition of the suspects table: any rule that reads the suspects would find something in
- * this facts row. The disjunction of those rules' own conditions, so it is exact and complete.
+ * this wide row (facts evaluates it as it joins each row: claims.ts). The disjunction of those rules'
+ * own conditions, so it is exact and complete.
  */
 export function suspectsCondition(rules: readonly Rule[], ctx: RuleContext): RawBuilder<unknown> {
   const conditions = rules.filter(readsSuspects).map((r) => sql`(${toSql(r.when(ctx))})`);

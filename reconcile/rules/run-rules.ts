@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { claimTransactions, prepareFacts, STALE_CLAIMS } from './claims.ts';
+import { claimTransactions, prepareFacts, STALE_CLAIMS, suspectRows } from './claims.ts';
 import { keepReturnClaims, noteClaimMoves } from './claim-moves.ts';
 import { NOTIFICATION_RULES } from './notifications.ts';
 import { PENDING_RULES } from './pending.ts';
@@ -56,19 +56,16 @@ export async function matchRange(ctx: RuleContext, rules: readonly Rule[] = RULE
   await prepareScope(ctx);
   // A run over changed keys notes the discrepancies it looks at (reconcile/incremental.ts).
   if (ctx.scoped) await noteLookedAt(ctx, rules);
-  await prepareFacts(ctx);
   // The rows the rules that read suspects can flag: exactly those for which one of their conditions
   // holds, so that they read a few percent of the range instead of scanning it once each; and the rows
-  // whose claims facts no longer wants, which the claims read (claims.ts), in the same scan. A rule
-  // applies its own condition to them, so a stale row is flagged only when that condition holds.
+  // whose claims facts no longer wants, which the claims read (claims.ts). A rule applies its own
+  // condition to them, so a stale row is flagged only when that condition holds. facts keeps their
+  // wide rows as it joins them (claims.ts), where the condition is evaluated by its parallel workers.
   // A work table (work-tables.ts): parallel workers share the scan of every fact (a TEMP table kept
   // it on one core).
   const stale = Object.values(STALE_CLAIMS).map((c) => sql`(${sql.raw(c)})`);
-  await createWorkTable(
-    ctx,
-    'suspects',
-    sql`select * from facts f where ${suspectsCondition(rules, ctx)} or ${sql.join(stale, sql` or `)}`,
-  );
+  await prepareFacts(ctx, sql`${suspectsCondition(rules, ctx)} or ${sql.join(stale, sql` or `)}`);
+  await createWorkTable(ctx, 'suspects', suspectRows());
   await analyzeWorkTables(ctx, 'suspects');
   const claims = await claimTransactions(ctx);
   await keepReturnClaims(ctx);

@@ -19,6 +19,8 @@ export const WORK_TABLES = [
   'scope_l',
   'facts',
   'suspects',
+  // Empty: the type of the suspects' wide rows that facts keeps (claims.ts).
+  'suspect_row',
   // The claims of the scope that facts no longer wants (claims.ts).
   'stale_notification_matches',
   'stale_transaction_matches',
