@@ -29,6 +29,12 @@ export const ITEM_SUMS = `count(*) as items,
   coalesce(sum(net_cents) filter (where side = 'ledger'), 0)::bigint as ledger_net`;
 
 /**
+ * What an item adds to its day's difference: the provider's net less the ledger's. One term for the
+ * part explained of the window's days (settlement.ts's DAYS) and of the kept days (keptDays).
+ */
+export const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.net_cents end`;
+
+/**
  * The kept items by key, by pair and (the few) in flight or adjusted: a run over changed keys finds
  * the items it replaces and the days' disputed pairs through them (dropTouchedItems, keptDisputed)
  * instead of reading every kept item of its days (75,000 among 1,000,000 history rows: a cost that
@@ -38,12 +44,11 @@ export const ITEM_SUMS = `count(*) as items,
  * changed keys keep them up to date as they replace items.
  */
 const KEY_COLUMN = ITEM_KEY.replace(/\bi\./g, '');
-const KEY_INDEXES = [
-  sql`create index if not exists settlement_kept_items_key_idx on ${ITEMS} ((${sql.raw(KEY_COLUMN)}))`,
-  sql`create index if not exists settlement_kept_items_pair_idx on ${ITEMS} (pair_key)`,
-  sql`create index if not exists settlement_kept_items_odd_idx on ${ITEMS} (business_date)
-    where in_flight or adjustment_key is not null`,
-];
+const KEY_INDEXES: Readonly<Record<string, RawBuilder<unknown>>> = {
+  settlement_kept_items_key_idx: sql`((${sql.raw(KEY_COLUMN)}))`,
+  settlement_kept_items_pair_idx: sql`(pair_key)`,
+  settlement_kept_items_odd_idx: sql`(business_date) where in_flight or adjustment_key is not null`,
+};
 
 /**
  * How a run over changed keys reads its days' kept items: 'by key' through the key indexes, 'by day'
@@ -61,12 +66,13 @@ export type KeptRead = 'by key' | 'by day';
 export async function keyIndexes(ctx: RuleContext, days?: readonly string[]): Promise<KeptRead> {
   const r = await sql<{ built: number; kept: number }>`select
       (select count(*)::int from pg_indexes where schemaname = 'recon_work' and tablename = 'settlement_kept_items'
-        and indexname in ('settlement_kept_items_key_idx', 'settlement_kept_items_pair_idx', 'settlement_kept_items_odd_idx')) as built,
+        and indexname = any (${Object.keys(KEY_INDEXES)}::text[])) as built,
       (select count(*)::int from ${DAYS} where account = ${ACCOUNT}) as kept`.execute(ctx.trx);
   const { built, kept } = r.rows[0]!;
-  if (built === KEY_INDEXES.length) return 'by key';
+  if (built === Object.keys(KEY_INDEXES).length) return 'by key';
   if (days !== undefined && days.length * 4 < kept) return 'by day';
-  for (const index of KEY_INDEXES) await exec(ctx, index);
+  for (const [name, columns] of Object.entries(KEY_INDEXES))
+    await exec(ctx, sql`create index if not exists ${sql.raw(name)} on ${ITEMS} ${columns}`);
   return 'by key';
 }
 
@@ -110,7 +116,7 @@ export async function keptDays(ctx: RuleContext, days: readonly string[]): Promi
         s.provider_net - s.ledger_net - coalesce(e.explained, 0)::bigint as unexplained, s.items
       from ${SUMS} s
       left join (select i.business_date, i.currency,
-          sum(case when i.side = 'provider' then i.net_cents else -i.net_cents end)::bigint as explained
+          sum(${sql.raw(SIGNED)})::bigint as explained
         from (select * from ${ITEMS} i where i.pair_key = any (array(select pair_key from settlement_disputed)) offset 0) i
         join settlement_disputed d on d.pair_key = i.pair_key and d.business_date = i.business_date
         where i.account = ${ACCOUNT} group by i.business_date, i.currency) e

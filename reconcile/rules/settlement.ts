@@ -4,7 +4,14 @@ import { manuallyMatchedIds } from './manual-matches.ts';
 import { rangeHoldsMostOfHistory } from './scope.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 import { keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
-import { ITEM_KEY, ITEM_SUMS, keptDays, keptDisputed, type KeptRead } from './settlement-kept-keys.ts';
+import {
+  ITEM_KEY,
+  ITEM_SUMS,
+  keptDays,
+  keptDisputed,
+  type KeptRead,
+  SIGNED,
+} from './settlement-kept-keys.ts';
 import { toSql } from './sql-terms.ts';
 import { exec, type RuleContext } from './statement.ts';
 import { dueThroughFor } from './tolerance-terms.ts';
@@ -195,9 +202,6 @@ async function scopeDays(ctx: RuleContext): Promise<string[]> {
   );
   return r.rows.map((x) => x.day);
 }
-
-/** What an item adds to the day's difference: the provider's net less the ledger's. */
-const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.net_cents end`;
 
 /**
  * The items a person matched by hand in a match that holds (manual-matches.ts), by their keys
