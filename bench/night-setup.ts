@@ -11,6 +11,7 @@ import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { insertFeeSchedule, loadMerchantSide } from '../sandbox/load-merchant-side.ts';
 import { deriveMerchantView, type MerchantView } from '../sandbox/merchant-view.ts';
 import { startSandbox } from '../sandbox/server.ts';
+import { median, round2 } from './figures.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
 import { type BenchServer, openBenchServer } from './scratch-databases.ts';
 
@@ -104,16 +105,7 @@ export function nightOf(day: string, now: string): Night {
   return { from: addDays(day, 1 - NIGHT.lookbackDays), to: day, now };
 }
 
-export function round2(n: number): number {
-  return Math.round(n * 100) / 100;
-}
-
-/** The middle value (the mean of the two middle ones), rounded to hundredths. */
-export function median(values: readonly number[]): number {
-  const v = [...values].sort((a, b) => a - b);
-  const m = Math.floor(v.length / 2);
-  return round2(v.length % 2 === 1 ? v[m]! : (v[m - 1]! + v[m]!) / 2);
-}
+export { median, round2 };
 
 /** The sandbox serving the night's days, a client of it, the bench's server, and the night to run. */
 export interface NightBench {

@@ -6,6 +6,7 @@ import { addDays } from '../domain/time/calendar.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { rangesOfDates } from '../workflows/windows.ts';
 import { pgBackendCpuSeconds } from './backend-cpu.ts';
+import { median, round2 } from './figures.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
 import { claimsDigest, nothingChanged } from './matching-changes.ts';
 import { type BenchServer, dropScratch, openBenchServer } from './scratch-databases.ts';
@@ -352,16 +353,6 @@ async function writeChanges(
   // hundred rows would have the planner loop over them as over one (a warehouse's returns table is
   // never empty, and autovacuum analyzes it as it grows).
   await sql`analyze provider_returns`.execute(db);
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : round2((s[m - 1]! + s[m]!) / 2);
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }
 
 /**

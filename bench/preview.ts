@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { previewSettings } from '../reconcile/tolerances/preview.ts';
 import { parseSettingsFile } from '../reconcile/tolerances/settings-file.ts';
+import { round2 } from './figures.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
 import { pgBackendCpuSeconds } from './backend-cpu.ts';
 import { dropScratch, openBenchServer } from './scratch-databases.ts';
@@ -106,10 +107,6 @@ function countByChange(totals: readonly { change: string; count: number }[]): Re
   const out: Record<string, number> = {};
   for (const t of totals) out[t.change] = (out[t.change] ?? 0) + t.count;
   return out;
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }
 
 /** `npm run bench` section (BENCH_STEPS=preview): BENCH_PREVIEW_ROWS transactions of history (default 1,000,000). */

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
+import { round2 } from './figures.ts';
 import { generateRows, insertBenchLoad, reconcileMonthByMonth } from './generate-rows.ts';
 import { dropScratch, openBenchServer } from './scratch-databases.ts';
 import { environmentSizes } from './script-options.ts';
@@ -96,10 +97,6 @@ export async function benchWindowCost(
     for (const db of dbs) await db.destroy();
     await dropScratch(server, names, log);
   }
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }
 
 /** `npm run bench` section: BENCH_WINDOW_ROWS (default 10,000) among BENCH_HISTORY_ROWS (default 1,000,000). */
