@@ -1,8 +1,7 @@
-import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
-import { type CopyStreamQuery, from as copyFrom } from 'pg-copy-streams';
+import { copyPipelined } from './copy-pipelined.ts';
 import { databaseOnClient } from '../../db/database-on-client.ts';
 import type { Database } from '../../db/database.ts';
 import { type RecordKind, rowSource } from '../../domain/sources.ts';
@@ -20,22 +19,10 @@ import type { ChunkKeys } from './noted-keys.ts';
 import type { StagingTables } from './staging.ts';
 import { TARGETS, type Target } from './targets.ts';
 
-/** A COPY of new rows in progress ({@link BatchMerger.openCopy}). */
-export interface CopyChunk {
-  readonly stream: CopyStreamQuery;
-  /** Whether the COPY failed already (a stored key, most likely): what is written now is lost. */
-  readonly failed: boolean;
-  /**
-   * Ends the COPY, then runs the COPYs of `then` with their data, in the same savepoint, and notes
-   * `keys` (the keys of all of them) in recon_work.changed_keys: true when all are written (the first
-   * COPY's `rows` counted as inserted), false when a key of any of them is stored already (nothing of
-   * the chunk stays, its keys neither). Any other error fails the load. Then frees the queue.
-   */
-  end(
-    rows: number,
-    keys: ChunkKeys,
-    then?: readonly { statement: string; data: readonly Buffer[] }[],
-  ): Promise<boolean>;
+/** One COPY of a chunk of new rows: its statement and its COPY text. */
+export interface ChunkCopy {
+  readonly statement: string;
+  readonly data: readonly Buffer[];
 }
 
 /** SQLSTATE unique_violation: a key of the chunk is in its table already. */
@@ -45,8 +32,7 @@ const UNIQUE_VIOLATION = '23505';
  * While a COPY of new rows runs, the insert triggers of change capture leave its keys to the loader,
  * which notes them itself (noted-keys.ts, migration 0036). Transaction-local, set in the COPY's
  * savepoint: a rollback to it resets the setting, and a COPY that succeeds resets it before release.
- * SET rather than set_config(): a statement that returns no rows can share the COPY's simple query
- * (pg-copy-streams takes a command's completion, not rows), which saves a round trip per COPY.
+ * SET rather than set_config(): the savepoint and the setting share the first COPY's simple query.
  */
 const OPEN_SAVEPOINT = `savepoint copy_new_rows; set local recon.keys_noted = 'on'`;
 const RELEASE_SAVEPOINT = `set local recon.keys_noted = ''; release savepoint copy_new_rows`;
@@ -77,7 +63,7 @@ export interface MergeTarget {
  * while the caller parses and stages the next batch: PostgreSQL merges on one core while Node and the
  * COPY backend work on the other. Nothing is visible to others before {@link commit}; {@link abort}
  * rolls every batch back. Batches are merged one at a time in submission order, so the last occurrence
- * of a key in the file is the one that stays. Chunks of new rows ({@link copyNew}) queue in the same
+ * of a key in the file is the one that stays. Chunks of new rows ({@link copyChunk}) queue in the same
  * order, on the same connection.
  */
 export class BatchMerger {
@@ -112,72 +98,36 @@ export class BatchMerger {
   }
 
   /**
-   * Opens a COPY straight into a warehouse table, in a savepoint of the load's transaction, after
-   * everything queued before it. The chunk holds the load's connection until {@link CopyChunk.end}:
-   * nothing queued after it runs before, so the caller must end it before it waits for the queue.
+   * Writes a chunk of new rows straight into their tables, in a savepoint of the load's transaction,
+   * after everything queued before it: the COPYs of `copies`, each sent with its data without waiting
+   * for the server (copy-pipelined.ts), then `keys` (the keys of all of them) noted in
+   * recon_work.changed_keys and the savepoint released: three round trips for a legacy chunk with its
+   * projection (four before), two for a chunk of one COPY. True when all are written (`rows` counted
+   * as inserted), false when a key of any of them is stored already (nothing of the chunk stays, its
+   * keys neither). Any other error fails the load.
    */
-  openCopy(statement: string): Promise<CopyChunk> {
-    return new Promise<CopyChunk>((resolve, reject) => {
-      const step = this.queue(async () => {
-        const t0 = performance.now();
-        const { client } = await this.transaction();
-        // The savepoint in the COPY's own query: one round trip.
-        const stream = client.query(copyFrom(`${OPEN_SAVEPOINT}; ${statement}`));
-        let error: unknown;
-        stream.on('error', (e) => (error ??= e));
-        let release!: () => void;
-        let fail!: (error: unknown) => void;
-        const held = new Promise<void>((ok, no) => {
-          release = ok;
-          fail = no;
-        });
-        resolve({
-          stream,
-          get failed() {
-            return error !== undefined;
-          },
-          end: async (rows, keys, then = []) => {
-            try {
-              if (error === undefined) {
-                const finished = once(stream, 'finish');
-                stream.end();
-                await finished.catch((e: unknown) => (error ??= e));
-              }
-              // The keys and the savepoint's release follow the chunk's last COPY in its query (they
-              // do not run when it fails); alone when the chunk has one COPY, which is sent already.
-              const ending = `${keys.statements()}${RELEASE_SAVEPOINT}`;
-              for (const [i, more] of then.entries()) {
-                if (error !== undefined) break;
-                const last = i === then.length - 1;
-                const next = client.query(copyFrom(last ? `${more.statement}; ${ending}` : more.statement));
-                const finished = once(next, 'finish');
-                for (const data of more.data) next.write(data);
-                next.end();
-                await finished.catch((e: unknown) => (error ??= e));
-              }
-              if (error !== undefined) {
-                if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
-                await client.query('rollback to savepoint copy_new_rows');
-                if (PROFILE) writeProfileLine(t0, `copy of new rows met a stored key: staged instead`);
-                release();
-                return false;
-              }
-              if (then.length === 0) await client.query(ending);
-              keys.clear();
-              this.result.inserted += rows;
-              if (PROFILE) writeProfileLine(t0, `copied ${rows} new rows`);
-              release();
-              return true;
-            } catch (e) {
-              fail(e);
-              throw e;
-            }
-          },
-        });
-        // The queue's next step waits for the chunk's end; a failed end fails the load.
-        await held;
-      });
-      step.catch(reject);
+  copyChunk(copies: readonly ChunkCopy[], rows: number, keys: ChunkKeys): Promise<boolean> {
+    return this.queue(async () => {
+      const t0 = performance.now();
+      const { client } = await this.transaction();
+      try {
+        // Each COPY ends its query: a COPY followed by other statements in the same simple query
+        // cost the server 1-2 µs more per row (docs/benchmarks.md, section 3).
+        for (const [i, copy] of copies.entries()) {
+          const text = i === 0 ? `${OPEN_SAVEPOINT}; ${copy.statement}` : copy.statement;
+          await copyPipelined(client, text, copy.data);
+        }
+        await client.query(`${keys.statements()}${RELEASE_SAVEPOINT}`);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+        await client.query('rollback to savepoint copy_new_rows');
+        if (PROFILE) writeProfileLine(t0, `copy of new rows met a stored key: staged instead`);
+        return false;
+      }
+      keys.clear();
+      this.result.inserted += rows;
+      if (PROFILE) writeProfileLine(t0, `copied ${rows} new rows`);
+      return true;
     });
   }
 

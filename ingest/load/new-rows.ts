@@ -1,4 +1,3 @@
-import type { CopyStreamQuery } from 'pg-copy-streams';
 import type { Db } from '../../db/database.ts';
 import { CopyBuffers, copyTextValue, copyValue, copyValues } from './copy-text.ts';
 import type { StagedBatches } from './batches.ts';
@@ -401,18 +400,13 @@ function emptyChunk(copy: NewRowsCopy): Chunk {
  * The COPYs of one chunk in the load's transaction, after everything queued before: true when all
  * its rows are written, false when one met a stored key (nothing of it stays).
  */
-async function writeChunk(merger: BatchMerger, chunk: Chunk): Promise<boolean> {
-  const copy = await merger.openCopy(chunk.copy.statement);
-  for (const buffer of chunk.sent) {
-    if (copy.failed) break;
-    if (!copy.stream.write(buffer)) await drained(copy.stream);
-  }
+function writeChunk(merger: BatchMerger, chunk: Chunk): Promise<boolean> {
   const projection = chunk.copy.projection;
-  const then =
-    projection && chunk.projected.length > 0
-      ? [{ statement: projection.statement, data: chunk.projected }]
-      : [];
-  return copy.end(chunk.seqs.length, chunk.keys, then);
+  const copies = [{ statement: chunk.copy.statement, data: chunk.sent }];
+  if (projection && chunk.projected.length > 0) {
+    copies.push({ statement: projection.statement, data: chunk.projected });
+  }
+  return merger.copyChunk(copies, chunk.seqs.length, chunk.keys);
 }
 
 /** The COPY of `kind`'s new rows for the columns `reported`, prepared in the load's transaction. */
@@ -420,19 +414,4 @@ function copyFor(kind: NewRowsKind, reported: readonly string[] | undefined, loa
   return load.merger.inTransaction((trx) =>
     newRowsCopy(trx, kind, load.loadId, load.account, load.source, reported),
   );
-}
-
-/** Resolves when `stream` can take more, or has failed or closed (the failure is read at its end). */
-function drained(stream: CopyStreamQuery): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('error', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('error', done);
-    stream.on('close', done);
-  });
 }

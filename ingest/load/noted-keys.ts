@@ -81,10 +81,9 @@ export class ChunkKeys {
   /**
    * The statements that write the keys as one row of recon_work.changed_keys and the days into
    * provider_transaction_days, each ended by `; ` (none when there are none): the caller runs them in
-   * the COPY's savepoint (rolled back with it), in the same simple query as the COPY or the savepoint's
-   * release, and then {@link clear}s the keys. Each round trip waits for Node to read the answer
-   * between two runs of its parser, and a loaded machine makes that wait long (docs/benchmarks.md,
-   * the overlap).
+   * the COPY's savepoint (rolled back with it), in the same simple query as the savepoint's release,
+   * and then {@link clear}s the keys. Each round trip waits for Node to read the answer between two
+   * runs of its parser, and a loaded machine makes that wait long (docs/benchmarks.md, the overlap).
    */
   statements(): string {
     const { transaction_ids: t, merchant_transaction_ids: m, return_transaction_ids: r } = this.keys;
