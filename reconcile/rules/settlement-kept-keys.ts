@@ -14,8 +14,37 @@ export const DAYS = sql.raw('recon_work.settlement_kept_days');
 export const SUMS = sql.raw('recon_work.settlement_kept_sums');
 
 /** The key an item is named by: its one id (settlement_items fills one of the four). */
-export const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
+const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transaction_id,
   'R:' || i.return_transaction_id, 'A:' || i.adjustment_key)`;
+
+/**
+ * An item as the roll-forward holds it (its window, the kept items: recon_work.settlement_kept_items,
+ * migration 0057), from a row `i` of settlement_items: the columns its days, disputed pairs and kept
+ * sums read, and the item's key (ITEM_KEY) written once as item_key where the four ids were kept, each
+ * read through ITEM_KEY again per item; the component, amount and fee, which only net_cents sums, are
+ * not kept. A first run writes every item of its range so (1,828,667 at 1,000,000 rows), through the
+ * Gather to the leader that writes them: the narrower rows are its cost (docs/benchmarks.md §2).
+ */
+export const KEPT_COLUMNS = `i.account, i.business_date, i.currency, i.pair_key, ${ITEM_KEY} as item_key, i.side,
+  i.net_cents, i.in_flight`;
+
+/** The kept items' columns and types, KEPT_COLUMNS' (keptTableFits compares the kept table with them). */
+export const KEPT_SHAPE: readonly string[] = [
+  'account text',
+  'business_date date',
+  'currency text',
+  'pair_key text',
+  'item_key text',
+  'side text',
+  'net_cents bigint',
+  'in_flight boolean',
+];
+
+/** An adjustment's kept item (its key is its adjustment key: ITEM_KEY). */
+export const ADJUSTMENT = `i.item_key like 'A:%'`;
+
+/** The odd items (in flight, or adjustments): the partial index settlement_kept_items_odd_idx's predicate. */
+export const ODD = `(i.in_flight or ${ADJUSTMENT})`;
 
 /**
  * An item set's sums of a day and currency, the kept sums' three columns (recon_work.settlement_kept_sums):
@@ -43,11 +72,10 @@ export const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.ne
  * items (1.6-2.3 s, §2), and a run over changed keys builds them (keyIndexes), once: the runs over
  * changed keys keep them up to date as they replace items.
  */
-const KEY_COLUMN = ITEM_KEY.replace(/\bi\./g, '');
 const KEY_INDEXES: Readonly<Record<string, RawBuilder<unknown>>> = {
-  settlement_kept_items_key_idx: sql`((${sql.raw(KEY_COLUMN)}))`,
+  settlement_kept_items_key_idx: sql`(item_key)`,
   settlement_kept_items_pair_idx: sql`(pair_key)`,
-  settlement_kept_items_odd_idx: sql`(business_date) where in_flight or adjustment_key is not null`,
+  settlement_kept_items_odd_idx: sql`(business_date) where ${sql.raw(ODD.replace(/\bi\./g, ''))}`,
 };
 
 /**
@@ -84,7 +112,6 @@ export async function keyIndexes(ctx: RuleContext, days?: readonly string[]): Pr
  */
 export async function keptDisputed(ctx: RuleContext, days: readonly string[]): Promise<void> {
   const ofDays = sql`i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])`;
-  const key = sql.raw(ITEM_KEY);
   await byKeys(
     ctx,
     () =>
@@ -92,11 +119,11 @@ export async function keptDisputed(ctx: RuleContext, days: readonly string[]): P
         ctx,
         'settlement_disputed',
         sql`select i.business_date, i.pair_key
-          from (select * from ${ITEMS} i where ${key} = any (array(select key from settlement_named)) offset 0) i
-          join settlement_named k on k.key = ${key} and (k.business_date = i.business_date or k.business_date is null)
+          from (select * from ${ITEMS} i where i.item_key = any (array(select key from settlement_named)) offset 0) i
+          join settlement_named k on k.key = i.item_key and (k.business_date = i.business_date or k.business_date is null)
           where ${ofDays}
           union select i.business_date, i.pair_key from ${ITEMS} i
-          where (i.in_flight or i.adjustment_key is not null) and i.in_flight and ${ofDays}`,
+          where ${sql.raw(ODD)} and i.in_flight and ${ofDays}`,
       ),
     BY_KEY_ARRAYS,
   );

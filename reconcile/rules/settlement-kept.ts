@@ -3,12 +3,15 @@ import { rangeHoldsMostOfHistory } from './scope.ts';
 import {
   ACCOUNT,
   byKeys,
+  ADJUSTMENT,
   DAYS,
-  ITEM_KEY,
   ITEM_SUMS,
   ITEMS,
+  KEPT_COLUMNS,
+  KEPT_SHAPE,
   keyIndexes,
   type KeptRead,
+  ODD,
   SUMS,
 } from './settlement-kept-keys.ts';
 import { exec, type RuleContext } from './statement.ts';
@@ -34,7 +37,7 @@ import { exec, type RuleContext } from './statement.ts';
  */
 
 const ITEMS_COMMENT = sql.lit(
-  "[pipeline only] The settlement roll-forward's kept items: settlement_items' rows of the kept days as last read (a full run's window, then replaced key by key by the runs over changed keys). A cache (UNLOGGED), rewritten by each full run.",
+  "[pipeline only] The settlement roll-forward's kept items: of settlement_items' rows of the kept days as last read (a full run's window, then replaced key by key by the runs over changed keys), the columns the roll-forward reads and the item's key (item_key: T:, M:, R: or A: and its one id). A cache (UNLOGGED), rewritten by each full run.",
 );
 
 /**
@@ -189,7 +192,7 @@ async function replaceItems(
     await exec(
       ctx,
       sql`with gone as (delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${ofDays})
-          and ${sql.raw(ITEM_KEY)} in (select ${sql.raw(ITEM_KEY)} from kept_new i where i.business_date = any (${reread}::date[]))
+          and i.item_key in (select item_key from kept_new where business_date = any (${reread}::date[]))
           returning i.business_date, i.currency, i.side, i.net_cents)
         ${delta('-', 'gone', reread)}`,
     );
@@ -222,12 +225,17 @@ async function replaceItems(
   );
 }
 
-/** Whether the kept table has the view's columns (a migration may have changed the view since). */
+/**
+ * Whether the kept table has a kept item's columns (KEPT_SHAPE: a migration may have changed them
+ * since, as 0057 did; its table is then empty until a full run keeps its window).
+ */
 async function keptTableFits(ctx: RuleContext): Promise<boolean> {
-  const columns = (relation: string) => sql`(select array_agg(attname::text || ' ' || atttypid::regtype::text
-      order by attnum) from pg_attribute where attrelid = ${relation}::regclass and attnum > 0 and not attisdropped)`;
-  const r = await sql<{ fits: boolean }>`select ${columns('public.settlement_items')}
-      = ${columns('recon_work.settlement_kept_items')} as fits`.execute(ctx.trx);
+  const r = await sql<{
+    fits: boolean;
+  }>`select (select array_agg(attname::text || ' ' || atttypid::regtype::text
+      order by attnum) from pg_attribute
+      where attrelid = 'recon_work.settlement_kept_items'::regclass and attnum > 0 and not attisdropped)
+    = ${KEPT_SHAPE}::text[] as fits`.execute(ctx.trx);
   return r.rows[0]!.fits;
 }
 
@@ -307,25 +315,24 @@ async function dropTouchedItems(
   read: KeptRead,
 ): Promise<void> {
   const pairs = sql`(select 'T:' || key from kept_t union all select 'R:' || key from kept_r)`;
-  const key = sql.raw(ITEM_KEY);
   const touched = sql`insert into kept_touched (key)
     select key from gone where pair_key in ${pairs} or key like 'A:%' except select key from kept_touched`;
-  const gone = sql`returning ${key} as key, i.pair_key, i.business_date, i.currency, i.side, i.net_cents`;
+  const gone = sql`returning i.item_key as key, i.pair_key, i.business_date, i.currency, i.side, i.net_cents`;
   if (read === 'by day') {
     await exec(
       ctx,
       sql`with gone as (delete from ${ITEMS} i where i.account = ${ACCOUNT} and i.business_date = any (${days}::date[])
-          and (i.business_date = any (${reread}::date[]) or ${key} in (select key from kept_touched)
-            or i.pair_key in ${pairs} or ${key} like 'A:%') ${gone}),
+          and (i.business_date = any (${reread}::date[]) or i.item_key in (select key from kept_touched)
+            or i.pair_key in ${pairs} or ${sql.raw(ADJUSTMENT)}) ${gone}),
         touched as (${touched})
         ${delta('-', 'gone', reread)}`,
     );
     return;
   }
-  const rows = sql`select i.ctid from ${ITEMS} i where ${key} = any (array(select key from kept_touched))
+  const rows = sql`select i.ctid from ${ITEMS} i where i.item_key = any (array(select key from kept_touched))
     union all select i.ctid from ${ITEMS} i where i.pair_key = any (array${pairs})
-    union all select i.ctid from ${ITEMS} i where (i.in_flight or i.adjustment_key is not null)
-      and ${key} like 'A:%' and i.business_date = any (${days}::date[])
+    union all select i.ctid from ${ITEMS} i where ${sql.raw(ODD)}
+      and ${sql.raw(ADJUSTMENT)} and i.business_date = any (${days}::date[])
     union all select i.ctid from ${ITEMS} i where i.business_date = any (${reread}::date[])`;
   await byKeys(
     ctx,
@@ -347,7 +354,7 @@ async function dropTouchedItems(
  */
 async function newItems(ctx: RuleContext, reread: readonly string[]): Promise<void> {
   const items = (where: RawBuilder<unknown>) =>
-    sql`select i.* from (select * from public.settlement_items where ${where} offset 0) i
+    sql`select ${sql.raw(KEPT_COLUMNS)} from (select * from public.settlement_items where ${where} offset 0) i
       where i.account = ${ACCOUNT}`;
   const keys = (prefix: string) =>
     sql`array(select substr(key, 3) from kept_touched where key like ${`${prefix}:%`})`;

@@ -5,8 +5,8 @@ import { rangeHoldsMostOfHistory } from './scope.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 import { keepWindow, keptWindow, rollKeptDays } from './settlement-kept.ts';
 import {
-  ITEM_KEY,
   ITEM_SUMS,
+  KEPT_COLUMNS,
   keptDays,
   keptDisputed,
   type KeptRead,
@@ -122,7 +122,7 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
     await createWorkTable(
       ctx,
       'settlement_window',
-      sql`select i.* from ${items} i where i.account = ${await runAccount(ctx)}`,
+      sql`select ${sql.raw(KEPT_COLUMNS)} from ${items} i where i.account = ${await runAccount(ctx)}`,
     );
   await createWorkTable(
     ctx,
@@ -205,7 +205,7 @@ async function scopeDays(ctx: RuleContext): Promise<string[]> {
 
 /**
  * The items a person matched by hand in a match that holds (manual-matches.ts), by their keys
- * (ITEM_KEY: a provider row's is its transaction id, a ledger entry's its merchant transaction id),
+ * (an item's item_key: a provider row's is its transaction id, a ledger entry's its merchant transaction id),
  * on no day: they dispute their pairs on every day, as the discrepancies that match closed did.
  */
 const MANUAL_KEYS = `select null::date, 'T:' || item_id from ${manuallyMatchedIds('provider')} mp
@@ -225,8 +225,8 @@ const MANUAL_KEYS = `select null::date, 'T:' || item_id from ${manuallyMatchedId
  */
 const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_window i
   where i.in_flight
-    or (i.business_date, ${ITEM_KEY}) in (select business_date, key from settlement_named where business_date is not null)
-    or ${ITEM_KEY} in (select key from settlement_named where business_date is null)`;
+    or (i.business_date, i.item_key) in (select business_date, key from settlement_named where business_date is not null)
+    or i.item_key in (select key from settlement_named where business_date is null)`;
 
 /**
  * The range's days: both nets, the difference, the part explained, the remainder. The disputed pairs

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import type { Database } from '../../db/database.ts';
 import { actOnDiscrepancy, type Resolution } from '../../reconcile/discrepancies/actions.ts';
 import { reconcileRange, type ReconcileSummary } from '../../reconcile/reconcile-range.ts';
+import { KEPT_COLUMNS } from '../../reconcile/rules/settlement-kept-keys.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   insertLedger,
@@ -389,7 +390,7 @@ async function keptAgainstView(
     .raw<Record<string, unknown>>(
       `
     with trusted as (${trusted}),
-    v as (select i.* from settlement_items i join trusted using (account, business_date)),
+    v as (select ${KEPT_COLUMNS} from settlement_items i join trusted using (account, business_date)),
     k as (select i.* from recon_work.settlement_kept_items i join trusted using (account, business_date)),
     s as (select account, business_date, currency, count(*) as items,
         coalesce(sum(net_cents) filter (where side = 'provider'), 0)::bigint as provider_net,

@@ -70,7 +70,7 @@ async function changeTheDayAndRun(): Promise<void> {
  */
 async function spoilTheDay(): Promise<void> {
   await sql`update recon_work.settlement_kept_items set net_cents = net_cents + 100
-    where transaction_id = 'T-3'`.execute(h.db);
+    where item_key = 'T:T-3'`.execute(h.db);
   await sql`update recon_work.settlement_kept_sums set provider_net = provider_net + 100
     where business_date = ${DAY}`.execute(h.db);
 }

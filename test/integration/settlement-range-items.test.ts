@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { createMigrator } from '../../db/migrate.ts';
+import { KEPT_COLUMNS, KEPT_SHAPE } from '../../reconcile/rules/settlement-kept-keys.ts';
 import { dropAnalystLogin } from '../support/limited-analyst.ts';
 import { insertLedger } from '../support/recon-rows.ts';
 import { createOddSettlementWarehouse, ODD_RANGE } from '../support/settlement-odd-rows.ts';
@@ -48,11 +49,18 @@ describe('settlement_range_items (migration 0043)', () => {
   it("is what a full run kept: the view's items of its range and account", async () => {
     const kept = await sql<{ r: string }>`select r::text as r from recon_work.settlement_kept_items r
       order by r::text`.execute(h.db);
-    const view = await sql<{ r: string }>`select r::text as r from settlement_items r
+    // A kept item is settlement_items' row as KEPT_COLUMNS gives it (migration 0057).
+    const view = await sql<{ r: string }>`select r::text as r
+      from (select ${sql.raw(KEPT_COLUMNS)} from settlement_items i) r
       where account = 'us-main' and business_date between ${RANGE.from}::date and ${RANGE.to}::date
       order by r::text`.execute(h.db);
     expect(view.rows.length).toBeGreaterThan(100);
     expect(kept.rows).toEqual(view.rows);
+    // The shape a run over changed keys asks of the kept table before it reads it (keptTableFits).
+    const shape = await sql<{ c: string }>`select attname::text || ' ' || atttypid::regtype::text as c
+      from pg_attribute where attrelid = 'recon_work.settlement_kept_items'::regclass and attnum > 0
+        and not attisdropped order by attnum`.execute(h.db);
+    expect(shape.rows.map((x) => x.c)).toEqual(KEPT_SHAPE);
   });
 
   it("has settlement_items' rows, for every day and for a few, a claim whose provider row is gone among them", async () => {
