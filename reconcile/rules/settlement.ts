@@ -96,14 +96,15 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
  * apart, each a hash of the whole ledger, claims and provider tables (migration 0043); otherwise the
  * view is read for those dates only (an index scan in each of its branches). `offset 0` keeps the
  * account's condition out of it, where the planner could drive the branches from the account's
- * whole index instead of the dates'. The window (when not the kept items), the named items and the
+ * whole index instead of the dates'; inside it, each item's kept columns (KEPT_COLUMNS: its key among
+ * them) are computed by the parallel workers below the Gather, not by the leader above it, which
+ * receives and writes every item and so sets the window's wall (docs/benchmarks.md §2). The window (when not the kept items), the named items and the
  * disputed pairs are the run's work tables (work-tables.ts: read by parallel workers, dropped with the run's others); the
  * days are written by CREATE TABLE AS, which runs in parallel where an INSERT never does, and the
  * rule reads them (settlement_days).
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
-  let items = sql`(select * from public.settlement_items
-    where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
+  let items = sql`public.settlement_items i where i.business_date between ${ctx.from}::date and ${ctx.to}::date`;
   let kept: KeptRead | false = false;
   let days: string[] = [];
   if (ctx.scoped) {
@@ -111,18 +112,19 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
     days = await scopeDays(ctx);
     kept = await rollKeptDays(ctx, days);
     if (kept === 'by day') await keptWindow(ctx, days);
-    items = sql`(select * from public.settlement_items where business_date = any (${days}::date[]) offset 0)`;
+    items = sql`public.settlement_items i where i.business_date = any (${days}::date[])`;
   } else {
     await analyzeStaleMatches(ctx);
     if (await readsRangeItems(ctx))
-      items = sql`(select * from recon_work.settlement_range_items
-        where business_date between ${ctx.from}::date and ${ctx.to}::date offset 0)`;
+      items = sql`recon_work.settlement_range_items i
+        where i.business_date between ${ctx.from}::date and ${ctx.to}::date`;
   }
   if (!kept)
     await createWorkTable(
       ctx,
       'settlement_window',
-      sql`select ${sql.raw(KEPT_COLUMNS)} from ${items} i where i.account = ${await runAccount(ctx)}`,
+      sql`select * from (select ${sql.raw(KEPT_COLUMNS)} from ${items} offset 0) i
+        where i.account = ${await runAccount(ctx)}`,
     );
   await createWorkTable(
     ctx,
