@@ -1,6 +1,6 @@
 import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { execStatement } from './rules/statement.ts';
+import { accountHoldsAny, execStatement } from './rules/statement.ts';
 
 import type { LifecycleCounts } from '../domain/run-summary.ts';
 
@@ -52,7 +52,7 @@ export async function applyFindings(trx: Transaction<Database>, req: FindingsRun
   // there to reopen, change, resolve or verify, so the statements that look for those are not run
   // (at 1,000,000 rows the transitions' lookup of each of 39,667 findings in the empty table alone
   // took 36 ms; docs/benchmarks.md §2).
-  const first = !(await holdsDiscrepancies(trx));
+  const first = !(await accountHoldsAny(trx, 'discrepancies', 'discrepancy_key'));
   await createTransitions(trx, first);
   await writeFound(trx, req, first);
   if (!first) await writeTransitionEvents(trx, req);
@@ -72,15 +72,6 @@ export async function applyFindings(trx: Transaction<Database>, req: FindingsRun
     resolved,
     unchanged: by.get(null) ?? 0,
   };
-}
-
-/**
- * Whether the run's account holds any discrepancy: the first entry of its key's index (through the
- * account's view of the table, reconcile/account-scope.ts), never a scan of the table.
- */
-async function holdsDiscrepancies(trx: Transaction<Database>): Promise<boolean> {
-  const r = await sql`select 1 from discrepancies order by discrepancy_key limit 1`.execute(trx);
-  return r.rows.length > 0;
 }
 
 /**

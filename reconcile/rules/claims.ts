@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { manualItemJoin } from './manual-matches.ts';
 import { rangeHoldsMostOfHistory } from './scope.ts';
 import { keyJoin } from './sql-terms.ts';
-import { exec, type RuleContext } from './statement.ts';
+import { accountHoldsAny, exec, type RuleContext } from './statement.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 
 /**
@@ -269,9 +269,9 @@ async function claimNotifications(ctx: RuleContext): Promise<void> {
 
 /**
  * `and <condition>`, the claims a new claim must not take, unless the account holds no claim in
- * `table` (its rows only, through the run's account scope; the first entry of the account's key):
- * then the condition holds for every row and is left out. The run's lock (reconcile-range.ts) keeps
- * every other writer of the claim tables out of its transaction. A first run's claim tables are empty,
+ * `table` (accountHoldsAny, `keyOrder` its key after the account): then the condition holds for every
+ * row and is left out. The run's lock (reconcile-range.ts) keeps every other writer of the claim
+ * tables out of its transaction. A first run's claim tables are empty,
  * and the planner, told so, probed them with a scan per fact, a few hundred nanoseconds each: 975,000
  * and 995,000 rescans of an empty table at 1,000,000 rows, about 0.3 s of CPU each (docs/benchmarks.md §2).
  */
@@ -281,13 +281,7 @@ async function unlessNone(
   keyOrder: string,
   condition: RawBuilder<unknown>,
 ): Promise<RawBuilder<unknown>> {
-  // In the order of the account's unique key after the account (the view's filter): the first entry of
-  // that index, never a scan of the table (reconcile-window-cost), whatever the other accounts hold.
-  // Not `exists (...)`, whose subquery the planner strips of its order and limit.
-  const r = await sql`select 1 from ${sql.table(table)} order by ${sql.raw(keyOrder)} limit 1`.execute(
-    ctx.trx,
-  );
-  return r.rows.length > 0 ? sql`and ${condition}` : sql``;
+  return (await accountHoldsAny(ctx.trx, table, keyOrder)) ? sql`and ${condition}` : sql``;
 }
 
 /** JSON report rows ↔ legacy rows of the same transaction id. */

@@ -1,4 +1,4 @@
-import type { RawBuilder, Transaction } from 'kysely';
+import { type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import type { ReconcileSettings } from '../settings.ts';
@@ -94,4 +94,21 @@ export async function execStatement(trx: Transaction<Database>, query: RawBuilde
     writeProfileLine(t0, compiled.sql.replace(/\s+/g, ' ').slice(0, 90));
   }
   return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Whether the run's account holds any row of `table` (its rows only, through the run's account scope,
+ * reconcile/account-scope.ts): the first entry of the account's key, in `keyOrder`, the order of that
+ * key after the account (the view's filter), so that the answer is one index probe, never a scan of
+ * the table, whatever the other accounts hold (reconcile-window-cost). Not `exists (...)`, whose
+ * subquery the planner strips of its order and limit. A first run asks it to leave out the statements
+ * whose answer it knows (claims.ts, apply-findings.ts; docs/benchmarks.md §2).
+ */
+export async function accountHoldsAny(
+  trx: Transaction<Database>,
+  table: string,
+  keyOrder: string,
+): Promise<boolean> {
+  const r = await sql`select 1 from ${sql.table(table)} order by ${sql.raw(keyOrder)} limit 1`.execute(trx);
+  return r.rows.length > 0;
 }
