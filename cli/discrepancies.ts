@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { DISCREPANCY_STATUSES, type DiscrepancyStatus } from '../reconcile/discrepancies/row.ts';
+import { DISCREPANCY_STATUSES, type DiscrepancyStatus } from '../reconcile/discrepancies/statuses.ts';
 import { DISCREPANCY_KINDS } from '../reconcile/settings.ts';
 import { currencyArg, wholeNumberArg, withDateRange, withNoteAndAuthor } from './options.ts';
 import { runWithDatabase } from './run.ts';

@@ -4,7 +4,6 @@ import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import EmbeddedPostgres from '../embedded-postgres.ts';
 import { freePort } from '../free-port.ts';
 import {
   isAlive,
@@ -99,6 +98,9 @@ export async function startPostmaster(
   mkdirSync(paths.root, { recursive: true });
   const password = superuserPassword(paths, true);
   if (!existsSync(join(paths.pgDir, 'PG_VERSION'))) {
+    // Only to initialise a new data directory: the package is some 25 ms of every command's start
+    // that connects (docs/benchmarks.md, section 3), and a warehouse is initialised once.
+    const { default: EmbeddedPostgres } = await import('../embedded-postgres.ts');
     const initdb = new EmbeddedPostgres({
       databaseDir: paths.pgDir,
       user: SUPERUSER,

@@ -6,10 +6,6 @@
 import { sql } from 'kysely';
 import { typedError } from '../../domain/errors.ts';
 
-/** The statuses a discrepancy has (discrepancies.status). */
-export const DISCREPANCY_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
-export type DiscrepancyStatus = (typeof DISCREPANCY_STATUSES)[number];
-
 /** One discrepancy: what is wrong, with what money, and what people did about it. */
 export interface DiscrepancyRow {
   discrepancy_id: number;
