@@ -98,10 +98,11 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
  * account's condition out of it, where the planner could drive the branches from the account's
  * whole index instead of the dates'; inside it, each item's kept columns (KEPT_COLUMNS: its key among
  * them) are computed by the parallel workers below the Gather, not by the leader above it, which
- * receives and writes every item and so sets the window's wall (docs/benchmarks.md §2). The window (when not the kept items), the named items and the
- * disputed pairs are the run's work tables (work-tables.ts: read by parallel workers, dropped with the run's others); the
- * days are written by CREATE TABLE AS, which runs in parallel where an INSERT never does, and the
- * rule reads them (settlement_days).
+ * receives and writes every item and so sets the window's wall (docs/benchmarks.md §2). The window
+ * (when not the kept items), the named items and the disputed pairs are the run's work tables
+ * (work-tables.ts: read by parallel workers, dropped with the run's others); the days are written by
+ * CREATE TABLE AS, which runs in parallel where an INSERT never does, and the rule reads them
+ * (settlement_days).
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
   let items = sql`public.settlement_items i where i.business_date between ${ctx.from}::date and ${ctx.to}::date`;
