@@ -22,23 +22,26 @@ const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transact
  * migration 0057), from a row `i` of settlement_items: the columns its days, disputed pairs and kept
  * sums read, and the item's key (ITEM_KEY) written once as item_key where the four ids were kept, each
  * read through ITEM_KEY again per item; the component, amount and fee, which only net_cents sums, are
- * not kept. A first run writes every item of its range so (1,828,667 at 1,000,000 rows), through the
- * Gather to the leader that writes them: the narrower rows are its cost (docs/benchmarks.md §2).
+ * not kept. Each column's name, type and value from `i`, in the kept table's order. A first run writes
+ * every item of its range so (1,828,667 at 1,000,000 rows); the statements that read them again pay
+ * for their width (docs/benchmarks.md §2).
  */
-export const KEPT_COLUMNS = `i.account, i.business_date, i.currency, i.pair_key, ${ITEM_KEY} as item_key, i.side,
-  i.net_cents, i.in_flight`;
-
-/** The kept items' columns and types, KEPT_COLUMNS' (keptTableFits compares the kept table with them). */
-export const KEPT_SHAPE: readonly string[] = [
-  'account text',
-  'business_date date',
-  'currency text',
-  'pair_key text',
-  'item_key text',
-  'side text',
-  'net_cents bigint',
-  'in_flight boolean',
+const KEPT: readonly (readonly [name: string, type: string, value: string])[] = [
+  ['account', 'text', 'i.account'],
+  ['business_date', 'date', 'i.business_date'],
+  ['currency', 'text', 'i.currency'],
+  ['pair_key', 'text', 'i.pair_key'],
+  ['item_key', 'text', ITEM_KEY],
+  ['side', 'text', 'i.side'],
+  ['net_cents', 'bigint', 'i.net_cents'],
+  ['in_flight', 'boolean', 'i.in_flight'],
 ];
+
+/** A kept item's columns, selected from a row `i` of settlement_items. */
+export const KEPT_COLUMNS = KEPT.map(([name, , value]) => `${value} as ${name}`).join(', ');
+
+/** A kept item's columns and types, as pg_attribute names them (keptTableFits compares the kept table with them). */
+export const KEPT_SHAPE: readonly string[] = KEPT.map(([name, type]) => `${name} ${type}`);
 
 /** An adjustment's kept item (its key is its adjustment key: ITEM_KEY). */
 export const ADJUSTMENT = `i.item_key like 'A:%'`;
