@@ -3,6 +3,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { queryRows, runStatement } from './context.ts';
+import { middle as median } from './figures.ts';
 import { generateLegacyType5 } from './generate-files.ts';
 import { columnsOf, loadInChild, psql, timed } from './ingest.ts';
 import { type ScheduleSplit, ScheduleWatch } from './schedule-split.ts';
@@ -130,10 +131,6 @@ interface Measure {
   readonly walBytes?: number;
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return (s[Math.floor((s.length - 1) / 2)]! + s[Math.ceil((s.length - 1) / 2)]!) / 2;
-}
 /** `median (min–max over n)`, or the one figure. */
 function spread(xs: readonly number[], digits = 2, unit = ' s'): string {
   const f = (x: number) => x.toFixed(digits);
