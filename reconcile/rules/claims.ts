@@ -255,6 +255,11 @@ async function claimNotifications(ctx: RuleContext): Promise<void> {
   // also settles the whole set before the first row is written, so the anti-join never reads the rows
   // this insert adds (read as it went, the table being filled was rescanned per row). Selected
   // straight from facts: a temporary table of the set first cost a write and a read of it.
+  // The not-exists can find nothing today: a notification is wanted only by its own transaction (its
+  // transaction id and kind come from its body and are never rewritten:
+  // ingest/notifications/store-notification.ts), and that transaction's claim of any other
+  // notification or receipt was deleted as stale above. It stays as a guard, free in a first run
+  // (unlessNone); its ledger twin is needed (test/integration/claims-held.test.ts).
   await exec(
     ctx,
     sql`insert into notification_matches (notification_id, kind, target_id, first_received_at, rule, run_id)
@@ -274,6 +279,7 @@ async function claimNotifications(ctx: RuleContext): Promise<void> {
  * tables out of its transaction. A first run's claim tables are empty,
  * and the planner, told so, probed them with a scan per fact, a few hundred nanoseconds each: 975,000
  * and 995,000 rescans of an empty table at 1,000,000 rows, about 0.3 s of CPU each (docs/benchmarks.md §2).
+ * With claims held the condition is needed: test/integration/claims-held.test.ts fails without it.
  */
 async function unlessNone(
   ctx: RuleContext,
