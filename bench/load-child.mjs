@@ -5,7 +5,7 @@ import { enableCompileCache } from 'node:module';
 
 // As bin/recon.mjs starts: with the compile cache, before the loader's modules load.
 enableCompileCache(new URL('../.cache/node-compile-cache', import.meta.url).pathname);
-const { createDatabase, createPool } = await import('../db/connect.ts');
+const { createPool } = await import('../db/pool.ts');
 const { loadReport } = await import('../ingest/load/load-report.ts');
 
 /**
@@ -15,8 +15,8 @@ const { loadReport } = await import('../ingest/load/load-report.ts');
  */
 const [url, source, format, queryType, file] = process.argv.slice(2);
 const pool = createPool(url, 6);
-const db = createDatabase(pool);
-const handle = { db, pool, connectionString: url, close: () => db.destroy() };
+// As recon import opens the warehouse (cli/load-file.ts): its pool, without Kysely.
+const handle = { pool, connectionString: url, close: () => pool.end() };
 try {
   const summary = await loadReport(
     handle,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { DatabaseHandle } from '../db/connect.ts';
+import type { PoolHandle } from '../db/pool.ts';
 import type { Config } from '../config/config.ts';
 import type { LoadSummary } from '../domain/load-summary.ts';
 
@@ -51,7 +51,7 @@ export async function loadFileAndPrint(
   file: string,
   maxRejected: number | undefined,
   load: (
-    handle: DatabaseHandle,
+    handle: PoolHandle,
     request: {
       fileName: string;
       origin: 'file';
@@ -63,9 +63,10 @@ export async function loadFileAndPrint(
   ) => Promise<LoadSummary>,
 ): Promise<void> {
   const { openInput } = await import('../ingest/load/open-input.ts');
-  const { openDatabase } = await import('../db/connect.ts');
+  // The pool without Kysely: a load writes through node-postgres (ingest/load/load-statements.ts).
+  const { openPool } = await import('../db/pool.ts');
   const input = await openInput(file);
-  const handle = await openDatabase(config, { watch: true });
+  const handle = await openPool(config, { watch: true });
   try {
     const onProgress = progressPrinter();
     const summary = await load(

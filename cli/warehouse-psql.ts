@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createDatabase, createPool } from '../db/connect.ts';
+import { createPool } from '../db/pool.ts';
 import {
   acquireWarehouse,
   analystUrl,
@@ -8,7 +8,7 @@ import {
   type WarehouseLease,
   warehousePaths,
 } from '../db/embedded-warehouse.ts';
-import { ensureSchema } from '../db/migrate.ts';
+import { ensureSchema } from '../db/schema-state.ts';
 import type { Config } from '../config/config.ts';
 import { childEnvironment, findOnPath } from '../config/process-environment.ts';
 import { ConfigError } from '../domain/errors.ts';
@@ -31,11 +31,10 @@ export async function readyForAnalysts(
   lease: WarehouseLease,
 ): Promise<ReturnType<typeof warehousePaths>> {
   const pool = createPool(lease.connectionString, 1);
-  const db = createDatabase(pool);
   try {
-    await ensureSchema(db, { embedded: true, connectionString: lease.connectionString });
+    await ensureSchema(pool, { embedded: true, connectionString: lease.connectionString });
   } finally {
-    await db.destroy();
+    await pool.end();
   }
   const paths = warehousePaths(config.dataDir);
   await ensureAnalystLogin(paths, lease.connectionString);

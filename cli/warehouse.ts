@@ -36,7 +36,7 @@ async function stopWarehouseCommand(config: Config): Promise<void> {
 /** `recon warehouse status`: exit code 0 when it runs (or is external), 3 when it is stopped. */
 async function printWarehouseStatus(config: Config): Promise<number> {
   if (config.databaseUrl !== undefined) {
-    const { describeDatabase } = await import('../db/migrate.ts');
+    const { describeDatabase } = await import('../db/schema-state.ts');
     process.stdout.write(`warehouse: external, ${describeDatabase(config.databaseUrl)} (DATABASE_URL)\n`);
     return 0;
   }

@@ -10,19 +10,8 @@
 import { InvalidAccountName, isAccountName } from '../domain/account-name.ts';
 import { type Kysely, sql } from 'kysely';
 import { ConfigError } from '../domain/errors.ts';
+import { ANALYST_LIMIT_DEFAULTS, type AnalystLimits } from './analyst-limits.ts';
 import type { Database } from './database.ts';
-
-export const ANALYST_LIMIT_DEFAULTS = {
-  /** statement_timeout: the longest single query, in seconds. */
-  statementTimeoutSeconds: 900,
-  /** idle_in_transaction_session_timeout: a transaction left open without a query, in seconds. */
-  idleInTransactionSeconds: 300,
-} as const;
-
-export interface AnalystLimits {
-  readonly statementTimeoutSeconds: number;
-  readonly idleInTransactionSeconds: number;
-}
 
 const LOGIN = /^[a-z_][a-z0-9_]{0,62}$/;
 

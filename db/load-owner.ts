@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import pg from 'pg';
+import type { Queryable } from './queryable.ts';
 import { trackClient, untrackClient } from './watchdog.ts';
-import type { Db } from './database.ts';
 
 /**
  * The session that owns a running load: a connection of its own, open from before the `loads` row is
@@ -50,10 +49,11 @@ export async function openLoadOwner(
 /**
  * Marks `abandoned` every `running` load whose owner session is gone, or that names no owner.
  * Returns the load ids it marked. Cheap (an index-less scan of the few running rows is all it
- * costs); called when a load starts and when a reconcile run starts.
+ * costs); called when a load starts and when a reconcile run starts (through Kysely:
+ * db/database-on-client.ts queryOn).
  */
-export async function markAbandonedLoads(db: Db): Promise<number[]> {
-  const r = await sql<{ load_id: number }>`
+export async function markAbandonedLoads(q: Queryable): Promise<number[]> {
+  const r = await q.query<{ load_id: number }>(`
     update loads l set status = 'abandoned', finished_at = now(),
       error = 'its process or the database stopped while it ran; nothing of it was kept: re-run the load'
     where l.status = 'running'
@@ -61,6 +61,6 @@ export async function markAbandonedLoads(db: Db): Promise<number[]> {
         select from pg_stat_activity a
         where a.pid = l.owner_pid
           and (a.backend_start is null or a.backend_start = l.owner_backend_start))
-    returning l.load_id`.execute(db);
+    returning l.load_id`);
   return r.rows.map((row) => row.load_id);
 }

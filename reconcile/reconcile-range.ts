@@ -7,6 +7,7 @@ import { beginAccountScope, endAccountScope } from './account-scope.ts';
 import { applyFindings } from './apply-findings.ts';
 import { findChangedCandidates } from './candidates/changed-candidates.ts';
 import { findCandidates } from './candidates/find-candidates.ts';
+import { queryOn } from '../db/database-on-client.ts';
 import { markAbandonedLoads } from '../db/load-owner.ts';
 import { addBusinessDays, type CalendarOptions } from '../domain/time/business-days.ts';
 import {
@@ -142,7 +143,7 @@ export async function reconcileRange(
   const dueThrough = lastDueDate(req.to, today, settings.graceBusinessDays, calendar);
   const stuckThrough = lastDueDate(req.to, today, settings.stuckPendingBusinessDays, calendar);
   // Loads left running by a process or a server that died are marked before anyone reads them.
-  await markAbandonedLoads(db);
+  await markAbandonedLoads(queryOn(db));
   const { from, to } = await clampToData(db, req.from, req.to);
   const requested = from !== req.from || to !== req.to ? { from: req.from, to: req.to } : undefined;
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { ANALYST_LIMIT_DEFAULTS } from '../analyst-logins.ts';
+import { ANALYST_LIMIT_DEFAULTS } from '../analyst-limits.ts';
 import {
   ANALYST_LOGIN,
   analystPassword,

@@ -1,6 +1,6 @@
 import { accountOrDefault } from '../../domain/account-name.ts';
 import type { Readable } from 'node:stream';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import type { PoolHandle } from '../../db/pool.ts';
 import type { AnyRecord, ParsedRow } from '../../domain/records.ts';
 import { loadParsedRows, type ParseRows } from './load-rows.ts';
 import { parserNotingColumns } from './parsers.ts';
@@ -17,7 +17,7 @@ export type { LedgerLoadRequest } from './types.ts';
  * from the CSV header, or from every NDJSON object) keeps its stored value.
  */
 export async function loadLedger(
-  handle: DatabaseHandle,
+  handle: PoolHandle,
   req: LedgerLoadRequest,
   input: Readable,
   parse?: ParseRows,

@@ -1,6 +1,6 @@
 import { accountOrDefault } from '../../domain/account-name.ts';
 import type { Readable } from 'node:stream';
-import type { DatabaseHandle } from '../../db/connect.ts';
+import type { PoolHandle } from '../../db/pool.ts';
 import { loadParsedRows, type ParseRows } from './load-rows.ts';
 import { parserNotingColumns } from './parsers.ts';
 import { kindOfLegacyQuery, type RecordKind } from '../../domain/sources.ts';
@@ -29,7 +29,7 @@ export type { LoadRequest } from './types.ts';
  * - Rows that fail to parse go to rejected_rows with their line and reason; the rest loads.
  */
 export async function loadReport(
-  handle: DatabaseHandle,
+  handle: PoolHandle,
   req: LoadRequest,
   input: Readable,
   parse?: ParseRows,

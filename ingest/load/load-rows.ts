@@ -1,17 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql, type Updateable } from 'kysely';
-import type { DatabaseHandle } from '../../db/connect.ts';
-import type { Db } from '../../db/database.ts';
-import type { LoadsTable } from '../../db/loads.table.ts';
+import type { PoolHandle } from '../../db/pool.ts';
 import type { Environment } from '../../config/config.ts';
 import { TooManyRejected } from '../../domain/errors.ts';
 import { redactPersonal } from '../../domain/privacy.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import type { AnyRecord, LoadSource, ParsedRow } from '../../domain/records.ts';
-import { claimEnvironment } from './claim-environment.ts';
 import { type LoadOwner, markAbandonedLoads, openLoadOwner } from '../../db/load-owner.ts';
+import { claimEnvironment, endLoadRow, inTransaction, insertLoadRow } from './load-statements.ts';
 import { MeasureInput } from './measure-input.ts';
 import { BatchMerger } from './merge-batches.ts';
 import { isNewRowsKind, NewRowsWriter } from './new-rows.ts';
@@ -105,7 +102,7 @@ export const ROWS_PER_TURN = 32;
  * the error is rethrown. rows_read = rows_loaded + rows_rejected for every committed load.
  */
 export async function loadParsedRows(
-  handle: DatabaseHandle,
+  handle: PoolHandle,
   plan: LoadPlan,
   input: Readable,
   parse: ParseRows,
@@ -144,7 +141,7 @@ export async function loadParsedRows(
     await merger.abort();
     // A failed merge stopped the parser: the parser's error is only the echo of the merge's.
     const error = merger.failure ?? thrown;
-    await markFailed(handle.db, loadId, error, load.counts.read, meter);
+    await markFailed(handle.pool, loadId, error, load.counts.read, meter);
     throw error;
   } finally {
     plan.signal?.removeEventListener('abort', onAbort);
@@ -171,7 +168,7 @@ interface Load {
  * open.
  */
 async function startLoad(
-  handle: DatabaseHandle,
+  handle: PoolHandle,
   plan: LoadPlan,
   input: Readable,
   measured: Readable,
@@ -183,7 +180,7 @@ async function startLoad(
     // The owner session exists before the row does, so a running row always has a live owner or none.
     const timeout = handle.pool.options.connectionTimeoutMillis;
     owner = await openLoadOwner(handle.connectionString, timeout ? { connectionTimeoutMillis: timeout } : {});
-    const loadId = await recordLoad(handle.db, plan, owner);
+    const loadId = await recordLoad(handle.pool, plan, owner);
     await dropEndedStaging(handle.pool);
     return { rows, loadId, owner };
   } catch (error) {
@@ -322,36 +319,32 @@ async function commitLoad(load: Load, started: number): Promise<LoadSummary> {
   };
 }
 
-async function recordLoad(db: DatabaseHandle['db'], plan: LoadPlan, owner: LoadOwner): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+/** Records the load as running, in a transaction of its own (load-statements.ts). */
+function recordLoad(pool: PoolHandle['pool'], plan: LoadPlan, owner: LoadOwner): Promise<number> {
+  return inTransaction(pool, async (trx) => {
     await claimEnvironment(trx, plan.environment, plan.fileName);
     // Loads left running by a process or a server that died: their owner session is gone.
     await markAbandonedLoads(trx);
-    const row = await trx
-      .insertInto('loads')
-      .values({
-        account: plan.account,
-        source: plan.source,
-        environment: plan.environment,
-        origin: plan.origin,
-        format: typeof plan.format === 'string' ? plan.format : plan.format(new MeasureInput()),
-        query_type: plan.queryType ?? null,
-        response_fields: plan.responseFields ?? null,
-        file_name: plan.fileName,
-        window_start: plan.window?.start ?? null,
-        window_end: plan.window?.end ?? null,
-        workflow_id: plan.workflowId ?? null,
-        owner_pid: owner.pid,
-        owner_backend_start: owner.backendStart,
-      })
-      .returning('load_id')
-      .executeTakeFirstOrThrow();
-    return row.load_id;
+    return insertLoadRow(trx, {
+      account: plan.account,
+      source: plan.source,
+      environment: plan.environment,
+      origin: plan.origin,
+      format: typeof plan.format === 'string' ? plan.format : plan.format(new MeasureInput()),
+      query_type: plan.queryType ?? null,
+      response_fields: plan.responseFields ?? null,
+      file_name: plan.fileName,
+      window_start: plan.window?.start ?? null,
+      window_end: plan.window?.end ?? null,
+      workflow_id: plan.workflowId ?? null,
+      owner_pid: owner.pid,
+      owner_backend_start: owner.backendStart,
+    });
   });
 }
 
 async function markFailed(
-  db: DatabaseHandle['db'],
+  pool: PoolHandle['pool'],
   loadId: number,
   error: unknown,
   rowsRead: number,
@@ -360,22 +353,8 @@ async function markFailed(
   // loads.error is read by analysts: a database error can quote a value of the failed row.
   const message = redactPersonal(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   try {
-    await endLoadRow(db, loadId, meter, { status: 'failed', error: message, rows_read: rowsRead });
+    await endLoadRow(pool, loadId, meter, { status: 'failed', error: message, rows_read: rowsRead });
   } catch {
     // The database itself may be what failed; the original error is the one worth reporting.
   }
-}
-
-/** Ends the loads row of `loadId` (committed or failed): its counts, the input as measured, the end time. */
-async function endLoadRow(
-  db: Db,
-  loadId: number,
-  meter: MeasureInput,
-  end: Updateable<LoadsTable>,
-): Promise<void> {
-  await db
-    .updateTable('loads')
-    .set({ ...end, file_bytes: meter.bytes, zipped: meter.zipped, finished_at: sql<string>`now()` })
-    .where('load_id', '=', loadId)
-    .execute();
 }

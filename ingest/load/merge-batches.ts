@@ -1,23 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
 import { copyPipelined } from './copy-pipelined.ts';
-import { databaseOnClient } from '../../db/database-on-client.ts';
-import type { Database } from '../../db/database.ts';
-import { type RecordKind, rowSource } from '../../domain/sources.ts';
+import type { RecordKind } from '../../domain/sources.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
-import {
-  lockStatement,
-  mergeAdjustments,
-  mergeLedger,
-  mergeLegacyTransactions,
-  type MergeResult,
-  mergeReturns,
-  mergeTransactions,
-} from './merge-staging.ts';
+import { beginLoadTransaction } from './load-statements.ts';
+import type { MergeResult } from './merge-staging.ts';
 import type { ChunkKeys } from './noted-keys.ts';
 import type { StagingTables } from './staging.ts';
-import { TARGETS, type Target } from './targets.ts';
 
 /** One COPY of a chunk of new rows: its statement and its COPY text. */
 export interface ChunkCopy {
@@ -37,18 +26,9 @@ const UNIQUE_VIOLATION = '23505';
 const OPEN_SAVEPOINT = `savepoint copy_new_rows; set local recon.keys_noted = 'on'`;
 const RELEASE_SAVEPOINT = `set local recon.keys_noted = ''; release savepoint copy_new_rows`;
 
-/** Merge order: fixed, so that two loads touching the same tables take their locks in the same order. */
-export const KIND_ORDER: readonly RecordKind[] = [
-  'legacy-transaction',
-  'transaction',
-  'return',
-  'adjustment',
-  'ledger',
-];
-
 /** The load the merger writes for: what it may write, and under which load and account. */
 export interface MergeTarget {
-  /** The kinds this load may write: their tables are locked all at once, in {@link KIND_ORDER}, by the first merge. */
+  /** The kinds this load may write: their tables are locked all at once, in KIND_ORDER (load-statements.ts), by the first merge. */
   readonly kinds: ReadonlySet<RecordKind>;
   readonly loadId: number;
   readonly account: string;
@@ -64,10 +44,11 @@ export interface MergeTarget {
  * COPY backend work on the other. Nothing is visible to others before {@link commit}; {@link abort}
  * rolls every batch back. Batches are merged one at a time in submission order, so the last occurrence
  * of a key in the file is the one that stays. Chunks of new rows ({@link copyChunk}) queue in the same
- * order, on the same connection.
+ * order, on the same connection. The merges of staged rows are Kysely's (merge-kinds.ts), imported
+ * with it when a batch has rows to merge: a load of new rows alone writes through node-postgres.
  */
 export class BatchMerger {
-  private trx: { client: pg.PoolClient; db: Kysely<Database> } | undefined;
+  private client: pg.PoolClient | undefined;
   private pending: Promise<void> = Promise.resolve();
   readonly result: MergeResult = { inserted: 0, updated: 0 };
   /**
@@ -109,7 +90,7 @@ export class BatchMerger {
   copyChunk(copies: readonly ChunkCopy[], rows: number, keys: ChunkKeys): Promise<boolean> {
     return this.queue(async () => {
       const t0 = performance.now();
-      const { client } = await this.transaction();
+      const client = await this.transaction();
       try {
         // Each COPY ends its query: a COPY followed by other statements in the same simple query
         // cost the server 1-2 µs more per row (docs/benchmarks.md, section 3).
@@ -161,16 +142,16 @@ export class BatchMerger {
   }
 
   /** Runs `step` in the load's transaction, after everything queued before it. */
-  inTransaction<T>(step: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.queue(async () => step((await this.transaction()).db));
+  inTransaction<T>(step: (trx: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.queue(async () => step(await this.transaction()));
   }
 
   /** Waits for the last merge, runs `last` in the transaction, and commits. */
-  async commit<T>(last: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  async commit<T>(last: (trx: pg.PoolClient) => Promise<T>): Promise<T> {
     await this.pending;
-    const { client, db } = await this.transaction();
-    const value = await last(db);
-    this.trx = undefined;
+    const client = await this.transaction();
+    const value = await last(client);
+    this.client = undefined;
     try {
       await client.query('commit');
     } finally {
@@ -182,88 +163,32 @@ export class BatchMerger {
   /** Lets a running merge end, then rolls back whatever was merged. Never throws. */
   async abort(): Promise<void> {
     await this.pending.catch(() => {});
-    const trx = this.trx;
-    this.trx = undefined;
-    if (!trx) return;
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
     try {
-      await trx.client.query('rollback');
-      trx.client.release();
+      await client.query('rollback');
+      client.release();
     } catch (error) {
       // A connection that cannot roll back is not handed to the next user of the pool.
-      trx.client.release(error as Error);
+      client.release(error as Error);
     }
   }
 
   private async merge(batch: StagingTables): Promise<void> {
-    const { db } = await this.transaction();
-    await batch.prepare((text) => sql.raw(text).execute(db));
-    for (const kind of KIND_ORDER) {
-      if (!batch.has(kind)) continue;
-      const r = await mergeKind(db, kind, batch.tableOf(kind), this.target, batch.carriedOf(kind));
-      this.result.inserted += r.inserted;
-      this.result.updated += r.updated;
-      if (!r.allNew) this.keysAhead = false;
-    }
-    if (batch.has('rejected')) {
-      const { loadId, account } = this.target;
-      await sql`insert into rejected_rows (load_id, line_number, raw, reason, account)
-        select ${loadId}, line, raw, reason, ${account}::text from ${sql.table(batch.tableOf('rejected'))} order by seq`.execute(
-        db,
-      );
-    }
+    const client = await this.transaction();
+    // The whole file's kinds are submitted after the last batch, most often empty.
+    if (batch.empty) return;
+    const { mergeBatch } = await import('./merge-kinds.ts');
+    const r = await mergeBatch(client, batch, this.target);
+    this.result.inserted += r.inserted;
+    this.result.updated += r.updated;
+    if (!r.allNew) this.keysAhead = false;
   }
 
-  /**
-   * The load's transaction, begun on first use on a connection of its own: a raw client for the COPY
-   * of new rows, and a Kysely on the same client for the merges.
-   */
-  private async transaction(): Promise<{ client: pg.PoolClient; db: Kysely<Database> }> {
-    if (this.trx) return this.trx;
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-    } catch (error) {
-      client.release(error as Error);
-      throw error;
-    }
-    const db = databaseOnClient(client);
-    this.trx = { client, db };
-    // The merge's hash joins (the seq of every new row of a first load) and the adjustments' window
-    // sort: in memory rather than spilled to disk.
-    await sql`set local work_mem = '256MB'`.execute(db);
-    // Every table the load may write, before the first batch: a later batch meeting a kind that the
-    // first did not hold must not take a lock out of order (two loads could deadlock).
-    const tables = new Set<Target['table']>();
-    for (const kind of KIND_ORDER) {
-      if (!this.target.kinds.has(kind)) continue;
-      tables.add(TARGETS[kind].table);
-      if (kind === 'legacy-transaction') tables.add(TARGETS.transaction.table);
-    }
-    for (const table of tables) {
-      await sql`${sql.raw(lockStatement({ table }))}`.execute(db);
-    }
-    return this.trx;
-  }
-}
-
-/** Merges the staged rows of one kind of one batch into the warehouse (in the load's transaction). */
-function mergeKind(
-  db: Kysely<Database>,
-  kind: RecordKind,
-  staging: string,
-  { loadId, account, legacy }: MergeTarget,
-  carried: readonly string[] | undefined,
-): Promise<MergeResult> {
-  switch (kind) {
-    case 'transaction':
-      return mergeTransactions(db, staging, loadId, account, rowSource(kind, legacy), carried);
-    case 'return':
-      return mergeReturns(db, staging, loadId, account, rowSource(kind, legacy), carried);
-    case 'legacy-transaction':
-      return mergeLegacyTransactions(db, staging, loadId, account, carried);
-    case 'adjustment':
-      return mergeAdjustments(db, staging, loadId, account);
-    case 'ledger':
-      return mergeLedger(db, staging, loadId, account, carried);
+  /** The load's transaction, begun on first use on a connection of its own (load-statements.ts). */
+  private async transaction(): Promise<pg.PoolClient> {
+    this.client ??= await beginLoadTransaction(this.pool, this.target.kinds);
+    return this.client;
   }
 }

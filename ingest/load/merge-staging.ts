@@ -10,10 +10,12 @@
 
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { queryOn } from '../../db/database-on-client.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
+import { attnumsOf, lockStatement } from './load-statements.ts';
 import { howToFind } from './how-to-find.ts';
 import { textLiteral } from './noted-keys.ts';
-import { carriedColumns, TARGETS, type Target } from './targets.ts';
+import { carriedColumns, maskBits, TARGETS, type Target } from './targets.ts';
 import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
 import { refusedHistoryCte, TIME_ORDER_GUARD } from './time-order.ts';
 
@@ -201,45 +203,12 @@ function maskOf(t: Target, attnums: ReadonlyMap<string, number> | undefined, col
   return `${maskBits(t, attnums, columns)}::bigint`;
 }
 
-export function maskBits(
-  t: Target,
-  attnums: ReadonlyMap<string, number> | undefined,
-  columns: readonly string[],
-) {
-  let mask = 0n;
-  for (const c of columns) {
-    const n = attnums?.get(c);
-    if (n === undefined || n < 1 || n > 62) {
-      throw new Error(
-        `${t.table}.${c} has no unknown_mask bit (attnum ${n ?? 'unknown'}; bits 1-62 exist): a column added past attnum 62 needs a wider mask`,
-      );
-    }
-    mask |= 1n << BigInt(n);
-  }
-  return mask;
-}
-
-/** attnum of every column of a table (for {@link maskOf}). */
-export async function attnumsOf(db: Db, table: string): Promise<ReadonlyMap<string, number>> {
-  const r = await sql<{ attname: string; attnum: number }>`select attname, attnum::int as attnum
-    from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
-  return new Map(r.rows.map((row) => [row.attname, row.attnum]));
-}
-
-/**
- * Serialises loads writing the same table (SHARE ROW EXCLUSIVE conflicts with itself and with other
- * writers, not with readers): the merge can then insert new keys without ON CONFLICT. Held until the
- * load's transaction ends; loads merge their tables in a fixed order, so they cannot deadlock.
- */
-export const lockStatement = (t: Pick<Target, 'table'>) =>
-  `lock table ${t.table} in share row exclusive mode`;
-
 async function run(db: Db, merge: MergeSpec, loadId: number, second?: MergeSpec): Promise<MergeResult> {
   await sql`${sql.raw(lockStatement(merge.target))}`.execute(db);
   if (second) await sql`${sql.raw(lockStatement(second.target))}`.execute(db);
   const withBits = async (s: MergeSpec): Promise<MergeSpec> => ({
     ...s,
-    ...(s.target.tracksUnknown ? { attnums: await attnumsOf(db, s.target.table) } : {}),
+    ...(s.target.tracksUnknown ? { attnums: await attnumsOf(queryOn(db), s.target.table) } : {}),
     ...(s.keysFrom === undefined
       ? {}
       : await howToFind(db, s.target, s.keysFrom.staging, s.keysFrom.account)),

@@ -1,11 +1,11 @@
-import type { Db } from '../../db/database.ts';
+import type { Queryable } from '../../db/queryable.ts';
 import { CopyBuffers, copyTextValue, copyValue, copyValues } from './copy-text.ts';
 import type { StagedBatches } from './batches.ts';
 import type { BatchMerger } from './merge-batches.ts';
-import { attnumsOf, maskBits } from './merge-staging.ts';
+import { attnumsOf } from './load-statements.ts';
 import { LEGACY_AS_PROVIDER, LEGACY_PROJECTION_REQUIRES } from './legacy-projection.ts';
 import { ChunkKeys, type NotedField, notedFields } from './noted-keys.ts';
-import { carriedColumns, type Target, TARGETS } from './targets.ts';
+import { carriedColumns, maskBits, type Target, TARGETS } from './targets.ts';
 
 /**
  * The kinds whose new rows may be copied straight into their table: transactions and returns, and
@@ -77,7 +77,7 @@ export function projectionLine(
  * default (`load-new-rows.test.ts` checks). A legacy transaction also gets its projection.
  */
 export async function newRowsCopy(
-  db: Db,
+  db: Queryable,
   kind: NewRowsKind,
   loadId: number,
   account: string,
@@ -140,7 +140,7 @@ function fieldAt(columns: readonly string[], field: string): number {
 
 /** The columns after a row's record columns, and their COPY text (with the newline): the same for every row. */
 async function lineage(
-  db: Db,
+  db: Queryable,
   t: Target,
   unknown: readonly string[],
   account: string,

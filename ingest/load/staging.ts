@@ -75,6 +75,11 @@ export class StagingTables {
     return this.reported.get(kind);
   }
 
+  /** Whether nothing was staged here. */
+  get empty(): boolean {
+    return this.sinks.size === 0;
+  }
+
   /** Whether at least one record of `kind` (or one rejected record) was staged. */
   has(kind: RecordKind | 'rejected'): boolean {
     return this.sinks.has(kind);

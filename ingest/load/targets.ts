@@ -88,3 +88,25 @@ export function carriedColumns(t: Target, carried: readonly string[] | undefined
   const set = new Set(carried);
   return t.columns.filter((c) => c === t.key || c === 'account' || NOT_COMPARED.has(c) || set.has(c));
 }
+
+/**
+ * The unknown_mask bits of `columns`: bit n for the column whose attnum is n (migration
+ * 0001_warehouse_tables; attnums from load-statements.ts attnumsOf).
+ */
+export function maskBits(
+  t: Target,
+  attnums: ReadonlyMap<string, number> | undefined,
+  columns: readonly string[],
+) {
+  let mask = 0n;
+  for (const c of columns) {
+    const n = attnums?.get(c);
+    if (n === undefined || n < 1 || n > 62) {
+      throw new Error(
+        `${t.table}.${c} has no unknown_mask bit (attnum ${n ?? 'unknown'}; bits 1-62 exist): a column added past attnum 62 needs a wider mask`,
+      );
+    }
+    mask |= 1n << BigInt(n);
+  }
+  return mask;
+}

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { FOLDED_MIGRATIONS, LEGACY_MIGRATIONS } from '../../db/legacy-migrations.ts';
-import { createMigrator, MIGRATIONS_DIR, pendingMigrations } from '../../db/migrate.ts';
+import { queryOn } from '../../db/database-on-client.ts';
+import { createMigrator } from '../../db/migrate.ts';
+import { MIGRATIONS_DIR, pendingMigrations } from '../../db/schema-state.ts';
 import { recon, ROOT } from '../support/recon-process.ts';
 import { dumpSchema } from '../support/schema-dump.ts';
 import { createScratchDatabase, migrateFolder, type ScratchDatabase } from '../support/scratch-warehouse.ts';
@@ -158,7 +160,9 @@ describe('a warehouse migrated by the legacy chain', () => {
   it('counts as the folded migrations before the upgrade: only later migrations are pending', async () => {
     const s = await scratch();
     await migrateFolder(s.db, LEGACY_DIR);
-    expect(await pendingMigrations(s.db)).toEqual((await allMigrations()).slice(FOLDED_MIGRATIONS.length));
+    expect(await pendingMigrations(queryOn(s.db))).toEqual(
+      (await allMigrations()).slice(FOLDED_MIGRATIONS.length),
+    );
     expect(await history(s.db)).toEqual([...LEGACY_MIGRATIONS].sort());
   });
 });

@@ -1,7 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createMigrator, MIGRATIONS_DIR } from '../../db/migrate.ts';
+import { createMigrator } from '../../db/migrate.ts';
+import { MIGRATIONS_DIR } from '../../db/schema-state.ts';
 import {
   EXACT,
   InvalidTolerance,

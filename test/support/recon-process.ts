@@ -42,6 +42,8 @@ export interface ReconSpawnOptions {
   readonly timeoutMs?: number;
   /** In a process group of its own, so that a kill of the group reaches all it started. */
   readonly detached?: boolean;
+  /** Node's own arguments, before the script's (a hook: packages-hook.ts). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /**
@@ -56,7 +58,7 @@ export function spawnRecon(
   options: ReconSpawnOptions = {},
 ): ReconProcess {
   const started = performance.now();
-  const child = spawn(process.execPath, [RECON_BIN, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), RECON_BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: {
       PATH: process.env.PATH,
