@@ -132,8 +132,11 @@ export async function finishMatching(
   how: MatchingScope,
   snapshot: string,
   keptFrom: RawBuilder<unknown>,
+  first: boolean,
 ): Promise<void> {
-  await noteUnfoundResolutions(ctx, how.scope === 'incremental' ? scopeCondition() : sql`true`);
+  // A first run (the account held no discrepancy: reconcile/apply-findings.ts) found every discrepancy
+  // the range holds, and no transition has an id: nothing to note.
+  if (!first) await noteUnfoundResolutions(ctx, how.scope === 'incremental' ? scopeCondition() : sql`true`);
   if (how.scope === 'reused') return;
   await exec(
     ctx,

@@ -22,7 +22,7 @@ import {
 import { RULES } from './rules/run-rules.ts';
 import { dropSeenChanges } from './seen-changes.ts';
 import type { Rule } from './rules/rule.ts';
-import type { RuleContext } from './rules/statement.ts';
+import { accountHoldsAny, type RuleContext } from './rules/statement.ts';
 import { type ReconcileSettings, resolveSettings } from './settings.ts';
 import { DEFAULT_ACCOUNT } from '../domain/account-name.ts';
 import { DEFAULT_FOLLOW_UP } from '../config/follow-up.ts';
@@ -181,11 +181,14 @@ export async function reconcileRange(
     // A dry run left the claims unwritten: it must never commit.
     if (ctx.dryRun) throw new Error('a preview run must throw in beforeLifecycle to roll itself back');
     const inScope = how.scope === 'incremental' ? { inScope: scopeCondition() } : {};
-    const looked = { from, to, asOf, runId: run.run_id, ...inScope };
+    // The account holds no discrepancy yet (its first run): the lifecycle, the write-offs and the
+    // unfound resolutions leave out the statements that cannot find anything (apply-findings.ts).
+    const first = !(await accountHoldsAny(trx, 'discrepancies', 'discrepancy_key'));
+    const looked = { from, to, asOf, runId: run.run_id, first, ...inScope };
     const lifecycle = await applyFindings(trx, looked);
     const writeOffs = await writeOffFindings(trx, { ...looked, account, tolerances });
     const keptFrom = stateKeptFrom(today, req.followUpDays ?? DEFAULT_FOLLOW_UP.days);
-    await finishMatching(ctx, account, rules, how, snapshot, keptFrom);
+    await finishMatching(ctx, account, rules, how, snapshot, keptFrom, first);
     await (how.scope === 'incremental' ? findChangedCandidates(ctx) : findCandidates(ctx));
     const byKind = await runTotals(ctx, how);
     const summary = {

@@ -14,6 +14,8 @@ interface WriteOffRun {
   tolerances: RunTolerances;
   /** The discrepancies (as `d`) the run looked at (reconcile/apply-findings.ts FindingsRun). */
   inScope?: RawBuilder<unknown>;
+  /** The account held no discrepancy before the run (reconcile/apply-findings.ts FindingsRun). */
+  first: boolean;
 }
 
 /**
@@ -99,7 +101,8 @@ export async function writeOffFindings(
   // The workbench totals' deltas of these changes, folded as the lifecycle folds its own.
   if (reopened > 0)
     await execStatement(trx, sql`select compact_discrepancy_totals(${req.from}::date, ${req.to}::date)`);
-  const fixed = await fixGoneWriteOffs(trx, req);
+  // A first run's discrepancies are all found (it opened them from its findings): none is gone.
+  const fixed = req.first ? 0 : await fixGoneWriteOffs(trx, req);
   return { writtenOff: opened.rows[0]!.n, reopened: reopened - opened.rows[0]!.n, fixed };
 }
 
