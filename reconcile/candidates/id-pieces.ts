@@ -7,8 +7,10 @@
  * Why it loses no pair (the pigeonhole): cut the id `a` into disjoint pieces. An alignment of `a`
  * with `b` by e <= k edits touches at most k of them (an insertion between two pieces touches
  * neither), so of any k + 1 pieces one is untouched: it appears in `b` unchanged, shifted by d, the
- * insertions less the deletions before it, so |d| <= k, and by the edits after it, |(|b| - |a|) - d|
- * <= k. The SQL keeps, of each id's pieces, the k + 1 that the fewest ledger ids contain at those
+ * insertions less the deletions before it. The edits before it are at least |d| and those after it at
+ * least |(|b| - |a|) - d|, and together at most k: |d| + |(|b| - |a|) - d| <= k (for ids of one length,
+ * |d| <= k / 2; bounding each term by k alone probed twice as many positions, and the id check computed
+ * twice as many edit distances: docs/benchmarks.md §2). The SQL keeps, of each id's pieces, the k + 1 that the fewest ledger ids contain at those
  * positions (a piece all ids share, such as a common prefix, finds every pair), and pairs the ids
  * that share one. An id shorter than k + 1 characters has no k + 1 pieces and is compared with every
  * id at most k characters longer instead (candidate-pairs.ts).
@@ -66,7 +68,7 @@ export function probeShapes(k: number, maxLength: number): ProbeShape[] {
       for (const p of piecesOf(n, k)) {
         const lengthDiff = m - n;
         for (let d = Math.max(-k, lengthDiff - k); d <= Math.min(k, lengthDiff + k); d++)
-          if (p.start + d >= 0 && p.start + d + p.len <= m)
+          if (Math.abs(d) + Math.abs(lengthDiff - d) <= k && p.start + d >= 0 && p.start + d + p.len <= m)
             out.push({ probeLength: m, idLength: n, seg: p.seg, start: p.start + d, len: p.len });
       }
   return out;

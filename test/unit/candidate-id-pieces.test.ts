@@ -81,11 +81,12 @@ describe('the id pieces', () => {
     expect(found).toBe(within);
   });
 
-  it('probe no position beyond what the edits allow (the same length: k either way)', () => {
+  it('probe no position beyond what the edits allow (the same length: k / 2 either way)', () => {
     const shifts = probeShapes(3, 12)
       .filter((p) => p.probeLength === 12 && p.idLength === 12 && p.seg === 0)
       .map((p) => p.start);
-    // Six pieces of 2; the first at 0 can move right by up to 3 only.
+    // Six pieces of 2; the first at 0 can move right by 1 only: a piece shifted by d in an id of the
+    // same length needs |d| edits before it and |d| after it, 2|d| <= 3.
     expect(piecesOf(12, 3).map((p) => [p.start, p.len])).toEqual([
       [0, 2],
       [2, 2],
@@ -94,6 +95,11 @@ describe('the id pieces', () => {
       [8, 2],
       [10, 2],
     ]);
-    expect(shifts).toEqual([0, 1, 2, 3]);
+    expect(shifts).toEqual([0, 1]);
+    // One character longer: 1 edit at least; the piece moves by -1..2 (|d| + |1 - d| <= 3).
+    const longer = probeShapes(3, 13)
+      .filter((p) => p.probeLength === 13 && p.idLength === 12 && p.seg === 2)
+      .map((p) => p.start);
+    expect(longer).toEqual([3, 4, 5, 6]);
   });
 });
