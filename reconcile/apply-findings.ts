@@ -154,7 +154,7 @@ async function writeFound(trx: Transaction<Database>, req: FindingsRun, first: b
       returning discrepancy_id, expected, actual)
     insert into discrepancy_events (discrepancy_id, event, details, at)
     select discrepancy_id, 'opened',
-      jsonb_build_object('run_id', ${runId}::bigint) || jsonb_build_object('expected', expected, 'actual', actual),
+      jsonb_build_object('run_id', ${runId}::bigint, 'expected', expected, 'actual', actual),
       ${asOf}::timestamptz
     from opened`,
   );
