@@ -269,8 +269,24 @@ export class NewRowsWriter {
     if (!this.active) return false;
     if (reported !== this.copy.reported) return this.takeWithColumns(seq, line, record, reported);
     this.add(seq, line, record);
-    if (this.next.seqs.length >= this.chunkRows && this.mayShip()) return this.ship().then(() => true);
+    if (this.shipNow()) return this.ship().then(() => true);
     return true;
+  }
+
+  /**
+   * Whether the chunk gathered is shipped now: it holds its rows and may be shipped, or, while the
+   * chunks still double, the chunk in flight has ended (the server waits for Node) and it holds a
+   * first chunk's rows. The server wrote each of the first chunks sooner than Node gathered twice its
+   * rows: it waited, asleep, for the second to fourth, 43 ms of a 100,000-line load at load 2
+   * (docs/benchmarks.md, section 3). Full chunks go as before: a load whose parse is slower than
+   * the server's writes (a JSON report) keeps its full chunks ({@link NewRowsLoad.chunkRows}).
+   */
+  private shipNow(): boolean {
+    const rows = this.next.seqs.length;
+    if (this.inFlight?.ended && this.chunkRows < this.load.chunkRows) {
+      return rows >= Math.min(FIRST_CHUNK_ROWS, this.load.chunkRows);
+    }
+    return rows >= this.chunkRows && this.mayShip();
   }
 
   /** Whether the chunk gathered may be shipped now: none in flight, or gathered as far ahead as it may. */

@@ -316,14 +316,15 @@ describe('columns a JSON report carries from one of its elements on', () => {
 // Node parses while PostgreSQL writes the chunk before (docs/benchmarks.md, the overlap): the server
 // must get its first rows early, and the COPY's socket must be served while Node parses.
 describe('new rows: Node and the server at work together', () => {
-  /** A parser yielding `n` new transactions `prefix0000…`, calling `each` before each (not awaited). */
-  function manyParser(prefix: string, n: number, each: (i: number) => void = () => {}) {
+  /** A parser yielding `n` new transactions `prefix0000…`, calling `each` before each (a promise it returns awaited). */
+  function manyParser(prefix: string, n: number, each: (i: number) => void | Promise<void> = () => {}) {
     return async function* (input: Readable): AsyncIterable<ParsedRow<AnyRecord>> {
       for await (const _chunk of input) {
         // drain
       }
       for (let i = 0; i < n; i++) {
-        each(i);
+        const wait = each(i);
+        if (wait) await wait;
         const record = transaction({ transaction_id: `${prefix}${String(i).padStart(5, '0')}` });
         yield { ok: true, line: i + 2, raw: record.raw, record };
       }
@@ -344,6 +345,25 @@ describe('new rows: Node and the server at work together', () => {
     const sizes = await copies('RAMP');
     expect(sizes[0]).toBe(FIRST_CHUNK_ROWS);
     expect(sizes.reduce((a, b) => a + b)).toBe(3_500);
+  });
+
+  it('a chunk goes as soon as the COPY before it has ended, once it holds a first chunk of rows', async () => {
+    // The parser stops for a second after 1,200 rows of the second chunk, long after the first COPY
+    // ended: the server is waiting, and the second chunk goes with what it holds, not at 2,000 rows.
+    const pauseAt = FIRST_CHUNK_ROWS + 1_200;
+    const summary = await load(
+      { account: 'eager' },
+      bytesOf('x'),
+      manyParser('EAGR', 5_000, (i) =>
+        i === pauseAt ? new Promise<void>((resolve) => setTimeout(resolve, 1_000)) : undefined,
+      ),
+    );
+    expect(summary).toMatchObject({ rowsInserted: 5_000 });
+    const sizes = await copies('EAGR');
+    expect(sizes[0]).toBe(FIRST_CHUNK_ROWS);
+    expect(sizes[1]).toBeGreaterThanOrEqual(FIRST_CHUNK_ROWS);
+    expect(sizes[1]).toBeLessThanOrEqual(1_200 + 1);
+    expect(sizes.reduce((a, b) => a + b)).toBe(5_000);
   });
 
   it('Node gathers rows ahead while a COPY is slow, a few chunks at most, and writes them in order', async () => {
