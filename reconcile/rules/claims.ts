@@ -1,19 +1,13 @@
 import { type RawBuilder, sql } from 'kysely';
 import { manualItemJoin } from './manual-matches.ts';
+import { rangeHoldsMostOfHistory } from './scope.ts';
 import { keyJoin } from './sql-terms.ts';
 import { accountHoldsAny, exec, type RuleContext } from './statement.ts';
-import {
-  bodiesAddedSince,
-  latestNotification,
-  snapshotNow,
-  sparseLatest,
-  wantNotifications,
-} from './latest-notifications.ts';
 import { analyzeWorkTables, createWorkTable, workTable } from './work-tables.ts';
 
 /**
  * The ledger entry of a provider row's merchant transaction id, for rank 1 only (the others are
- * duplicates and claim nothing): the join's condition (factsJoins) asks for the rank, so that the
+ * duplicates and claim nothing): the join's condition (FACTS_JOINS) asks for the rank, so that the
  * rules' conditions compare the entry's columns as they are, where a `case` on each column was
  * evaluated again wherever the suspects' condition names one (eleven times for every fact, issue 30).
  * The ledger's key is unique, so the join itself never adds rows. A provider row or a ledger entry
@@ -73,19 +67,8 @@ export const STALE_CLAIMS = {
  * that speaks for each (want_nm), its legacy twin (want_sm), and `facts`, which the rules read.
  */
 export async function prepareFacts(ctx: RuleContext, suspect: RawBuilder<unknown>): Promise<void> {
-  const sparse = await sparseLatest(ctx);
-  const seen = sparse ? await snapshotNow(ctx) : '';
-  await wantNotifications(ctx, sparse);
-  await wantLegacyTwins(ctx);
-  await buildFacts(ctx, suspect, sparse);
-  // A transaction that got a second body while facts was being prepared would be two facts
-  // (bodiesAddedSince): then want_nm is made for every transaction of the scope and facts again.
-  if (sparse && (await bodiesAddedSince(ctx, seen))) {
-    const remade = (['facts', 'suspect_row', 'want_nm', 'nm_several'] as const).map(workTable);
-    await exec(ctx, sql`drop table ${sql.raw(remade.join(', '))} cascade`);
-    await wantNotifications(ctx, false);
-    await buildFacts(ctx, suspect, false);
-  }
+  await wantClaims(ctx);
+  await buildFacts(ctx, suspect);
 }
 
 /**
@@ -103,9 +86,9 @@ export async function claimTransactions(
     await claimLegacyRows(ctx);
     await claimLedgerEntries(ctx);
   }
-  // One scan of facts: each fact's notification_id is the latest notification it claims
-  // (latestNotification), so the facts count both claims (want_nm read again cost a scan of its
-  // million rows at 1,000,000 rows, issue 30).
+  // One scan of facts: each notification of want_nm is the notification_id of one fact (its target is
+  // a row of scope_p, as every fact is), so the facts count both claims (want_nm read again cost a
+  // scan of its million rows at 1,000,000 rows, issue 30).
   const counts = await sql<{ t: number; n: number; g: number }>`select
       count(l_mtid)::int as t, count(notification_id)::int as n, (select count(*) from want_sm)::int as g
       from facts`.execute(ctx.trx);
@@ -113,8 +96,40 @@ export async function claimTransactions(
   return { transactions: row.t, notifications: row.n, legacy: row.g };
 }
 
-/** The legacy twin of each report row of the scope (want_sm). */
-async function wantLegacyTwins(ctx: RuleContext): Promise<void> {
+/** The notification that speaks for each transaction of the scope (want_nm) and its legacy twin (want_sm). */
+async function wantClaims(ctx: RuleContext): Promise<void> {
+  // The latest distinct body speaks for the transaction; lateness uses the earliest receipt of any body;
+  // a history that says both a final success and a failure contradicts itself, whichever came last.
+  // Otherwise the scope as a semi join (its transaction ids are distinct): the planner hashes the scope's narrow
+  // ids instead of the notifications' bodies (3.4-3.5 s against 3.8-3.9 s of server CPU at 1,000,000
+  // rows, the same rows). The window is ordered as `distinct on` is, over the whole partition (the
+  // aggregates do not depend on the order): the workers sort by the full key once, where a window
+  // by transaction alone had them sort by it and the leader sort each transaction's bodies again
+  // (an incremental sort above the window; 2.95 s against 3.27 s of server CPU at 1,000,000 rows).
+  // A full run over most of the history (rangeHoldsMostOfHistory) reads every transaction notification
+  // of the account, not only the scope's: in transaction order from notifications_txn_idx, each transaction's few bodies sorted
+  // apart (an incremental sort), where the semi join with the scope had the workers sort every body by
+  // the full key (2.8-3.05 s against 3.25-3.57 s of server CPU at 1,000,000 rows, alternated, issue 30).
+  // With the index in the window's full order (0046, undone by 0051) nothing was left to sort and the
+  // planner read it with one process: less CPU, 4.3 s against 1.8 s of wall on a quiet machine.
+  // facts joins want_nm by target, so the others' rows are read by nobody.
+  const inScope = (await rangeHoldsMostOfHistory(ctx))
+    ? sql``
+    : sql`and n.transaction_id in (select transaction_id from scope_p)`;
+  await createWorkTable(
+    ctx,
+    'want_nm',
+    sql`select distinct on (n.transaction_id) n.notification_id, n.transaction_id as target_id,
+        min(n.received_at) over w as first_received_at,
+        bool_or(n.status in ('SUCCESSFUL','RETURNED')) over w as any_ok,
+        bool_or(n.status in ('REJECTED','FAILED')) over w as any_failed,
+        n.amount_cents, n.currency, n.transaction_type, n.status, n.merchant_transaction_id, n.fee_cents
+      from notifications n
+      where n.kind = 'transaction' ${inScope}
+      window w as (partition by n.transaction_id order by n.received_at desc, n.notification_id desc
+        rows between unbounded preceding and unbounded following)
+      order by n.transaction_id, n.received_at desc, n.notification_id desc`,
+  );
   await createWorkTable(
     ctx,
     'want_sm',
@@ -122,11 +137,11 @@ async function wantLegacyTwins(ctx: RuleContext): Promise<void> {
       join legacy_transactions g on ${sql.raw(keyJoin('g', 'p', 'transaction_id'))}
       where p.source = 'report-transactions'`,
   );
-  await analyzeWorkTables(ctx, 'want_sm');
+  await analyzeWorkTables(ctx, 'want_nm', 'want_sm');
 }
 
 /**
- * One row per provider transaction of the scope with what the rules compare (wideFacts). l_* is the
+ * One row per provider transaction of the scope with what the rules compare (WIDE_FACTS). l_* is the
  * ledger entry it should claim, tm_mtid the one it claims now; nm_* the notification claim it holds
  * now. Carrying the current claims here makes the claims below a comparison of two columns instead of
  * index probes of the claim tables for every row of the range. mm_id is the manual match a provider
@@ -146,7 +161,7 @@ async function wantLegacyTwins(ctx: RuleContext): Promise<void> {
  * run nothing the statement reads is a temporary table, so parallel workers can run all of its joins
  * (and its readers' scans: 1.45x on those statements, issue 30).
  */
-async function buildFacts(ctx: RuleContext, suspect: RawBuilder<unknown>, sparse: boolean): Promise<void> {
+async function buildFacts(ctx: RuleContext, suspect: RawBuilder<unknown>): Promise<void> {
   // A full run reads the range by date (an index range scan). A run over changed keys reads its
   // scope_p's rows by key first: within the one statement below, the planner scanned every provider
   // row of the warehouse in parallel to find a few (15 s of a 19 s run at 1,000,000 rows).
@@ -162,7 +177,7 @@ async function buildFacts(ctx: RuleContext, suspect: RawBuilder<unknown>, sparse
   const inScope = ctx.scoped
     ? sql`true`
     : sql`p.transaction_on between ${ctx.from}::date and ${ctx.to}::date`;
-  const wide = sql`select ${sql.raw(wideFacts(sparse))} from ${rows} ${sql.raw(factsJoins(sparse))} where ${inScope}`;
+  const wide = sql`select ${sql.raw(WIDE_FACTS)} from ${rows} ${sql.raw(FACTS_JOINS)} where ${inScope}`;
   // Only its row type is read: no view over it.
   await exec(ctx, sql`create unlogged table ${sql.raw(workTable('suspect_row'))} as ${wide} with no data`);
   await createWorkTable(
@@ -197,34 +212,29 @@ const NARROW_FACTS = [
   .map((c) => `f.${c}`)
   .join(', ');
 
-/**
- * Every column a rule that reads the suspects compares or reports (run-rules.ts), of `p` and its joins
- * (factsJoins); `n_*` of the transaction's latest notification (latestNotification).
- */
-function wideFacts(sparse: boolean): string {
-  return `p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
+/** Every column a rule that reads the suspects compares or reports (run-rules.ts), of `p` and its joins. */
+const WIDE_FACTS = `p.transaction_id, p.merchant_transaction_id, p.transaction_on, p.currency, p.amount_cents, p.fee_cents,
   p.status, p.raw_status, p.transaction_type, p.transaction_at, p.notify_status, p.product, p.source,
   coalesce(r.rank, 1) as rank,
   ${RANK_1_LEDGER}, tm.merchant_transaction_id as tm_mtid,
-  ${latestNotification(sparse).columns},
+  w.notification_id, w.first_received_at, w.amount_cents as n_amount, w.currency as n_currency,
+  w.transaction_type as n_type, w.status as n_status, w.merchant_transaction_id as n_mtid, w.fee_cents as n_fee,
+  w.any_ok and w.any_failed as n_contradicts,
   nm.notification_id as nm_id, nm.first_received_at as nm_first_received_at,
   g.transaction_id as g_id, g.amount_cents as g_amount, g.currency as g_currency, g.status as g_status,
   g.fee_cents as g_fee, g.merchant_transaction_id as g_mtid, mp.match_id as mm_id`;
-}
 
 /** Each provider row's rank, ledger entry, manual matches, current claims, latest notification and legacy twin. */
-function factsJoins(sparse: boolean): string {
-  return `left join ranked r using (transaction_id)
+const FACTS_JOINS = `left join ranked r using (transaction_id)
   ${manualItemJoin('mp', 'provider', 'p.transaction_id')}
   ${manualItemJoin('ml', 'ledger', 'p.merchant_transaction_id')}
   left join merchant_ledger l on ${keyJoin('l', 'p', 'merchant_transaction_id')}
     and coalesce(r.rank, 1) = 1 and mp.match_id is null and ml.match_id is null
   left join transaction_matches tm on tm.transaction_id = p.transaction_id
   left join notification_matches nm on nm.kind = 'transaction' and nm.target_id = p.transaction_id
-  ${latestNotification(sparse).join}
+  left join want_nm w on w.target_id = p.transaction_id
   left join want_sm sm on sm.transaction_id = p.transaction_id
   left join legacy_transactions g on g.transaction_id = sm.transaction_id`;
-}
 
 /**
  * The suspects (run-rules.ts): the wide rows facts kept (buildFacts), as columns. `is distinct from

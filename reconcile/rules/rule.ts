@@ -29,7 +29,7 @@ export type RuleSelect = Omit<FindingSelect, 'rule' | 'kind'> & { readonly kind?
 /**
  * One matching rule: the rows it reads, the condition under which it finds a discrepancy (stated
  * once), and the finding it writes. Most rules read the run's `suspects` (as `f`): the provider
- * transactions of the range, one wide row each (wideFacts, claims.ts), for which at least one of
+ * transactions of the range, one wide row each (WIDE_FACTS, claims.ts), for which at least one of
  * those rules' conditions holds. That filter is built from the rules' own `when`, so a rule cannot be left
  * out of it.
  */

@@ -25,8 +25,6 @@ export const WORK_TABLES = [
   'stale_notification_matches',
   'stale_transaction_matches',
   'want_nm',
-  // Over most of the history, the transactions of more than one notification (claims.ts).
-  'nm_several',
   'want_sm',
   'dup_m',
   'ranked',

@@ -53,9 +53,6 @@ async function workTablesLeft(): Promise<string[]> {
 
 describe("the run's work tables", () => {
   it('are UNLOGGED tables of the private schema while a full run reads them, the scope among them; gone after it', async () => {
-    // With statistics on notifications the latest notifications are counted into nm_several
-    // (reconcile/rules/latest-notifications.ts, sparseLatest): every work table is made.
-    await sql`analyze notifications`.execute(h.db);
     await reconcileRange(h.db, { ...RANGE, now: '2026-03-19T12:00:00Z', full: true }, [
       ...RULES,
       workTablesProbe,
