@@ -8,7 +8,7 @@ import {
   type WarehouseLease,
   warehousePaths,
 } from '../db/embedded-warehouse.ts';
-import { ensureSchema } from '../db/schema-state.ts';
+import { ensureSchema } from '../db/ensure-schema.ts';
 import type { Config } from '../config/config.ts';
 import { childEnvironment, findOnPath } from '../config/process-environment.ts';
 import { ConfigError } from '../domain/errors.ts';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { noteConnected, noteDatabase } from './connection-errors.ts';
 import { acquireWarehouse, applicationName, type WarehouseLease } from './embedded-warehouse.ts';
-import { ensureSchema } from './schema-state.ts';
+import { ensureSchema } from './ensure-schema.ts';
 import { DEFAULT_DB_TIMEOUT_SECONDS, startWatchdog, trackClient } from './watchdog.ts';
 
 // The warehouse's connections without Kysely (db/connect.ts adds it): a load writes through

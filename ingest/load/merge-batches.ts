@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { copyPipelined } from './copy-pipelined.ts';
-import type { RecordKind } from '../../domain/sources.ts';
 import { PROFILE, writeProfileLine } from '../../observability/profile.ts';
 import { beginLoadTransaction } from './load-statements.ts';
+import type { MergeTarget } from './merge-kinds.ts';
 import type { MergeResult } from './merge-staging.ts';
 import type { ChunkKeys } from './noted-keys.ts';
 import type { StagingTables } from './staging.ts';
@@ -25,18 +25,6 @@ const UNIQUE_VIOLATION = '23505';
  */
 const OPEN_SAVEPOINT = `savepoint copy_new_rows; set local recon.keys_noted = 'on'`;
 const RELEASE_SAVEPOINT = `set local recon.keys_noted = ''; release savepoint copy_new_rows`;
-
-/** The load the merger writes for: what it may write, and under which load and account. */
-export interface MergeTarget {
-  /** The kinds this load may write: their tables are locked all at once, in KIND_ORDER (load-statements.ts), by the first merge. */
-  readonly kinds: ReadonlySet<RecordKind>;
-  readonly loadId: number;
-  readonly account: string;
-  /** Legacy CSV: rows get the legacy-* sources and never replace report API rows. */
-  readonly legacy: boolean;
-  /** The input being parsed: a failed merge destroys it, so that the parser stops reading. */
-  readonly input: { destroy(error?: Error): unknown };
-}
 
 /**
  * The load's ONE transaction, on a pool connection of its own, merging staged batches in file order

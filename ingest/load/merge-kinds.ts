@@ -3,7 +3,6 @@ import type pg from 'pg';
 import { databaseOnClient } from '../../db/database-on-client.ts';
 import { type RecordKind, rowSource } from '../../domain/sources.ts';
 import { KIND_ORDER } from './load-statements.ts';
-import type { MergeTarget } from './merge-batches.ts';
 import {
   mergeAdjustments,
   mergeLedger,
@@ -16,6 +15,18 @@ import type { StagingTables } from './staging.ts';
 
 // The merge of a staged batch, through Kysely: imported by merge-batches.ts when a batch holds rows,
 // so that a load of new rows alone never loads Kysely (docs/benchmarks.md, section 3).
+
+/** The load the merger writes for: what it may write, and under which load and account. */
+export interface MergeTarget {
+  /** The kinds this load may write: their tables are locked all at once, in KIND_ORDER (load-statements.ts), by the first merge. */
+  readonly kinds: ReadonlySet<RecordKind>;
+  readonly loadId: number;
+  readonly account: string;
+  /** Legacy CSV: rows get the legacy-* sources and never replace report API rows. */
+  readonly legacy: boolean;
+  /** The input being parsed: a failed merge destroys it, so that the parser stops reading. */
+  readonly input: { destroy(error?: Error): unknown };
+}
 
 /**
  * Merges every kind of a staged batch into the warehouse, in {@link KIND_ORDER}, then inserts its
