@@ -270,7 +270,7 @@ function measurer(ctx: BenchContext, file: string) {
  * Before each measured load and \`\copy\`: a running server has recycled the WAL segments of its
  * earlier writes at its checkpoints (at least every checkpoint_timeout), so a load writes into
  * segments that exist; a new server creates and zero-fills each segment the first time (WalInitWrite,
- * WalInitSync), which the bench's first load pays and prints apart (docs/benchmarks.md, section 3).
+ * WalInitSync), which the bench's first load pays and prints apart (docs/benchmark-record.md §3).
  */
 const CHECKPOINT = 'checkpoint';
 

@@ -40,7 +40,7 @@ const BTREE_ON = `create index provider_transactions_on_idx on provider_transact
  * The cheaper form tried for provider_transactions_mtid_idx and not kept: a hash index of the
  * merchant transaction id, the one column every reader joins on (PAIRING_SCOPE adds none). It serves
  * these readers, but made the roll-forward's settlement window of a first run over two years take
- * 275 s instead of 5 s (docs/benchmarks.md).
+ * 275 s instead of 5 s (docs/benchmark-record.md §3).
  */
 const HASH_MTID = `create index provider_transactions_mtid_idx on provider_transactions using hash (merchant_transaction_id)`;
 

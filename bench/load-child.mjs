@@ -1,5 +1,5 @@
 // JavaScript, as bin/recon.mjs is: Node strips no types for its entry point, and so does not load its
-// type stripper at each start (docs/benchmarks.md, section 3).
+// type stripper at each start (docs/benchmark-record.md §3).
 import { createReadStream } from 'node:fs';
 import { enableCompileCache } from 'node:module';
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
  * time its main thread ran on a CPU, and the time it was ready to run but waited for one): on a CPU,
  * waiting for a CPU (the machine's other work), and the rest asleep (waiting for its peer, the disk
  * or a lock). A load overlaps Node and the server well when the server's backend is hardly ever
- * asleep: each second it sleeps, it waits for Node (docs/benchmarks.md, the overlap).
+ * asleep: each second it sleeps, it waits for Node (docs/benchmark-record.md §3, the overlap).
  */
 export interface ScheduleSplit {
   readonly seconds: number;

@@ -5,7 +5,8 @@ import pg from 'pg';
  * connection of its own: for the load's backend, whether its time off a CPU went to waiting for its
  * client (`Client:ClientRead`: Node) or to the server's own writing (`IO:WalInitWrite`, the new WAL
  * segments a young server zero-fills; `LWLock:WALWrite`, `IO:DataFileWrite`, ...), which the
- * scheduler's figures (schedule-split.ts) cannot tell apart (docs/benchmarks.md, the overlap).
+ * scheduler's figures (schedule-split.ts) cannot tell apart (docs/benchmark-record.md §3, the
+ * overlap).
  */
 export class WaitEvents {
   private readonly samples = new Map<number, Map<string, number>>();

@@ -6,7 +6,7 @@ import { DEFAULT_DB_TIMEOUT_SECONDS, startWatchdog, trackClient } from './watchd
 
 // The warehouse's connections without Kysely (db/connect.ts adds it): a load writes through
 // node-postgres alone, and `recon import` so starts without Kysely's 255 modules, about 0.1 s of
-// CPU before its first row (docs/benchmarks.md, section 3).
+// CPU before its first row (docs/benchmark-record.md §3).
 
 const INT8_OID = 20;
 const DATE_OID = 1082;

@@ -12,7 +12,7 @@ import { type Kysely, sql } from 'kysely';
  *
  * What that saves is the trigger's scans of its transition table and the array it builds: PostgreSQL
  * still captures the transition rows, whatever the trigger then does (a disabled trigger too), which
- * costs far less (docs/benchmarks.md).
+ * costs far less (docs/benchmark-record.md §3).
  */
 
 /** The insert triggers the loader's COPYs fire, with the key kind and column of each key (migration 0027). */

@@ -12,9 +12,9 @@ import { type Kysely, sql } from 'kysely';
  * empties UNLOGGED tables costs one run its reuse, never a result; both tables are emptied together.
  * What a first run paid for them at 1,000,000 rows: its 39,667 findings written to the WAL and one
  * foreign-key check each (a lock of the range's row), 0.38 s of its statements on a quiet machine,
- * about three times what the same insert costs UNLOGGED and unchecked (docs/benchmarks.md). The
- * cascade the key gave is done by reconcile/matching-reuse.ts, the one writer of both tables: it
- * deletes a range's findings with the range.
+ * about three times what the same insert costs UNLOGGED and unchecked (docs/benchmark-record.md
+ * §2). The cascade the key gave is done by reconcile/matching-reuse.ts, the one writer of both
+ * tables: it deletes a range's findings with the range.
  */
 
 const FINDINGS = 'recon_work.matched_range_findings';

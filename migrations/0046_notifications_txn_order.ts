@@ -9,9 +9,9 @@ import { type Kysely, sql } from 'kysely';
  * account in this index's order (the latest notifications, reconcile/rules/claims.ts); by
  * transaction_id alone, its parallel workers sorted each transaction's bodies again (an incremental
  * sort) before the leader's `distinct on` and windows. In the index's order they need no sort: the
- * statement took 2.0-2.2 s of server CPU against 2.7-2.9 s at 1,000,000 rows (docs/benchmarks.md).
- * The index keeps its name and answers what it answered by transaction_id (its first column); its
- * entries are 16 bytes wider.
+ * statement took 2.0-2.2 s of server CPU against 2.7-2.9 s at 1,000,000 rows
+ * (docs/benchmark-record.md §2). The index keeps its name and answers what it answered by
+ * transaction_id (its first column); its entries are 16 bytes wider.
  */
 
 const INDEX = 'notifications_txn_idx';

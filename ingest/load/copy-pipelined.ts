@@ -8,8 +8,8 @@ const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
 /**
  * A simple query ending in `copy ... from stdin`, sent with its COPY text right after it: no round
  * trip between the query and its data. pg-copy-streams waits for the server's CopyInResponse before
- * it sends any data, a wait of the backend for Node's next turn at every COPY (docs/benchmarks.md,
- * section 3).
+ * it sends any data, a wait of the backend for Node's next turn at every COPY
+ * (docs/benchmark-record.md §3).
  *
  * PostgreSQL's protocol allows it ("COPY Operations" in the protocol's message flow): when a
  * statement of a simple query fails, the rest of the query is discarded, ReadyForQuery is sent, and

@@ -71,7 +71,7 @@ const BUFFER_BYTES = 64 * 1024;
  * COPY text rows encoded as UTF-8 into buffers of about {@link BUFFER_BYTES} as each row is made, every
  * row whole in one buffer (a buffer ends with a row's newline). Concatenating the rows into a string
  * and encoding it once it was long cost more: the long string is flattened, then encoded again
- * (docs/benchmarks.md, "The loader against a bare `\copy`").
+ * (docs/benchmark-record.md §3, "The loader against a bare `\copy`").
  */
 export class CopyBuffers {
   private written: Buffer[] = [];

@@ -71,10 +71,11 @@ export const NEW_ROWS_CHUNK = 10_000;
  * Rows read between two turns of the event loop. The parser hands rows over in microtasks, during
  * which Node polls no socket: without a turn, the COPY in flight got its next bytes, and its end or
  * the next statement got sent, only when a whole read of the input (about 2,000 legacy lines) had
- * been parsed, and the server waited for Node that long several times a chunk (docs/benchmarks.md,
- * the overlap). A legacy chunk still waits for a turn three times: each query's end before the
- * next (a COPY's data goes with its query, copy-pipelined.ts). 32 rows are about 0.4 ms of parsing;
- * 256 were about 3 ms, half of it on average at each wait. A turn costs about 1.6 µs of CPU.
+ * been parsed, and the server waited for Node that long several times a chunk
+ * (docs/benchmark-record.md §3, the overlap). A legacy chunk still waits for a turn three times:
+ * each query's end before the next (a COPY's data goes with its query, copy-pipelined.ts). 32 rows
+ * are about 0.4 ms of parsing; 256 were about 3 ms, half of it on average at each wait. A turn
+ * costs about 1.6 µs of CPU.
  */
 export const ROWS_PER_TURN = 32;
 

@@ -9,7 +9,7 @@ import { TARGETS, type Target } from './targets.ts';
 
 // The statements a load runs besides its COPYs, through node-postgres: a load of new rows (a first
 // load of a report in key order) never loads Kysely, which only the merges of staged rows use
-// (merge-kinds.ts, imported when a batch has rows to merge). docs/benchmarks.md, section 3.
+// (merge-kinds.ts, imported when a batch has rows to merge). docs/benchmark-record.md §3.
 
 /** Runs `body` in a transaction on a connection of `pool`: committed when it returns, rolled back when it throws. */
 export async function inTransaction<T>(

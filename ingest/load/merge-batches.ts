@@ -81,7 +81,7 @@ export class BatchMerger {
       const client = await this.transaction();
       try {
         // Each COPY ends its query: a COPY followed by other statements in the same simple query
-        // cost the server 1-2 µs more per row (docs/benchmarks.md, section 3).
+        // cost the server 1-2 µs more per row (docs/benchmark-record.md §3).
         for (const [i, copy] of copies.entries()) {
           const text = i === 0 ? `${OPEN_SAVEPOINT}; ${copy.statement}` : copy.statement;
           await copyPipelined(client, text, copy.data);

@@ -14,7 +14,7 @@ import {
 import type { StagingTables } from './staging.ts';
 
 // The merge of a staged batch, through Kysely: imported by merge-batches.ts when a batch holds rows,
-// so that a load of new rows alone never loads Kysely (docs/benchmarks.md, section 3).
+// so that a load of new rows alone never loads Kysely (docs/benchmark-record.md §3).
 
 /** The load the merger writes for: what it may write, and under which load and account. */
 export interface MergeTarget {

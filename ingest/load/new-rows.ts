@@ -170,8 +170,8 @@ export const FIRST_CHUNK_ROWS = 1_000;
  * How far Node gathers ahead of the COPY in flight, in chunks: a full chunk whose turn has not come
  * keeps growing instead of stopping the parser, up to this many chunks' rows. On a shared machine
  * either side is taken off its CPU for a while; with one chunk ahead, Node then waited for the server
- * or the server for Node, where rows gathered ahead keep both at work (docs/benchmarks.md). Each
- * chunk's COPY text is held until its COPY ends: with four chunks ahead the peak RSS of a
+ * or the server for Node, where rows gathered ahead keep both at work (docs/benchmark-record.md
+ * §3). Each chunk's COPY text is held until its COPY ends: with four chunks ahead the peak RSS of a
  * 1,000,000-record JSON import was 291 MB, near the 300 MB that a load is kept under.
  */
 export const CHUNKS_AHEAD = 2;
@@ -278,7 +278,7 @@ export class NewRowsWriter {
    * chunks still double, the chunk in flight has ended (the server waits for Node) and it holds a
    * first chunk's rows. The server wrote each of the first chunks sooner than Node gathered twice its
    * rows: it waited, asleep, for the second to fourth, 43 ms of a 100,000-line load at load 2
-   * (docs/benchmarks.md, section 3). Full chunks go as before: a load whose parse is slower than
+   * (docs/benchmark-record.md §3). Full chunks go as before: a load whose parse is slower than
    * the server's writes (a JSON report) keeps its full chunks ({@link NewRowsLoad.chunkRows}).
    */
   private shipNow(): boolean {

@@ -2,10 +2,10 @@
  * The keys of the new rows the loader COPYs, noted by the loader itself in recon_work.changed_keys
  * (migration 0036): what the insert triggers of migration 0027 would note for the same rows, read
  * from the records in hand instead of from the triggers' transition tables, whose scans were most of
- * what the triggers cost a load (docs/benchmarks.md). A reconcile run reads the keys as sets
- * (reconcile/incremental.ts), so a transaction id that a legacy row and its projection both carry is
- * noted once. `test/integration/changed-keys.test.ts` checks that the keys are those of the rows
- * written.
+ * what the triggers cost a load (docs/benchmark-record.md §3). A reconcile run reads the keys as
+ * sets (reconcile/incremental.ts), so a transaction id that a legacy row and its projection both
+ * carry is noted once. `test/integration/changed-keys.test.ts` checks that the keys are those of
+ * the rows written.
  */
 /** The arrays of recon_work.changed_keys. */
 export type KeyArray = 'transaction_ids' | 'merchant_transaction_ids' | 'return_transaction_ids';
@@ -83,7 +83,8 @@ export class ChunkKeys {
    * provider_transaction_days, each ended by `; ` (none when there are none): the caller runs them in
    * the COPY's savepoint (rolled back with it), in the same simple query as the savepoint's release,
    * and then {@link clear}s the keys. Each round trip waits for Node to read the answer between two
-   * runs of its parser, and a loaded machine makes that wait long (docs/benchmarks.md, the overlap).
+   * runs of its parser, and a loaded machine makes that wait long (docs/benchmark-record.md §3, the
+   * overlap).
    */
   statements(): string {
     const { transaction_ids: t, merchant_transaction_ids: m, return_transaction_ids: r } = this.keys;

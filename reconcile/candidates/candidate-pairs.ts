@@ -102,7 +102,7 @@ const OTHER_SIDE = sql`(case t.side when 'provider' then 'ledger' else 'provider
  * within the search window, one range of cand_probes' index (its last column the date), instead of
  * joining every piece with every probe of its key and testing the dates after (2.5 million key
  * matches for those 553,000: the ranking 0.41-0.50 s of server CPU against 0.72-0.82 s,
- * docs/benchmarks.md); the distance is computed on the joined rows themselves,
+ * docs/benchmark-record.md §2); the distance is computed on the joined rows themselves,
  * whose pieces carry their ids, and only for pairs with an item `from` selects (a run over changed
  * keys computes it for the few items it looks at). Only the pairs that pass are kept: the others are
  * not carried, in both directions, into the ranking, nor made distinct first. A pair that fails the

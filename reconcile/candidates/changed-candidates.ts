@@ -124,7 +124,7 @@ async function noteChangedItems(ctx: RuleContext, days: number): Promise<void> {
   // array, whatever the planner's estimates of the run's small tables); the kind is filtered after.
   // The parts are appended (`union all`: a discrepancy two of them find is there twice, read as a
   // set): made distinct, they were hashed in a table sized for the planner's estimates (16 MB),
-  // 10-48 ms against 1-5 ms for one changed entry at 1,000,000 rows (docs/benchmarks.md).
+  // 10-48 ms against 1-5 ms for one changed entry at 1,000,000 rows (docs/benchmark-record.md §1).
   const probe = (keys: RawBuilder<unknown>, column: RawBuilder<unknown>, kinds = MISSING) =>
     sql`select d.discrepancy_id, d.business_date from discrepancies d
       where ${column} = any (array(${keys})) and d.kind in ${kinds}`;

@@ -10,10 +10,11 @@
  * insertions less the deletions before it. The edits before it are at least |d| and those after it at
  * least |(|b| - |a|) - d|, and together at most k: |d| + |(|b| - |a|) - d| <= k (for ids of one length,
  * |d| <= k / 2; bounding each term by k alone probed twice as many positions, and the id check computed
- * twice as many edit distances: docs/benchmarks.md §2). The SQL keeps, of each id's pieces, the k + 1 that the fewest ledger ids contain at those
- * positions (a piece all ids share, such as a common prefix, finds every pair), and pairs the ids
- * that share one. An id shorter than k + 1 characters has no k + 1 pieces and is compared with every
- * id at most k characters longer instead (candidate-pairs.ts).
+ * twice as many edit distances: docs/benchmark-record.md §2). The SQL keeps, of each id's pieces,
+ * the k + 1 that the fewest ledger ids contain at those positions (a piece all ids share, such as a
+ * common prefix, finds every pair), and pairs the ids that share one. An id shorter than k + 1
+ * characters has no k + 1 pieces and is compared with every id at most k characters longer instead
+ * (candidate-pairs.ts).
  */
 
 /** Piece `seg` of an id of `idLength` characters: `len` characters from `start` (0-based). */

@@ -154,8 +154,8 @@ async function wantClaims(ctx: RuleContext): Promise<void> {
  * a scan of that column (suspectRows). Each of a million rows is handed from the parallel workers to
  * the leader, which writes them alone: with the 38 columns of every rule, facts took more than the
  * floor's whole join, and the suspects' condition, evaluated here by the workers, was a second scan of
- * every fact (docs/benchmarks.md §2, issue 30). The wide row's type is that of the empty work table
- * suspect_row.
+ * every fact (docs/benchmark-record.md §2, issue 30). The wide row's type is that of the empty work
+ * table suspect_row.
  *
  * facts, and the sets it joins (ranked, want_nm, want_sm), are work tables (work-tables.ts): in a full
  * run nothing the statement reads is a temporary table, so parallel workers can run all of its joins
@@ -278,8 +278,9 @@ async function claimNotifications(ctx: RuleContext): Promise<void> {
  * row and is left out. The run's lock (reconcile-range.ts) keeps every other writer of the claim
  * tables out of its transaction. A first run's claim tables are empty,
  * and the planner, told so, probed them with a scan per fact, a few hundred nanoseconds each: 975,000
- * and 995,000 rescans of an empty table at 1,000,000 rows, about 0.3 s of CPU each (docs/benchmarks.md §2).
- * With claims held the condition is needed: test/integration/claims-held.test.ts fails without it.
+ * and 995,000 rescans of an empty table at 1,000,000 rows, about 0.3 s of CPU each
+ * (docs/benchmark-record.md §2). With claims held the condition is needed:
+ * test/integration/claims-held.test.ts fails without it.
  */
 async function unlessNone(
   ctx: RuleContext,

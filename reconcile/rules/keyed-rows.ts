@@ -13,7 +13,8 @@ import type { RuleContext } from './statement.ts';
  * Not `= any (array(...))`: over sorted keys, PostgreSQL walks the index between them instead of
  * descending once they are close together, comparing every entry it passes with the array: 10,000
  * keys spread over a 1,000,000-row index took 3.5 s, against 0.4 s for the hash join and 0.08 s for
- * the join with a 30-day range's rows (docs/benchmarks.md, the nightly's reconcile against the history).
+ * the join with a 30-day range's rows (docs/benchmark-record.md §1, the nightly's reconcile against
+ * the history's size).
  */
 
 /**

@@ -10,7 +10,7 @@ import { exec, type RuleContext } from './statement.ts';
  * discrepancies are not read. A discrepancy two parts find is there twice: its readers take it as a
  * set (`in`, `= any`, `except`), and the parts are appended (`union all`), not made distinct, which
  * hashed them in a table sized for the planner's estimates of every part (16 MB): 93 ms of CPU a
- * run against 3 ms for one changed entry at 1,000,000 rows (docs/benchmarks.md).
+ * run against 3 ms for one changed entry at 1,000,000 rows (docs/benchmark-record.md §1).
  */
 export async function noteLookedAt(ctx: RuleContext, rules: readonly Rule[]): Promise<void> {
   const byAnchor = new Map<Anchor, string[]>();

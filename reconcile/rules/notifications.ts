@@ -18,8 +18,9 @@ const NOTIFY_STATUS_MEANS = `case f.notify_status when 'C' then 'completed' when
  * and that no replay has taken in yet: its body names the transaction (notification_quarantine.transaction_id).
  * The latest of each transaction is chosen once (distinct on) and joined by id, which the planner
  * may hash, rather than asked of each suspect (a lateral subquery): a first run's 25,000 suspects at
- * 1,000,000 rows each scanned and sorted the quarantine again (docs/benchmarks.md §2). The deliveries
- * not yet replayed are few: the receiver quarantines a body only when its content is refused.
+ * 1,000,000 rows each scanned and sorted the quarantine again (docs/benchmark-record.md §2). The
+ * deliveries not yet replayed are few: the receiver quarantines a body only when its content is
+ * refused.
  */
 const QUARANTINED = `left join (select distinct on (q.transaction_id) q.transaction_id, q.quarantine_id, q.reason,
       q.received_at, q.delivery_count

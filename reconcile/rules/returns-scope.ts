@@ -119,7 +119,8 @@ async function fillChangedReturnsScope(ctx: RuleContext, received: Term, nextAct
  * condition out of the scan): with it, the planner could AND the keys' bitmap with the day's
  * block-range index (migration 0042), whose lossy pages test every row of them against every key
  * of the array (not hashed: it is a parameter), 45-57 ms of backend CPU for 1,200 keys among
- * 100,000 history rows against 4-5 ms by the primary key among 1,000,000 (docs/benchmarks.md §1).
+ * 100,000 history rows against 4-5 ms by the primary key among 1,000,000 (docs/benchmark-record.md
+ * §1).
  */
 async function fillRollForwardDays(ctx: RuleContext): Promise<void> {
   const { from, to } = ctx;

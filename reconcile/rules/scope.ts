@@ -125,11 +125,11 @@ async function rankDuplicates(ctx: RuleContext): Promise<void> {
   // (provider_transactions_mtid_idx, one pass, no hash), each then looked up in the scope (the limit
   // keeps it a probe of the same index for each of the few ids, not a second scan of the range): at
   // 1,000,000 rows 0.21-0.25 s of server CPU against 1.41-1.45 s for the semi join, which hashed every
-  // provider row to probe it with every row of the scope (docs/benchmarks.md §2). Otherwise a semi
-  // join, whose result is the few duplicates, instead of counting the provider rows of every id of the
-  // scope (1.0 s against 1.5 s of server CPU at 1,000,000 rows), and over a short range of a long
-  // history not a count of the whole history's ids. A work table (work-tables.ts), so that in a full
-  // run parallel workers share it.
+  // provider row to probe it with every row of the scope (docs/benchmark-record.md §2). Otherwise a
+  // semi join, whose result is the few duplicates, instead of counting the provider rows of every
+  // id of the scope (1.0 s against 1.5 s of server CPU at 1,000,000 rows), and over a short range
+  // of a long history not a count of the whole history's ids. A work table (work-tables.ts), so
+  // that in a full run parallel workers share it.
   await createWorkTable(
     ctx,
     'dup_m',

@@ -24,7 +24,7 @@ const ITEM_KEY = `coalesce('T:' || i.transaction_id, 'M:' || i.merchant_transact
  * read through ITEM_KEY again per item; the component, amount and fee, which only net_cents sums, are
  * not kept. Each column's name, type and value from `i`, in the kept table's order. A first run writes
  * every item of its range so (1,828,667 at 1,000,000 rows); the statements that read them again pay
- * for their width (docs/benchmarks.md §2).
+ * for their width (docs/benchmark-record.md §2).
  */
 const KEPT: readonly (readonly [name: string, type: string, value: string])[] = [
   ['account', 'text', 'i.account'],
@@ -70,10 +70,10 @@ export const SIGNED = `case when i.side = 'provider' then i.net_cents else -i.ne
  * The kept items by key, by pair and (the few) in flight or adjusted: a run over changed keys finds
  * the items it replaces and the days' disputed pairs through them (dropTouchedItems, keptDisputed)
  * instead of reading every kept item of its days (75,000 among 1,000,000 history rows: a cost that
- * grew with the history, docs/benchmarks.md §1). A full run over a short range builds them with its
- * window (a few of its items); over most of the history it would cost the first run its 2,000,000
- * items (1.6-2.3 s, §2), and a run over changed keys builds them (keyIndexes), once: the runs over
- * changed keys keep them up to date as they replace items.
+ * grew with the history, docs/benchmark-record.md §1). A full run over a short range builds them
+ * with its window (a few of its items); over most of the history it would cost the first run its
+ * 2,000,000 items (1.6-2.3 s, §2), and a run over changed keys builds them (keyIndexes), once: the
+ * runs over changed keys keep them up to date as they replace items.
  */
 const KEY_INDEXES: Readonly<Record<string, RawBuilder<unknown>>> = {
   settlement_kept_items_key_idx: sql`(item_key)`,

@@ -98,11 +98,11 @@ async function addDaysOfFindings(ctx: RuleContext): Promise<void> {
  * account's condition out of it, where the planner could drive the branches from the account's
  * whole index instead of the dates'; inside it, each item's kept columns (KEPT_COLUMNS: its key among
  * them) are computed by the parallel workers below the Gather, not by the leader above it, which
- * receives and writes every item and so sets the window's wall (docs/benchmarks.md §2). The window
- * (when not the kept items), the named items and the disputed pairs are the run's work tables
- * (work-tables.ts: read by parallel workers, dropped with the run's others); the days are written by
- * CREATE TABLE AS, which runs in parallel where an INSERT never does, and the rule reads them
- * (settlement_days).
+ * receives and writes every item and so sets the window's wall (docs/benchmark-record.md §2). The
+ * window (when not the kept items), the named items and the disputed pairs are the run's work
+ * tables (work-tables.ts: read by parallel workers, dropped with the run's others); the days are
+ * written by CREATE TABLE AS, which runs in parallel where an INSERT never does, and the rule reads
+ * them (settlement_days).
  */
 async function prepareRollForward(ctx: RuleContext): Promise<void> {
   let items = sql`public.settlement_items i where i.business_date between ${ctx.from}::date and ${ctx.to}::date`;
@@ -147,7 +147,7 @@ async function prepareRollForward(ctx: RuleContext): Promise<void> {
  * The run's account, as a value: the window's condition on it is tested on every item, above the
  * Gather (the `offset 0` keeps it out of the view), by the leader that also writes them; a
  * current_setting() called per item cost 0.25-0.45 s of the window's 5.8-6.1 s of server CPU at
- * 1,000,000 rows (docs/benchmarks.md §2).
+ * 1,000,000 rows (docs/benchmark-record.md §2).
  */
 async function runAccount(ctx: RuleContext): Promise<string> {
   const r = await sql<{ a: string }>`select current_setting('recon.run_account') as a`.execute(ctx.trx);
@@ -157,7 +157,7 @@ async function runAccount(ctx: RuleContext): Promise<string> {
 /**
  * Whether a full run's window reads settlement_range_items (migration 0043): the same rows as
  * settlement_items with each ledger payment read once, about two thirds of the view's server CPU at
- * 1,000,000 rows (docs/benchmarks.md §2), when two things hold:
+ * 1,000,000 rows (docs/benchmark-record.md §2), when two things hold:
  * - the range holds at least half of the history's account-days (rangeHoldsMostOfHistory, scope.ts):
  *   the one pass reads the whole ledger, claims and provider tables, where the view's branches read a
  *   short range of a long history by their indexes (reconcile-window-cost: 3 days of two years);
@@ -180,9 +180,9 @@ async function readsRangeItems(ctx: RuleContext): Promise<boolean> {
  * transaction, where autovacuum cannot count them. Planned with the statistics of an emptier table,
  * the view's paired ledger branch probes the ledger's index once per claim (1,000,000 probes in a
  * first run at 1,000,000 rows) where hash joins read each table once: the window's read took 2.5x
- * as long at 100,000 rows (docs/benchmarks.md §2). The claims are analyzed when their statistics
- * count fewer rows than the run's facts (every row of the range): never for a window of a larger
- * history, whose statistics already count more and whose sample would read the history.
+ * as long at 100,000 rows (docs/benchmark-record.md §2). The claims are analyzed when their
+ * statistics count fewer rows than the run's facts (every row of the range): never for a window of
+ * a larger history, whose statistics already count more and whose sample would read the history.
  */
 async function analyzeStaleMatches(ctx: RuleContext): Promise<void> {
   const r = await sql<{ stale: boolean }>`select coalesce(
@@ -197,7 +197,7 @@ async function analyzeStaleMatches(ctx: RuleContext): Promise<void> {
  * The days a run over changed keys computes again, as values: the planner sizes the view's branches
  * by them (a day or a few), where `= any (array(select ...))` left it a guess, and it hashed the
  * whole claims and provider tables to read one day (0.84 s of a 1.87 s re-run after one change at
- * 1,000,000 rows; docs/benchmarks.md §1).
+ * 1,000,000 rows; docs/benchmark-record.md §1).
  */
 async function scopeDays(ctx: RuleContext): Promise<string[]> {
   const r = await sql<{ day: string }>`select business_date::text as day from scope_days order by 1`.execute(
@@ -221,10 +221,10 @@ const MANUAL_KEYS = `select null::date, 'T:' || item_id from ${manuallyMatchedId
  * by day and key, and by key for those on no day), never a subquery per item: the manual matches as
  * two more hashed joins, by the transaction and the merchant transaction id, cost a fifth of the
  * statement even when there were none (1.20 s against 0.92-1.03 s of server CPU over 1,828,667
- * items, docs/benchmarks.md §2); an item has one of the four ids (settlement_items), so its key
- * finds the same rows. A left join with the named items made a joined row of every item to test it:
- * 0.73-0.88 s against 0.83-0.95 s (docs/benchmarks.md §2). A table of its own: joined as a subquery
- * below, each parallel worker computed it again, reading the whole window once each.
+ * items, docs/benchmark-record.md §2); an item has one of the four ids (settlement_items), so its
+ * key finds the same rows. A left join with the named items made a joined row of every item to test
+ * it: 0.73-0.88 s against 0.83-0.95 s (docs/benchmark-record.md §2). A table of its own: joined as
+ * a subquery below, each parallel worker computed it again, reading the whole window once each.
  */
 const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_window i
   where i.in_flight
@@ -237,11 +237,12 @@ const DISPUTED = `select distinct i.business_date, i.pair_key from settlement_wi
  * over every pair sorted the whole range's items: 20.5 s of a first run at 1,000,000 rows). Three
  * sums: the difference is the provider's net less the ledger's and the remainder the difference less
  * the part explained, the same integers as summing each (five sums: 1.25 s against 1.11 s of server
- * CPU over 1,828,667 items, docs/benchmarks.md §2). The part explained sums the items whose pair is
- * in the hashed set of disputed pairs (a hashed SubPlan each parallel worker builds), not a left join
- * with it: the join node made a joined row of every item only to test one column of it (0.83-1.13 s
- * against 1.06-1.59 s of server CPU over 1,828,667 items, docs/benchmarks.md §2). The disputed pairs
- * are distinct, so an item is in the set at most once, as it matched at most one row of the join.
+ * CPU over 1,828,667 items, docs/benchmark-record.md §2). The part explained sums the items whose
+ * pair is in the hashed set of disputed pairs (a hashed SubPlan each parallel worker builds), not a
+ * left join with it: the join node made a joined row of every item only to test one column of it
+ * (0.83-1.13 s against 1.06-1.59 s of server CPU over 1,828,667 items, docs/benchmark-record.md
+ * §2). The disputed pairs are distinct, so an item is in the set at most once, as it matched at
+ * most one row of the join.
  */
 const DAYS = `
   select business_date, currency, provider_net, ledger_net, provider_net - ledger_net as difference, explained,

@@ -102,7 +102,7 @@ export async function execStatement(trx: Transaction<Database>, query: RawBuilde
  * key after the account (the view's filter), so that the answer is one index probe, never a scan of
  * the table, whatever the other accounts hold (reconcile-window-cost). Not `exists (...)`, whose
  * subquery the planner strips of its order and limit. A first run asks it to leave out the statements
- * whose answer it knows (claims.ts, apply-findings.ts; docs/benchmarks.md §2).
+ * whose answer it knows (claims.ts, apply-findings.ts; docs/benchmark-record.md §2).
  */
 export async function accountHoldsAny(
   trx: Transaction<Database>,

@@ -8,7 +8,7 @@ import { recon, ROOT } from '../support/recon-process.ts';
 
 // recon import of new rows writes them through node-postgres alone (ingest/load/load-statements.ts):
 // Kysely, 255 modules and about 0.1 s of CPU, was the largest part of the process's start, which is a
-// third of a 100,000-line import's distance to a bare \copy (docs/benchmarks.md, section 3).
+// third of a 100,000-line import's distance to a bare \copy (docs/benchmark-record.md §3).
 
 const handle = useTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'recon-cli-import-start-'));

@@ -313,8 +313,8 @@ describe('columns a JSON report carries from one of its elements on', () => {
   });
 });
 
-// Node parses while PostgreSQL writes the chunk before (docs/benchmarks.md, the overlap): the server
-// must get its first rows early, and the COPY's socket must be served while Node parses.
+// Node parses while PostgreSQL writes the chunk before (docs/benchmark-record.md §3, the overlap):
+// the server must get its first rows early, and the COPY's socket must be served while Node parses.
 describe('new rows: Node and the server at work together', () => {
   /** A parser yielding `n` new transactions `prefix0000…`, calling `each` before each (a promise it returns awaited). */
   function manyParser(prefix: string, n: number, each: (i: number) => void | Promise<void> = () => {}) {

@@ -10,8 +10,8 @@ import { insertLedger, insertLoad, insertTransactions } from '../support/recon-r
 /**
  * The settlement roll-forward reads the claims through settlement_items: in a first run it analyzes
  * the claims the run has just written, when their statistics count fewer rows than the run's facts,
- * so that the view is planned for their real size (reconcile/rules/settlement.ts; docs/benchmarks.md
- * §2); a run of a few days of a larger history leaves them as they are.
+ * so that the view is planned for their real size (reconcile/rules/settlement.ts;
+ * docs/benchmark-record.md §2); a run of a few days of a larger history leaves them as they are.
  */
 
 let h: DatabaseHandle;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 // Which packages a command loads: a resolve hook (node --import) that notes every package of
 // node_modules a module resolves to and prints them on stderr when the process exits. Kysely alone is
-// 255 modules, about 0.1 s of a command's start (docs/benchmarks.md, section 3).
+// 255 modules, about 0.1 s of a command's start (docs/benchmark-record.md §3).
 const HOOK = `import { registerHooks } from 'node:module';
 const packages = new Set();
 registerHooks({

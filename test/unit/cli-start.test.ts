@@ -9,7 +9,7 @@ const ROOT = join(import.meta.dirname, '../..');
 
 // Each command imports its heavy dependencies when it runs (cli/program.ts): a command that needs no
 // database must not load the database libraries at start. Kysely alone is 255 modules, about 0.1 s
-// of every start when one module the command line reads imported it (docs/benchmarks.md, section 3).
+// of every start when one module the command line reads imported it (docs/benchmark-record.md §3).
 
 const dir = mkdtempSync(join(tmpdir(), 'recon-cli-start-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
