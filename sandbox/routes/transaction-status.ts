@@ -1,6 +1,6 @@
 import { notificationStatus } from '../notifications.ts';
 import { invalid, sendJson } from '../server/http.ts';
-import type { Route } from '../server/state.ts';
+import { asOfMicros, type Route } from '../server/state.ts';
 import { authorisedJson } from './auth.ts';
 
 /** POST /api/report/v4/transaction-status: one transaction's status as known at the sandbox's asOf. */
@@ -11,7 +11,7 @@ export const transactionStatus: Route = async (state, req, res) => {
   }
   const f = state.history.findByTransactionId(body.transactionId);
   if (!f) throw invalid('V041', `transaction ${body.transactionId} was not found`);
-  const asOfUs = state.asOf ? Date.parse(state.asOf) * 1000 : Number.MAX_SAFE_INTEGER;
+  const asOfUs = asOfMicros(state);
   const returned = f.return && f.return.returnedAtMicros <= asOfUs ? f.return : null;
   const status =
     asOfUs < f.settledAtMicros

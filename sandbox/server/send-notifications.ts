@@ -4,7 +4,7 @@ import {
   returnNotificationBody,
   transactionNotificationBody,
 } from '../notifications.ts';
-import type { SandboxState } from './state.ts';
+import { asOfMicros, type SandboxState } from './state.ts';
 
 /** The sandbox as the provider that notifies the merchant: one notification, or every one of a window. */
 
@@ -65,7 +65,7 @@ export async function notifyWindow(
     jobs.push(sendNotification(state, 'transaction', f));
     sent++;
   }
-  const asOfUs = asOf ? Date.parse(asOf) * 1000 : Number.MAX_SAFE_INTEGER;
+  const asOfUs = asOfMicros(state);
   const startUs = query.start ? Date.parse(query.start) * 1000 : Number.MIN_SAFE_INTEGER;
   const endUs = query.end ? Date.parse(query.end) * 1000 : Number.MAX_SAFE_INTEGER;
   for (const f of history.facts({ asOf })) {

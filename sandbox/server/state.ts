@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { History } from '../history.ts';
+import { defaultAsOf, type History } from '../history.ts';
 import type { Delivery } from '../notifications.ts';
 import type { SandboxFaults } from './faults.ts';
 
@@ -44,3 +44,12 @@ export interface SandboxState {
 
 /** One endpoint: answers the request from (and into) the sandbox's state. */
 export type Route = (state: SandboxState, req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/**
+ * The sandbox's asOf in microseconds: the instant every endpoint answers as of. Unset, the history's
+ * default (the end of its last day plus 30 days), as the reports read it (sandbox/history.ts), so that
+ * the status answer and the notifications of returns see the provider as the reports do.
+ */
+export function asOfMicros(state: Pick<SandboxState, 'asOf' | 'history'>): number {
+  return Date.parse(state.asOf ?? defaultAsOf(state.history.options)) * 1000;
+}
