@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
-import type { createDatabase } from '../db/connect.ts';
+import type { createDatabase } from '../db/database-on-client.ts';
 
 /**
  * CPU time (user + system) of this database's backends so far, from /proc/<pid>/stat (clock ticks of

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { createDatabase, createPool } from '../db/connect.ts';
+import { createDatabase } from '../db/database-on-client.ts';
+import { createPool } from '../db/pool.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { BenchContext } from './steps.ts';
 

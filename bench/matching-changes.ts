@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { createDatabase } from '../db/connect.ts';
+import type { createDatabase } from '../db/database-on-client.ts';
 import { reconcileRange, type ReconcileSummary } from '../reconcile/reconcile-range.ts';
 import { pgBackendCpuSeconds } from './backend-cpu.ts';
 

@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import type { createDatabase } from '../db/connect.ts';
+import type { createDatabase } from '../db/database-on-client.ts';
 import { reconcileRange } from '../reconcile/reconcile-range.ts';
 import { generateRows, insertBenchLoad } from './generate-rows.ts';
 import { type ChangedRerunFigures, measureChangedReruns } from './matching-changes.ts';

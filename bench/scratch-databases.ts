@@ -1,5 +1,7 @@
 import pg from 'pg';
-import { createDatabase, createPool, type DatabaseHandle, openDatabase } from '../db/connect.ts';
+import { type DatabaseHandle, openDatabase } from '../db/connect.ts';
+import { createDatabase } from '../db/database-on-client.ts';
+import { createPool } from '../db/pool.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig, loadDotEnv } from '../config/config.ts';
 

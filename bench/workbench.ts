@@ -8,7 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Kysely, sql } from 'kysely';
-import { createDatabase, createPool } from '../db/connect.ts';
+import { createDatabase } from '../db/database-on-client.ts';
+import { createPool } from '../db/pool.ts';
 import { createToken } from '../workbench/auth/accounts.ts';
 import { buildWorkbench } from '../workbench/server.ts';
 import { filterCondition, parseFilter } from '../reconcile/discrepancies/filter.ts';

@@ -5,9 +5,6 @@ import { createDatabase } from './database-on-client.ts';
 import { acquireWarehouse, stopWarehouse, warehousePaths } from './embedded-warehouse.ts';
 import { type OpenOptions, openPool, type PoolHandle, type WarehouseLocation } from './pool.ts';
 
-export { createDatabase } from './database-on-client.ts';
-export { configurePgTypes, createPool, type PoolHandle, type WarehouseLocation } from './pool.ts';
-
 export interface DatabaseHandle extends PoolHandle {
   readonly db: Kysely<Database>;
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDatabase, createPool, type DatabaseHandle } from '../db/connect.ts';
+import type { DatabaseHandle } from '../db/connect.ts';
+import { createDatabase } from '../db/database-on-client.ts';
+import { createPool } from '../db/pool.ts';
 import { acquireWarehouse, warehousePaths } from '../db/embedded-warehouse.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import type { Config } from '../config/config.ts';

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { createDatabase, createPool, startEmbeddedPostgres } from '../db/connect.ts';
+import { startEmbeddedPostgres } from '../db/connect.ts';
+import { createDatabase } from '../db/database-on-client.ts';
+import { createPool } from '../db/pool.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 
 declare module 'vitest' {

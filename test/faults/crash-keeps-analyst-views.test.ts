@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, createPool } from '../../db/connect.ts';
+import { createDatabase } from '../../db/database-on-client.ts';
+import { createPool } from '../../db/pool.ts';
 import { deriveMerchantView } from '../../sandbox/merchant-view.ts';
 import { loadMerchantView, reconcileViewArgs } from '../support/load-merchant-view.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, createPool } from '../../db/connect.ts';
+import { createDatabase } from '../../db/database-on-client.ts';
+import { createPool } from '../../db/pool.ts';
 import { addUser, createToken } from '../../workbench/auth/accounts.ts';
 import { freePort } from '../../db/free-port.ts';
 import { type FaultPostgres, startFaultPostgres } from '../support/fault-postgres.ts';

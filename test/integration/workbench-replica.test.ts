@@ -8,7 +8,8 @@
 import type { FastifyInstance } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, createPool } from '../../db/connect.ts';
+import { createDatabase } from '../../db/database-on-client.ts';
+import { createPool } from '../../db/pool.ts';
 import { databaseAddress } from '../../db/connection-errors.ts';
 import type { Database } from '../../db/database.ts';
 import { reconcileRange } from '../../reconcile/reconcile-range.ts';

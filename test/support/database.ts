@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createDatabase, createPool, type DatabaseHandle } from '../../db/connect.ts';
+import type { DatabaseHandle } from '../../db/connect.ts';
+import { createDatabase } from '../../db/database-on-client.ts';
+import { createPool } from '../../db/pool.ts';
 import { withDatabase } from '../global-setup.ts';
 
 /**

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { FileMigrationProvider, Migrator } from 'kysely/migration';
 import pg from 'pg';
-import { createDatabase, createPool } from '../../db/connect.ts';
+import { createDatabase } from '../../db/database-on-client.ts';
+import { createPool } from '../../db/pool.ts';
 
 /** An empty database on the server of `adminUrl`, for a schema built by a chosen set of migrations. */
 export interface ScratchDatabase {
