@@ -15,16 +15,22 @@ function duration(ms: number): string {
 /**
  * One line of backfill progress: a bar of finished windows, windows, rows loaded by finished windows
  * (and rows being read by running ones, from their heartbeats), failures, elapsed time and an
- * estimate of the time left (from the pace of the windows finished so far).
+ * estimate of the time left (from the pace of the windows finished so far), then the final reconcile
+ * and done.
  */
 export function renderProgress(p: BackfillProgress, nowMs: number, width = 24, rowsInFlight = 0): string {
   const finished = p.windowsDone + p.windowsFailed;
   const filled = p.windowsTotal === 0 ? width : Math.floor((finished / p.windowsTotal) * width);
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
   const elapsed = nowMs - Date.parse(p.startedAt);
+  // Every window loaded is not the end: the backfill then reconciles each window again, in date order
+  // (docs/operations.md, "A backfill ends with a final reconcile of its windows"), and said "done"
+  // for as long as that took.
   const eta =
     p.windowsLeft === 0
-      ? 'done'
+      ? p.finished
+        ? 'done'
+        : 'final reconcile of the windows'
       : finished === 0
         ? 'estimating'
         : `~${duration((elapsed / finished) * p.windowsLeft)} left`;

@@ -39,8 +39,18 @@ describe('renderProgress', () => {
 
   it('says done at the end', () => {
     expect(
-      renderProgress({ ...base, windowsDone: 6, windowsLeft: 0, rowsLoaded: 6000 }, at(3600 * 2 + 60), 12),
+      renderProgress(
+        { ...base, windowsDone: 6, windowsLeft: 0, rowsLoaded: 6000, finished: true },
+        at(3600 * 2 + 60),
+        12,
+      ),
     ).toBe('[############] 6/6 windows | 6,000 rows (1/s) | 2h01m elapsed, done');
+  });
+
+  it('says the final reconcile runs once every window is loaded, before the backfill has finished', () => {
+    expect(
+      renderProgress({ ...base, windowsDone: 6, windowsLeft: 0, rowsLoaded: 6000 }, at(3600 * 2 + 60), 12),
+    ).toBe('[############] 6/6 windows | 6,000 rows (1/s) | 2h01m elapsed, final reconcile of the windows');
   });
 });
 
