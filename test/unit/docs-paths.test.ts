@@ -1,0 +1,58 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Every file of the repository the documentation names in its text (`bench/matching.ts`,
+ * `test/integration/warehouse-cli.test.ts`, `node bench/load-child.mjs`) exists, as docs-links checks
+ * the links: a file renamed or removed leaves no reader looking for it. docs/benchmark-record.md is
+ * left out: it records what was measured, with the files of its time (`bench/load-child.ts`, a
+ * JavaScript file since).
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const RECORD = 'docs/benchmark-record.md';
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+].filter((doc) => doc !== RECORD);
+/** The repository's top folders (a path the docs give starts with one). */
+const FOLDERS = readdirSync(ROOT).filter(
+  (f) => !f.startsWith('.') && f !== 'node_modules' && statSync(join(ROOT, f)).isDirectory(),
+);
+const EXTENSIONS = 'ts|mjs|js|sh|md|json|yml|yaml|csv|sql|txt|ndjson|zip|png';
+
+/** The repository paths a text names: a top folder, then a file name with one of the extensions. */
+function pathsNamedIn(text: string, folders: readonly string[] = FOLDERS): string[] {
+  const path = new RegExp(
+    `(?<![\\w./-])((?:${folders.join('|')})/[\\w/.-]*\\.(?:${EXTENSIONS}))(?![\\w/-])`,
+    'g',
+  );
+  return [...text.matchAll(path)].map((m) => m[1] as string);
+}
+
+describe('the files the documentation names', () => {
+  it('finds paths in prose, code spans and commands', () => {
+    expect(
+      pathsNamedIn('see `bench/matching.ts`, run node bench/load-child.mjs --rows 1, not notbench/x.ts', [
+        'bench',
+      ]),
+    ).toEqual(['bench/matching.ts', 'bench/load-child.mjs']);
+  });
+
+  it('exist', () => {
+    const missing: string[] = [];
+    let named = 0;
+    for (const doc of DOCS) {
+      for (const path of pathsNamedIn(readFileSync(join(ROOT, doc), 'utf8'))) {
+        named++;
+        if (!existsSync(join(ROOT, path))) missing.push(`${doc}: ${path}`);
+      }
+    }
+    expect(named).toBeGreaterThan(100);
+    expect(missing).toEqual([]);
+  });
+});
