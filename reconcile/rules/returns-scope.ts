@@ -113,7 +113,11 @@ async function fillChangedReturnsScope(ctx: RuleContext, received: Term, nextAct
  * days of the rows written since its dates were last matched, before and after (changed_days: an item
  * that left a day, a deleted row), and the dates it looks at whole (flagged_days). A ledger entry
  * paired with a provider row counts on that row's day: the row is in scope_p whenever the entry is in
- * scope_l (changed-scope.ts closes the scope over the merchant transaction id).
+ * scope_l (changed-scope.ts closes the scope over the merchant transaction id). A ledger REPRESENTMENT
+ * entry counts on the day of the re-debit its transaction id names while that row is SUCCESSFUL, on
+ * its own booking date otherwise (settlement_items, migration 0029): a write to the provider row alone
+ * moves it, so the booking dates of the entries naming a changed transaction id are days of the run
+ * too (scope_l holds them only when their own keys changed; test/integration/settlement-representment-days).
  *
  * The scope's provider rows and returns are read by their keys alone (`offset 0` keeps the range's
  * condition out of the scan): with it, the planner could AND the keys' bitmap with the day's
@@ -143,7 +147,10 @@ async function fillRollForwardDays(ctx: RuleContext): Promise<void> {
           where p.transaction_id = any (array(select transaction_id from scope_p)) offset 0) p
         union select returned_on from (select r.returned_on from provider_returns r
           where r.return_transaction_id = any (array(select return_transaction_id from scope_r)) offset 0) r
-        union select adjusted_on from scope_adj) d
+        union select adjusted_on from scope_adj
+        union select booked_on from (select (l.booked_at at time zone 'America/Toronto')::date as booked_on
+          from merchant_ledger l where l.transaction_type = 'REPRESENTMENT'
+            and l.transaction_id = any (array(select key from changed_t)) offset 0) r) d
       where business_date between ${from}::date and ${to}::date`,
   );
 }
