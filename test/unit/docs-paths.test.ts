@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * `test/integration/warehouse-cli.test.ts`, `node bench/load-child.mjs`) exists, as docs-links checks
  * the links: a file renamed or removed leaves no reader looking for it. docs/benchmark-record.md is
  * left out: it records what was measured, with the files of its time (`bench/load-child.ts`, a
- * JavaScript file since).
+ * JavaScript file since). And every `npm run` script they give is one of package.json's.
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -54,5 +54,33 @@ describe('the files the documentation names', () => {
     }
     expect(named).toBeGreaterThan(100);
     expect(missing).toEqual([]);
+  });
+});
+
+/** The code of a markdown text: its fenced blocks and its code spans. */
+function codeOf(text: string): string {
+  const blocks = [...text.matchAll(/```[^\n]*\n([^]*?)```/g)].map((m) => m[1] as string);
+  const spans = [...text.replace(/```[^]*?```/g, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1] as string);
+  return [...blocks, ...spans].join('\n');
+}
+
+describe('the npm scripts the documentation runs', () => {
+  it('are scripts of package.json (`npm run docs:reference`, `npm run test:faults`)', () => {
+    const scripts = Object.keys(
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+        .scripts,
+    );
+    const unknown: string[] = [];
+    let named = 0;
+    for (const doc of [...DOCS, RECORD]) {
+      for (const m of codeOf(readFileSync(join(ROOT, doc), 'utf8')).matchAll(
+        /\bnpm run ([a-z][\w:.-]*\w)/g,
+      )) {
+        named++;
+        if (!scripts.includes(m[1] as string)) unknown.push(`${doc}: npm run ${m[1]}`);
+      }
+    }
+    expect(named).toBeGreaterThan(10);
+    expect(unknown).toEqual([]);
   });
 });
