@@ -391,6 +391,59 @@ describe('new rows: Node and the server at work together', () => {
     expect(await storedCount('ahead')).toBe(9_000);
   });
 
+  // A load fails whole after its first, smaller COPYs ended (FIRST_CHUNK_ROWS, then a chunk shipped as
+  // soon as the one before ended): those COPYs' rows and the keys they noted go with the load's
+  // transaction, and the same load again writes every row once.
+  for (const where of ['the parser', 'the server'] as const) {
+    it(`a load that fails after its first COPYs (in ${where}) leaves nothing, and its re-run loads every row`, async () => {
+      const account = where === 'the parser' ? 'midway-parse' : 'midway-server';
+      const prefix = where === 'the parser' ? 'MIDP' : 'MIDS';
+      const before = await warehouseChecksum(handle.db);
+      // A second's pause after 2,500 rows: the first COPY (1,000 rows) and the second have been written.
+      const pause = (i: number) =>
+        i === 2_500 ? new Promise<void>((resolve) => setTimeout(resolve, 1_000)) : undefined;
+      if (where === 'the server') {
+        await sql`create function refuse_row() returns trigger language plpgsql as $$
+          begin if new.transaction_id = 'MIDS03200' then raise exception 'refused by the test'; end if;
+          return new; end $$`.execute(handle.db);
+        await sql`create trigger refuse_row before insert on provider_transactions
+          for each row execute function refuse_row()`.execute(handle.db);
+      }
+      let error: unknown;
+      try {
+        error = await load(
+          { account },
+          bytesOf('x'),
+          manyParser(prefix, 5_000, (i) => {
+            if (where === 'the parser' && i === 3_200) throw new Error('refused by the test');
+            return pause(i);
+          }),
+        ).catch((e: unknown) => e);
+      } finally {
+        if (where === 'the server') {
+          await sql`drop trigger refuse_row on provider_transactions`.execute(handle.db);
+          await sql`drop function refuse_row()`.execute(handle.db);
+        }
+      }
+      expect(String((error as Error).message)).toContain('refused by the test');
+      expect(await warehouseChecksum(handle.db)).toEqual(before);
+      expect(await copies(prefix)).toEqual([]);
+      expect(await stagingTables()).toBe(0);
+      const failed = await handle.db
+        .selectFrom('loads')
+        .select('status')
+        .where('account', '=', account)
+        .execute();
+      expect(failed.map((r) => r.status)).toEqual(['failed']);
+      const summary = await load({ account }, bytesOf('x'), manyParser(prefix, 5_000));
+      expect(summary).toMatchObject({ rowsInserted: 5_000 });
+      expect(await storedCount(account)).toBe(5_000);
+      const sizes = await copies(prefix);
+      expect(sizes[0]).toBe(FIRST_CHUNK_ROWS);
+      expect(sizes.reduce((a, b) => a + b)).toBe(5_000);
+    });
+  }
+
   it('the event loop turns every few hundred rows while they are parsed, not only between chunks', async () => {
     let fired = false;
     let seenAt: number | undefined;
