@@ -118,6 +118,7 @@ export async function storeTestNotification(
   over: Record<string, unknown> = {},
   receivedAt = '2026-03-02T15:00:05Z',
   kind: 'transaction' | 'return' = 'transaction',
+  account?: string,
 ): Promise<void> {
   const body = {
     merchant: { merchantId: 'IBTMERCH0001', merchantTransactionId, merchantUserId: 'user-1' },
@@ -134,5 +135,5 @@ export async function storeTestNotification(
   };
   const n = normaliseNotification(kind, body);
   if (!n.ok) throw new Error(n.reason);
-  await storeNotification(db, n.value, { receivedAt });
+  await storeNotification(db, account === undefined ? n.value : { ...n.value, account }, { receivedAt });
 }
