@@ -6,6 +6,7 @@ import { beginAccountScope, endAccountScope } from '../../reconcile/account-scop
 import { reconcileRange, type ReconcileSummary } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
+  crashEmptiesUnlogged,
   dropKeyIndexes,
   keptAgainstView,
   person,
@@ -142,6 +143,8 @@ describe('runs over changed keys of two accounts', () => {
         const now = `2026-03-${String(14 + round).padStart(2, '0')}T12:00:00Z`;
         access.forced = [undefined, true, false][round % 3];
         if (round % 2 === 0) await dropKeyIndexes(incremental.db);
+        // A crash before the runs every fourth round (the unlogged caches of both accounts empty).
+        if (round % 4 === 3) await crashEmptiesUnlogged(incremental.db);
         // The second account's first run comes in the second round, after the first account's; then
         // the order alternates.
         const accounts =

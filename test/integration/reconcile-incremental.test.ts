@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange, type ReconcileSummary } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
+  crashEmptiesUnlogged,
   dropKeyIndexes,
   keptAgainstView,
   person,
@@ -123,6 +124,8 @@ describe('a run over changed keys', () => {
         // Every other round, the kept items' key indexes dropped: the run over changed keys reads its
         // days' kept items whole, or builds them again (reconcile/rules/settlement-kept.ts, keyIndexes).
         if (round % 2 === 0) await dropKeyIndexes(incremental.db);
+        // Every fourth round, a crash before the runs: the unlogged caches empty, the logged state kept.
+        if (round % 4 === 2) await crashEmptiesUnlogged(incremental.db);
         keptRead.byDay = round % 3 === 1;
         const [a, b] = [await run(incremental, to, now, false), await run(full, to, now, true)];
         scopes.push(a.scope);

@@ -397,3 +397,15 @@ export async function dropKeyIndexes(db: Kysely<Database>): Promise<void> {
   await sql`drop index if exists recon_work.settlement_kept_items_key_idx, recon_work.settlement_kept_items_pair_idx,
     recon_work.settlement_kept_items_odd_idx`.execute(db);
 }
+
+/**
+ * What a crash of the server leaves: every UNLOGGED table empty (recon_work's matched ranges and their
+ * findings, the roll-forward's kept items, days and sums), the logged ones as they were
+ * (recon_work.matched_days, the change log). The next runs must read what they no longer find.
+ */
+export async function crashEmptiesUnlogged(db: Kysely<Database>): Promise<void> {
+  const r = await sql<{ name: string }>`select format('%I.%I', n.nspname, c.relname) as name
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where c.relpersistence = 'u' and c.relkind in ('r', 'p')`.execute(db);
+  if (r.rows.length > 0) await sql.raw(`truncate ${r.rows.map((x) => x.name).join(', ')}`).execute(db);
+}
