@@ -12,9 +12,15 @@ import type { DemoAccounts } from './demo-accounts.ts';
  * the one the provider's status answer gave.
  */
 
-/** Every demo account's provider answers as of `asOf` (ISO; undefined: the history's end, all settled). */
+/**
+ * Every demo account's provider answers as of `asOf` (ISO); undefined: as of the instant of the
+ * account's ground truth (its merchant view's asOf, the end of the last day plus 30 days), so that
+ * what the nightly run sees of the provider is what the ground truth was planted from. The history's
+ * own default is Eastern midnight, an hour before that instant in summer: a transaction settling in
+ * that hour stayed PENDING for the run and settled for the ground truth.
+ */
 export function providerAsOf(accounts: DemoAccounts, asOf: string | undefined): void {
-  for (const a of accounts.sandbox.accounts) a.sandbox.setAsOf(asOf);
+  for (const a of accounts.list) accounts.sandbox.account(a.name).sandbox.setAsOf(asOf ?? a.view.asOf);
 }
 
 /** Provider transactions of every account still PENDING in the warehouse. */
