@@ -15,7 +15,7 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description(
-      'the main job on embedded defaults: the embedded warehouse of RECON_DATA_DIR (kept afterwards for recon report, recon reconcile and recon warehouse psql), an ephemeral Temporal dev server with its web UI, the sandbox provider and a worker; runs a backfill over several months and one nightly run, then prints the reconciliation summary. Ctrl-C stops everything cleanly',
+      "the whole pipeline on embedded defaults: the embedded warehouse of RECON_DATA_DIR (kept afterwards for recon report, recon reconcile and recon warehouse psql), an ephemeral Temporal dev server with its web UI, the sandbox provider with two accounts (ca-main in CAD, us-main in USD) and a worker; runs a backfill over several months and one nightly run, then prints the reconciliation summary, each account's score against the discrepancies the sandbox planted, and a few discrepancies explained and resolved (docs/getting-started.md). Ctrl-C stops everything cleanly",
     )
     .option(
       '--from <YYYY-MM-DD>',
@@ -24,7 +24,12 @@ export function registerDemo(program: Command): void {
       '2026-04-01',
     )
     .option('--to <YYYY-MM-DD>', 'last Eastern day', dateArg, '2026-09-30')
-    .option('--transactions <n>', 'transactions in the sandbox history', wholeNumberArg(1), 6000)
+    .option(
+      '--transactions <n>',
+      'transactions in the sandbox history of ca-main (us-main has a third of them)',
+      wholeNumberArg(1),
+      6000,
+    )
     .option('--fresh', 'delete the warehouse of the data directory first and start over')
     .option(
       '--keep',
