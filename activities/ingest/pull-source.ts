@@ -5,7 +5,7 @@ import { recordLoad } from '../../observability/metrics.ts';
 import { readCommittedLoad } from '../../db/loads.ts';
 import { type LoadSummary, pullSummary, type PullSummary } from '../../domain/load-summary.ts';
 import type { PullSourceInput } from '../../domain/run-summary.ts';
-import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
+import { whileHeartbeating } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 import { accountTarget } from '../account-target.ts';
 
@@ -62,32 +62,28 @@ export function createPullSource<Client>(deps: ActivityDependencies<Client>) {
     let progress = { rowsRead: 0, bytes: 0 };
     const beat = () => ctx.heartbeat({ phase: 'pulling', ...progress } satisfies PullHeartbeat);
     beat();
-    const timer = setInterval(
-      beat,
-      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
-    );
-    let load: LoadSummary;
-    try {
-      load = await deps.pullSource(
-        { handle: deps.handle, client: target.client, config: target.config },
-        {
-          ...key,
-          account,
-          origin: 'workflow',
-          workflowId: workflowExecution.workflowId,
-          // A window is not loaded from an answer that is mostly rejected lines (docs/operations.md).
-          maxRejected: target.config.maxRejectedPerWindow,
-          maxRejectedSetting: 'RECON_MAX_REJECTED_PER_WINDOW',
-          onProgress: (p) => {
-            progress = { rowsRead: p.rowsRead, bytes: p.bytes };
-            beat();
+    const load: LoadSummary = await whileHeartbeating(
+      deps.heartbeatEverySeconds,
+      () =>
+        deps.pullSource(
+          { handle: deps.handle, client: target.client, config: target.config },
+          {
+            ...key,
+            account,
+            origin: 'workflow',
+            workflowId: workflowExecution.workflowId,
+            // A window is not loaded from an answer that is mostly rejected lines (docs/operations.md).
+            maxRejected: target.config.maxRejectedPerWindow,
+            maxRejectedSetting: 'RECON_MAX_REJECTED_PER_WINDOW',
+            onProgress: (p) => {
+              progress = { rowsRead: p.rowsRead, bytes: p.bytes };
+              beat();
+            },
+            signal: ctx.cancellationSignal,
           },
-          signal: ctx.cancellationSignal,
-        },
-      );
-    } finally {
-      clearInterval(timer);
-    }
+        ),
+      beat,
+    );
     if (deps.metrics) recordLoad(deps.metrics, load);
     if (load.status === 'committed') {
       await savePullCursor(db, {

@@ -5,7 +5,7 @@ import { parseWebhooks } from '../../reconcile/alerts/webhooks.ts';
 import { checkVolume, type VolumeCheckResult } from '../../reconcile/volume/check-volume.ts';
 import type { VolumeCheckInput } from '../../domain/run-summary.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
-import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
+import { whileHeartbeating } from '../heartbeat-interval.ts';
 
 /**
  * Builds the low-volume activity of the nightly run and of a backfill's end: flags the account's
@@ -16,12 +16,8 @@ import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
 export function createCheckVolume<Client>(deps: ActivityDependencies<Client>) {
   return async function checkVolumeActivity(input: VolumeCheckInput): Promise<VolumeCheckResult> {
     const ctx = Context.current();
-    const timer = setInterval(
-      () => ctx.heartbeat(),
-      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
-    );
-    try {
-      return await checkVolume(
+    return whileHeartbeating(deps.heartbeatEverySeconds, () =>
+      checkVolume(
         deps.handle.db,
         { account: input.account ?? DEFAULT_ACCOUNT, from: input.from, to: input.to },
         {
@@ -33,9 +29,7 @@ export function createCheckVolume<Client>(deps: ActivityDependencies<Client>) {
             signal: ctx.cancellationSignal,
           },
         },
-      );
-    } finally {
-      clearInterval(timer);
-    }
+      ),
+    );
   };
 }

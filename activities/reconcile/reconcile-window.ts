@@ -1,6 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { DiscrepancyTotal, ReconcileOutcome, ReconcileWindowSummary } from '../../domain/run-summary.ts';
-import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
+import { whileHeartbeating } from '../heartbeat-interval.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
 
 /**
@@ -71,23 +70,16 @@ export function createReconcileWindow<Client>(deps: ActivityDependencies<Client>
     /** The instant grace periods are judged against (a night run as of a given day); default now. */
     now?: string;
   }): Promise<ReconcileWindowSummary> {
-    const ctx = Context.current();
-    const timer = setInterval(
-      () => ctx.heartbeat(),
-      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
-    );
-    try {
-      const summary = await deps.reconcileRange(deps.handle.db, {
+    const summary = await whileHeartbeating(deps.heartbeatEverySeconds, () =>
+      deps.reconcileRange(deps.handle.db, {
         from: input.from,
         to: input.to,
         ...(input.account === undefined ? {} : { account: input.account }),
         ...(input.now === undefined ? {} : { now: input.now }),
         settings: { stuckPendingBusinessDays: deps.config.followUp.stuckPendingDays },
         followUpDays: deps.config.followUp.days,
-      });
-      return windowSummary(input, summary);
-    } finally {
-      clearInterval(timer);
-    }
+      }),
+    );
+    return windowSummary(input, summary);
   };
 }

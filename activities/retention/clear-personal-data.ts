@@ -1,8 +1,7 @@
-import { Context } from '@temporalio/activity';
 import { clearPersonalData } from '../../db/retention.ts';
 import type { RetentionResult } from '../../domain/run-summary.ts';
 import type { ActivityDependencies } from '../dependencies.ts';
-import { heartbeatIntervalMs } from '../heartbeat-interval.ts';
+import { whileHeartbeating } from '../heartbeat-interval.ts';
 
 /**
  * Builds the retention activity of the nightly run: clears consumers' personal data from raw lines,
@@ -14,16 +13,9 @@ export function createClearPersonalData<Client>(deps: ActivityDependencies<Clien
   return async function clearPersonalDataActivity(): Promise<RetentionResult | null> {
     const days = deps.config.rawRetentionDays;
     if (days === undefined) return null;
-    const ctx = Context.current();
-    const timer = setInterval(
-      () => ctx.heartbeat(),
-      heartbeatIntervalMs(deps.heartbeatEverySeconds, ctx.info.heartbeatTimeoutMs),
+    const summary = await whileHeartbeating(deps.heartbeatEverySeconds, () =>
+      clearPersonalData(deps.handle.db, { olderThanDays: days }),
     );
-    try {
-      const summary = await clearPersonalData(deps.handle.db, { olderThanDays: days });
-      return { olderThanDays: days, cutoff: summary.cutoff, cleared: summary.cleared };
-    } finally {
-      clearInterval(timer);
-    }
+    return { olderThanDays: days, cutoff: summary.cutoff, cleared: summary.cleared };
   };
 }
