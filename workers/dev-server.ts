@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { dirname } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -29,13 +30,16 @@ export async function startDevServer(
   if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
   const namespace = options.namespace ?? 'default';
   const ui = options.ui ?? false;
+  // The CLI's own choice of the UI's port is the frontend's plus 1000, taken or not: recon demo
+  // failed with "can't set UI port …: address already in use" beside other dev servers.
+  const uiPort = ui ? (options.uiPort ?? (await freePort())) : undefined;
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: findTemporalCli(),
       ip: '127.0.0.1',
       namespace,
       ui,
-      ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
+      ...(uiPort !== undefined ? { uiPort } : {}),
       ...(options.dbFile ? { dbFilename: options.dbFile } : {}),
       log: { format: 'text', level: 'error' },
       // No banner on stdout (commands print their results there); no newsfeed request from the UI:
@@ -43,8 +47,7 @@ export async function startDevServer(
       extraArgs: ['--output', 'none', ...(ui ? ['--ui-disable-news-fetch'] : [])],
     },
   });
-  const port = Number(env.address.split(':').pop());
-  const uiUrl = ui ? `http://127.0.0.1:${options.uiPort ?? port + 1000}` : null;
+  const uiUrl = uiPort !== undefined ? `http://127.0.0.1:${uiPort}` : null;
   let closed: Promise<void> | undefined;
   return {
     address: env.address,
@@ -54,4 +57,16 @@ export async function startDevServer(
     nativeConnection: env.nativeConnection,
     close: () => (closed ??= env.teardown()),
   };
+}
+
+/** A port of 127.0.0.1 that nothing listens on now (the system's choice for port 0). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
