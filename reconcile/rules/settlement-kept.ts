@@ -265,7 +265,9 @@ async function has(ctx: RuleContext, name: string): Promise<boolean> {
  * claims.ts; scope_r: returns.ts); an item's new partner is found through the claims, its old one
  * among the kept items of the same pair (dropTouchedItems). Adjustments without a transaction id are
  * noted by their dates only (migration 0035): every adjustment of the changed days, now here, kept
- * ones by dropTouchedItems.
+ * ones by dropTouchedItems. Their insert notes nothing (no key, and 0035 notes the dates of updates
+ * and deletes): every run looks at the range's adjustments (scope_adj, returns-scope.ts), and their
+ * items are read again with them, or a new one was never kept (test/integration/settlement-kept.test.ts).
  */
 async function touchedKeys(ctx: RuleContext): Promise<void> {
   const claimed = [sql`select key from changed_t`];
@@ -296,7 +298,8 @@ async function touchedKeys(ctx: RuleContext): Promise<void> {
         where rm.return_transaction_id = any (array(select key from kept_r)) and rm.ledger_merchant_transaction_id is not null
       union select 'A:' || a.adjustment_key from provider_adjustments a where a.transaction_id = any (${t})
       union select 'A:' || a.adjustment_key from provider_adjustments a
-        where a.adjusted_on = any (array(select business_date from changed_days))`,
+        where a.adjusted_on = any (array(select business_date from changed_days))
+      union select 'A:' || adjustment_key from scope_adj`,
   );
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange, type ReconcileRequest } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { keptAgainstView } from '../support/incremental-writes.ts';
 import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 // The settlement roll-forward's kept days (reconcile/rules/settlement-kept.ts, migration 0041): a run
@@ -23,7 +24,7 @@ const RANGE: ReconcileRequest = { from: '2026-03-01', to: '2026-03-05', now: '20
 const DAY = '2026-03-03';
 
 beforeEach(async () => {
-  await sql`truncate provider_transactions, merchant_ledger, notifications, transaction_matches,
+  await sql`truncate provider_transactions, provider_adjustments, merchant_ledger, notifications, transaction_matches,
     notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
     h.db,
   );
@@ -117,6 +118,44 @@ describe("the settlement roll-forward's kept days", () => {
     await spoilTheDay();
     await sql`update recon_work.settlement_kept_days set view_digest = 'another definition'`.execute(h.db);
     await changeTheDayAndRun();
+    expect(await unexplained()).toEqual([]);
+  });
+
+  it('hold an adjustment without a transaction id written since: every run looks at those', async () => {
+    await reconcileRange(h.db, RANGE);
+    // Its insert notes no key and no date (migrations 0027, 0035): the run finds it among the range's
+    // adjustments without a transaction id (scope_adj), and its item must be kept with the day's.
+    const load = await insertLoad(h.db, 'legacy-adjustments');
+    await h.db
+      .insertInto('provider_adjustments')
+      .values({
+        adjustment_key: 'A-1#1',
+        transaction_id: null,
+        adjustment_type: 'A',
+        amount_cents: -300,
+        fee_cents: 0,
+        currency: 'CAD',
+        adjusted_on: DAY,
+        source: 'legacy-adjustments',
+        load_id: load,
+        first_load_id: load,
+        raw: '',
+      })
+      .execute();
+    expect((await reconcileRange(h.db, RANGE)).scope).toBe('incremental');
+    expect((await keptAgainstView(h.db, RANGE.from, RANGE.to)).wrong).toEqual([]);
+    // The ledger books it: the day balances, as a full run finds it.
+    await insertLedger(h.db, [
+      {
+        merchant_transaction_id: 'MA-1',
+        transaction_type: 'ADJUSTMENT',
+        amount_cents: -300,
+        booked_at: `${DAY}T17:00:00Z`,
+      },
+    ]);
+    expect((await reconcileRange(h.db, RANGE)).scope).toBe('incremental');
+    expect(await unexplained()).toEqual([]);
+    await reconcileRange(h.db, { ...RANGE, full: true });
     expect(await unexplained()).toEqual([]);
   });
 });
