@@ -49,7 +49,7 @@ vi.mock('../../reconcile/rules/statement.ts', async (original) => {
   };
 });
 
-const ROUNDS = Number(process.env.RECON_INCREMENTAL_ACCOUNTS_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.RECON_INCREMENTAL_ACCOUNTS_ROUNDS ?? 3);
 const SEEDS = (process.env.RECON_INCREMENTAL_ACCOUNTS_SEEDS ?? '7').split(',').map(Number);
 const SECOND = 'second';
 /** Each account's range: the second's starts later and, from the third round, ends later. */
