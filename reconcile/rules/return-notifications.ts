@@ -66,14 +66,21 @@ export const returnNotificationMissing: Rule = {
 };
 
 /**
- * The return notifications of the scope (scope_n, reconcile/rules/returns-scope.ts) received on the range's Eastern dates, one per transaction id named (the
- * earliest; a return announced twice is one return).
+ * The return notifications of the scope (scope_n, reconcile/rules/returns-scope.ts) received on the
+ * range's Eastern dates, one per transaction id named: the earliest of every return notification
+ * naming it, when that one was received on the range's dates (a return announced twice is one
+ * return, announced on its first day). The earliest of the range's alone made the discrepancy of a
+ * return announced on two days depend on the range: a range holding only the second announcement
+ * moved it to that day and back again at the next run of the other range
+ * (test/integration/return-notified-twice.test.ts).
  */
 const RECEIVED_RETURNS = () => sql`(
   select distinct on (n.transaction_id) n.notification_id, n.transaction_id, n.merchant_transaction_id,
     n.amount_cents, n.currency, n.raw_status, n.return_code, n.raw_next_action_date, n.received_at,
     (n.received_at at time zone 'America/Toronto')::date as received_on
   from scope_n s join notifications n using (notification_id)
+  where not exists (select 1 from notifications o where o.kind = 'return' and o.transaction_id = n.transaction_id
+    and (o.received_at, o.notification_id) < (n.received_at, n.notification_id))
   order by n.transaction_id, n.received_at, n.notification_id) n`;
 
 /** return_not_reported: a return notification no return report lists, after the grace period. */
