@@ -87,6 +87,15 @@ async function fillChangedReturnsScope(ctx: RuleContext, received: Term, nextAct
           union select r.original_transaction_id from scope_r join provider_returns r using (return_transaction_id))
         or ${flagged(`(n.received_at at time zone 'America/Toronto')::date`)})`,
   );
+  // Every notification of the range naming a transaction id of the scope: return_not_reported takes
+  // the first of them (return-notifications.ts), which a flagged day's alone may not hold.
+  await exec(
+    ctx,
+    sql`insert into scope_n (notification_id, transaction_id)
+      select n.notification_id, n.transaction_id from notifications n
+      where ${received} and n.transaction_id in (select transaction_id from scope_n)
+      except select notification_id, transaction_id from scope_n`,
+  );
   // A representment is judged from its return, its notification or status lookup (by the return's id
   // or its original's) and the re-debit (by the merchant transaction id).
   await exec(
