@@ -1,23 +1,15 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../cli/program.ts';
+import { DOC_PAGES, ROOT } from '../support/doc-pages.ts';
 
 /**
  * The documentation names what exists: every relative link of README.md and docs/*.md reaches a
  * file (and, with a #fragment, a heading of it), and every `recon …` command it names is a command
  * of the program, with options that command has.
  */
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 export function headingAnchor(heading: string): string {
@@ -102,7 +94,7 @@ function checkCommand(program: Command, line: string): string | null {
 describe('the documentation (README.md, docs/)', () => {
   it('links only to files and headings that exist', () => {
     const broken: string[] = [];
-    for (const doc of DOCS) {
+    for (const doc of DOC_PAGES) {
       const from = join(ROOT, doc);
       for (const link of linksOf(readFileSync(from, 'utf8'))) {
         if (/^[a-z]+:/i.test(link)) continue; // https:, mailto:
@@ -128,7 +120,7 @@ describe('the documentation (README.md, docs/)', () => {
   it('names only recon commands and options that exist', () => {
     const program = buildProgram();
     const wrong: string[] = [];
-    for (const doc of DOCS) {
+    for (const doc of DOC_PAGES) {
       for (const line of reconCommandsOf(readFileSync(join(ROOT, doc), 'utf8'))) {
         const problem = checkCommand(program, line);
         if (problem) wrong.push(`${doc}: ${problem} (in "recon ${line}")`);

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DOC_PAGES, ROOT } from '../support/doc-pages.ts';
 
 /**
  * Every file of the repository the documentation names in its text (`bench/matching.ts`,
@@ -11,14 +11,8 @@ import { describe, expect, it } from 'vitest';
  * JavaScript file since). And every `npm run` script they give is one of package.json's.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const RECORD = 'docs/benchmark-record.md';
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-].filter((doc) => doc !== RECORD);
+const DOCS = DOC_PAGES.filter((doc) => doc !== RECORD);
 /** The repository's top folders (a path the docs give starts with one). */
 const FOLDERS = readdirSync(ROOT).filter(
   (f) => !f.startsWith('.') && f !== 'node_modules' && statSync(join(ROOT, f)).isDirectory(),

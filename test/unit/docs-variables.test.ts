@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_VARIABLES } from '../../config/variables.ts';
+import { DOC_PAGES, ROOT } from '../support/doc-pages.ts';
 
 /**
  * Every environment variable the documentation names exists: a setting of config/variables.ts (what
@@ -11,13 +11,6 @@ import { ENVIRONMENT_VARIABLES } from '../../config/variables.ts';
  * name the docs give that nothing reads (renamed, removed, misspelt) fails here.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
 /** How the docs name a variable: the product's prefixes, the benches' and the database URL. */
 const NAMED = /\b(?:RECON|TEMPORAL|BENCH)_[A-Z0-9_]*[A-Z0-9]\b|\bDATABASE_URL\b/g;
 /** Where the variables that are not the product's settings are read. */
@@ -42,7 +35,7 @@ function variablesNamedIn(docs: readonly { path: string; text: string }[]): Map<
 describe('the environment variables the documentation names', () => {
   it('are settings of config/variables.ts, or read by the tests, benches, scripts or compose file', () => {
     const named = variablesNamedIn(
-      DOCS.map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') })),
+      DOC_PAGES.map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') })),
     );
     expect(named.size).toBeGreaterThan(30);
     const settings = new Set(ENVIRONMENT_VARIABLES.map((v) => v.name));
