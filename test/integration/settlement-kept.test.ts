@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange, type ReconcileRequest } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { keptAgainstView } from '../support/incremental-writes.ts';
-import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { emptyReconRows, insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 // The settlement roll-forward's kept days (reconcile/rules/settlement-kept.ts, migration 0041): a run
 // over changed keys reads its days' items from the kept table, the touched keys' items replaced,
@@ -24,13 +24,7 @@ const RANGE: ReconcileRequest = { from: '2026-03-01', to: '2026-03-05', now: '20
 const DAY = '2026-03-03';
 
 beforeEach(async () => {
-  await sql`truncate provider_transactions, provider_adjustments, merchant_ledger, notifications, transaction_matches,
-    notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
-    h.db,
-  );
-  await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_range_findings,
-    recon_work.matched_days, recon_work.changed_keys, recon_work.settlement_kept_items,
-    recon_work.settlement_kept_days, recon_work.settlement_kept_sums`.execute(h.db);
+  await emptyReconRows(h.db);
   const load = await insertLoad(h.db, 'report-transactions');
   await insertTransactions(h.db, load, [
     { transaction_id: 'T-1', notify_status: null },

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../db/connect.ts';
 import { reconcileRange, type ReconcileRequest } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { emptyReconRows, insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 // A ledger REPRESENTMENT entry counts in the roll-forward on the day of the re-debit its transaction id
 // names while that provider row is SUCCESSFUL, and on its own booking date otherwise (settlement_items,
@@ -26,13 +26,7 @@ const KEY = `settlement_unexplained:${BOOKED}:CAD`;
 
 /** The re-debit T-9, of `status` on `on`, and the ledger's REPRESENTMENT entry MP-9 naming it, booked on BOOKED. */
 async function setUp(status: string, on: string): Promise<void> {
-  await sql`truncate provider_transactions, merchant_ledger, notifications, transaction_matches,
-    notification_matches, discrepancies, discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(
-    h.db,
-  );
-  await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_range_findings,
-    recon_work.matched_days, recon_work.changed_keys, recon_work.settlement_kept_items,
-    recon_work.settlement_kept_days, recon_work.settlement_kept_sums`.execute(h.db);
+  await emptyReconRows(h.db);
   const load = await insertLoad(h.db, 'report-transactions');
   await insertTransactions(h.db, load, [
     { transaction_id: 'T-1', notify_status: null },

@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../../db/connect.ts';
 import { actOnDiscrepancy } from '../../reconcile/discrepancies/actions.ts';
 import { reconcileRange, type ReconcileRequest } from '../../reconcile/reconcile-range.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
+import { emptyReconRows, insertLedger, insertLoad, insertTransactions } from '../support/recon-rows.ts';
 
 // A person's resolution or reopening of a discrepancy notes its keys in the change log, so that the
 // next run over changed keys looks at it as a full run does (migration 0027). A settlement_unexplained
@@ -32,12 +32,7 @@ async function theDay(): Promise<{ id: number; status: string } | undefined> {
 describe("a person's action on a settlement_unexplained discrepancy", () => {
   for (const full of [false, true])
     it(`is looked at by the next run ${full ? 'in full' : 'over changed keys'}`, async () => {
-      await sql`truncate provider_transactions, merchant_ledger, transaction_matches, discrepancies,
-        discrepancy_events, discrepancy_totals, reconcile_runs cascade`.execute(h.db);
-      await sql`truncate recon_work.matched_days, recon_work.changed_keys, recon_work.matched_ranges,
-        recon_work.settlement_kept_items, recon_work.settlement_kept_days, recon_work.settlement_kept_sums`.execute(
-        h.db,
-      );
+      await emptyReconRows(h.db);
       const load = await insertLoad(h.db, 'report-transactions');
       await insertTransactions(h.db, load, [
         { transaction_id: 'T-1', transaction_on: DAY, notify_status: null },

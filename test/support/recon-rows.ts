@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import { type Insertable, type Kysely, sql } from 'kysely';
 import { normaliseNotification } from '../../ingest/notifications/normalise-notification.ts';
 import { storeNotification } from '../../ingest/notifications/store-notification.ts';
 import type { Database } from '../../db/database.ts';
@@ -136,4 +136,18 @@ export async function storeTestNotification(
   const n = normaliseNotification(kind, body);
   if (!n.ok) throw new Error(n.reason);
   await storeNotification(db, account === undefined ? n.value : { ...n.value, account }, { receivedAt });
+}
+
+/**
+ * Empties what a reconciliation case writes or reads: the provider and ledger rows, the claims, the
+ * discrepancies and their runs, and recon_work's change log, matching state and the roll-forward's
+ * kept items, days and sums, so that each case starts from an empty warehouse (loads are kept).
+ */
+export async function emptyReconRows(db: Kysely<Database>): Promise<void> {
+  await sql`truncate provider_transactions, provider_adjustments, merchant_ledger, notifications,
+    transaction_matches, notification_matches, discrepancies, discrepancy_events, discrepancy_totals,
+    reconcile_runs cascade`.execute(db);
+  await sql`truncate recon_work.data_changes, recon_work.matched_ranges, recon_work.matched_range_findings,
+    recon_work.matched_days, recon_work.changed_keys, recon_work.settlement_kept_items,
+    recon_work.settlement_kept_days, recon_work.settlement_kept_sums`.execute(db);
 }
