@@ -186,7 +186,7 @@ function planHistory(input: HistoryOptions): HistoryPlan {
     },
     n,
     dayCount,
-    defaultAsOfUs: easternMidnightMs(addDays(input.to, 31)) * 1000,
+    defaultAsOfUs: Date.parse(defaultAsOf(input)) * 1000,
     added: [],
   };
 }
